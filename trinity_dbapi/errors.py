@@ -1,0 +1,207 @@
+"""The one exception hierarchy of trinity-dbapi.
+
+Every error a user can see derives from :class:`Error`, the PEP 249 root, and
+from the PEP 249 class that fits it best. Domain errors carry structured fields
+(the path, the name, the version) so callers never have to parse messages, and
+their messages say which object is wrong, which rule it broke and how to fix it.
+
+PEP 249 layout::
+
+    Warning
+    Error
+        InterfaceError
+        DatabaseError
+            DataError
+            OperationalError
+            IntegrityError
+            InternalError
+            ProgrammingError
+            NotSupportedError
+"""
+
+from __future__ import annotations
+
+
+class Warning(Exception):  # noqa: A001 - the name is mandated by PEP 249
+    """Important warnings, such as data truncation (PEP 249)."""
+
+
+class Error(Exception):
+    """Root of every error raised by trinity-dbapi (PEP 249 ``Error``)."""
+
+
+TrinityError = Error
+
+
+class InterfaceError(Error):
+    """Misuse of the driver interface rather than of the lakehouse."""
+
+
+class DatabaseError(Error):
+    """Errors related to the lakehouse itself."""
+
+
+class DataError(DatabaseError):
+    """A value does not fit its column or type."""
+
+
+class OperationalError(DatabaseError):
+    """The lakehouse could not carry out an operation (storage, conflicts)."""
+
+
+class IntegrityError(DatabaseError):
+    """A constraint of the lakehouse would be broken."""
+
+
+class InternalError(DatabaseError):
+    """The lakehouse found itself in an inconsistent state (corrupt files)."""
+
+
+class ProgrammingError(DatabaseError):
+    """Bad input: SQL, names, URIs, definitions, missing objects."""
+
+
+class NotSupportedError(DatabaseError):
+    """A feature that this lakehouse or its storage does not support."""
+
+
+# --- storage -----------------------------------------------------------------
+
+
+class InvalidURIError(ProgrammingError):
+    """A root URI or path that TrinityLake may not use."""
+
+    def __init__(self, uri: str, message: str) -> None:
+        super().__init__(message)
+        self.uri = uri
+
+
+class StorageError(OperationalError):
+    """A storage operation failed."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class StorageFileNotFoundError(StorageError):
+    """A file that was expected in storage is not there."""
+
+
+class FileAlreadyExistsError(StorageError):
+    """An exclusive create lost: another writer created the file first."""
+
+
+class ExclusiveCreateNotSupportedError(NotSupportedError):
+    """The storage cannot guarantee that exactly one creator of a file wins."""
+
+    def __init__(self, message: str, *, uri: str) -> None:
+        super().__init__(message)
+        self.uri = uri
+
+
+# --- format ------------------------------------------------------------------
+
+
+class CorruptFileError(InternalError):
+    """A file in the lakehouse does not follow the TrinityLake format."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(
+            f"corrupt TrinityLake file {path!r}: {problem}. The file was not changed; "
+            "restore it from a snapshot export or roll the lakehouse back to a version "
+            "that does not reach it."
+        )
+        self.path = path
+        self.problem = problem
+
+
+class InvalidNameError(ProgrammingError):
+    """An object name breaks the key-encoding rules."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class InvalidDefinitionError(ProgrammingError):
+    """A lakehouse, namespace or table definition has an invalid field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class UnsupportedFormatVersionError(NotSupportedError):
+    """The lakehouse was written with a format major version we cannot read."""
+
+    def __init__(self, found: int, supported: int) -> None:
+        super().__init__(
+            f"lakehouse format major version {found} is not supported: this "
+            f"trinity-dbapi reads major version {supported}; upgrade trinity-dbapi "
+            "to open it"
+        )
+        self.found = found
+        self.supported = supported
+
+
+class VersionOutOfRangeError(ProgrammingError):
+    """A root node version that cannot be stored in a root node file name."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(
+            f"root node version {version} is outside 0..4294967295: TrinityLake root "
+            "node file names hold a 32-bit version; expire old versions and export a "
+            "snapshot into a new lakehouse to continue"
+        )
+        self.version = version
+
+
+# --- lakehouse ---------------------------------------------------------------
+
+
+class LakehouseNotFoundError(OperationalError):
+    """No lakehouse (no root node version 0) exists at the root URI."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(
+            f"no Trinity Lakehouse at {uri!r}: it has no root node file for version 0; "
+            "create one first (Lakehouse.create, or connect with create=True)"
+        )
+        self.uri = uri
+
+
+class LakehouseExistsError(ProgrammingError):
+    """A lakehouse already exists where a new one was to be created."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(
+            f"a Trinity Lakehouse already exists at {uri!r}; open it instead of "
+            "creating it, or choose an empty root URI"
+        )
+        self.uri = uri
+
+
+class NoSuchVersionError(ProgrammingError):
+    """A root node version that does not exist (never written or expired)."""
+
+    def __init__(self, version: int, latest: int) -> None:
+        super().__init__(
+            f"lakehouse version {version} does not exist (latest is {latest}); "
+            "choose a version between the oldest retained one and the latest"
+        )
+        self.version = version
+        self.latest = latest
+
+
+class CommitConflictError(OperationalError):
+    """Another transaction committed a conflicting change first."""
+
+    def __init__(self, message: str, *, key: str | None = None, version: int | None = None):
+        super().__init__(message)
+        self.key = key
+        self.version = version
+
+
+class ReadOnlyError(ProgrammingError):
+    """A write was attempted through a read-only snapshot or connection."""

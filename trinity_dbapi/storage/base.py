@@ -1,0 +1,232 @@
+"""The storage seam: one small interface every backend implements.
+
+TrinityLake needs six operations from a storage (FORMAT-NOTES section 1): read,
+write (overwrite; used only for the latest-version hint), create-exclusive
+(exactly one of several concurrent creators of a path wins and the winner's
+file is never seen half-written), delete, exists and list by prefix.
+
+Backends implement the ``_``-prefixed primitives; this base class adds what all
+of them share: operation counters (so tests and benchmarks can assert request
+counts) and a bounded LRU cache of immutable files. Every TrinityLake file
+except ``_latest_hint.txt`` is immutable once created, so only the hint is
+never cached.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass, fields
+
+from trinity_dbapi.errors import FileAlreadyExistsError, StorageFileNotFoundError
+
+#: Files that may be overwritten and therefore must never be served from cache.
+MUTABLE_FILES = frozenset({"_latest_hint.txt"})
+
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class StorageStats:
+    """Counts of the operations a backend really performed (cache hits excluded)."""
+
+    reads: int = 0
+    writes: int = 0
+    creates: int = 0
+    deletes: int = 0
+    exists: int = 0
+    lists: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    cache_hits: int = 0
+
+    def snapshot(self) -> StorageStats:
+        """A copy of the current counts."""
+        return StorageStats(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+    def since(self, earlier: StorageStats) -> StorageStats:
+        """The operations performed after ``earlier`` was taken."""
+        return StorageStats(
+            **{f.name: getattr(self, f.name) - getattr(earlier, f.name) for f in fields(self)}
+        )
+
+    def reset(self) -> None:
+        """Set every counter back to zero."""
+        for f in fields(self):
+            setattr(self, f.name, 0)
+
+
+class _LRUCache:
+    """A byte-bounded LRU map from path to file content; thread-safe."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> bytes | None:
+        with self._lock:
+            data = self._items.get(path)
+            if data is not None:
+                self._items.move_to_end(path)
+            return data
+
+    def put(self, path: str, data: bytes) -> None:
+        if len(data) > self.max_bytes:
+            return
+        with self._lock:
+            old = self._items.pop(path, None)
+            if old is not None:
+                self._size -= len(old)
+            self._items[path] = data
+            self._size += len(data)
+            while self._size > self.max_bytes:
+                _, evicted = self._items.popitem(last=False)
+                self._size -= len(evicted)
+
+    def discard(self, path: str) -> None:
+        with self._lock:
+            old = self._items.pop(path, None)
+            if old is not None:
+                self._size -= len(old)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._size = 0
+
+
+class Storage(ABC):
+    """A Trinity Lakehouse storage: files addressed by paths under one root URI.
+
+    Paths are relative to the root URI, use ``/`` as separator and never start
+    with ``/`` (seed 000, "Path").
+
+    Args:
+        root_uri: the normalized root URI, always ending in ``/``.
+        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+    """
+
+    #: Whether ``create_exclusive`` really guarantees a single winner.
+    supports_exclusive_create: bool = True
+
+    def __init__(self, root_uri: str, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.root_uri = root_uri
+        self.stats = StorageStats()
+        self._cache = _LRUCache(cache_bytes) if cache_bytes > 0 else None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.root_uri!r})"
+
+    # -- public operations ----------------------------------------------------
+
+    def read(self, path: str) -> bytes:
+        """Return the content of ``path``.
+
+        Raises:
+            StorageFileNotFoundError: there is no such file.
+        """
+        cacheable = self._cache is not None and _is_immutable(path)
+        if cacheable:
+            assert self._cache is not None
+            data = self._cache.get(path)
+            if data is not None:
+                self.stats.cache_hits += 1
+                return data
+        self.stats.reads += 1
+        data = self._read(path)
+        self.stats.bytes_read += len(data)
+        if cacheable:
+            assert self._cache is not None
+            self._cache.put(path, data)
+        return data
+
+    def write(self, path: str, data: bytes) -> None:
+        """Create or overwrite ``path``; only for mutable files such as the hint."""
+        self.stats.writes += 1
+        self.stats.bytes_written += len(data)
+        if self._cache is not None:
+            self._cache.discard(path)
+        self._write(path, data)
+
+    def create_exclusive(self, path: str, data: bytes) -> None:
+        """Atomically create ``path`` with ``data`` unless it already exists.
+
+        Exactly one of several concurrent creators of the same path wins; the
+        file is never visible with partial content.
+
+        Raises:
+            FileAlreadyExistsError: the file existed, or another creator won.
+            ExclusiveCreateNotSupportedError: the backend cannot guarantee it.
+        """
+        self.stats.creates += 1
+        self.stats.bytes_written += len(data)
+        self._create_exclusive(path, data)
+        if self._cache is not None and _is_immutable(path):
+            self._cache.put(path, data)
+
+    def delete(self, path: str) -> None:
+        """Delete ``path``; deleting a missing file is not an error."""
+        self.stats.deletes += 1
+        if self._cache is not None:
+            self._cache.discard(path)
+        self._delete(path)
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` exists (always asks the backend)."""
+        self.stats.exists += 1
+        return self._exists(path)
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Sorted paths of every file whose path starts with ``prefix``."""
+        self.stats.lists += 1
+        return sorted(self._list(prefix))
+
+    def clear_cache(self) -> None:
+        """Forget every cached file (benchmarks use it to measure cold reads)."""
+        if self._cache is not None:
+            self._cache.clear()
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release backend resources."""
+
+    # -- backend primitives ---------------------------------------------------
+
+    @abstractmethod
+    def _read(self, path: str) -> bytes:
+        """Read a whole file; raise StorageFileNotFoundError when missing."""
+
+    @abstractmethod
+    def _write(self, path: str, data: bytes) -> None:
+        """Create or overwrite a file."""
+
+    @abstractmethod
+    def _create_exclusive(self, path: str, data: bytes) -> None:
+        """Create a file atomically; raise FileAlreadyExistsError if it exists."""
+
+    @abstractmethod
+    def _delete(self, path: str) -> None:
+        """Delete a file; a missing file is not an error."""
+
+    @abstractmethod
+    def _exists(self, path: str) -> bool:
+        """Whether a file exists."""
+
+    @abstractmethod
+    def _list(self, prefix: str) -> list[str]:
+        """Paths (relative to the root) of all files starting with ``prefix``."""
+
+
+def _is_immutable(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] not in MUTABLE_FILES
+
+
+__all__ = [
+    "DEFAULT_CACHE_BYTES",
+    "FileAlreadyExistsError",
+    "Storage",
+    "StorageFileNotFoundError",
+    "StorageStats",
+]
