@@ -1,0 +1,219 @@
+"""Node files: one TrinityLake tree node as an Arrow IPC file (seed 001).
+
+Every node file has the schema ``key, value, pnode, txn`` (nullable strings)
+and three sections, top to bottom:
+
+1. system-internal rows: ``key`` and ``value`` non-null (``n_keys``,
+   ``created_at_millis``, and on a root ``lakehouse_def``, ``previous_root``,
+   ``rollback_from_root``); any order, unknown keys tolerated;
+2. the node key table, exactly ``order`` rows: a first row with NULL key and
+   value whose ``pnode`` points at the leftmost child (NULL on a leaf), then one
+   row per key (key, value, pointer to the child right of the key), then
+   all-NULL padding rows;
+3. the write buffer: one row per message, key and txn non-null, pnode NULL,
+   value NULL meaning "delete the key".
+
+The reader checks all of this and raises :class:`CorruptFileError` naming the
+file for any violation, so a damaged or foreign file is never half-trusted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+from trinity_dbapi.errors import CorruptFileError
+from trinity_dbapi.format import keys as system_keys
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+#: Body compression of written node files; readers accept any Arrow IPC codec.
+DEFAULT_COMPRESSION = "zstd"
+COMPRESSIONS = ("zstd", "lz4", "none")
+
+
+class Message(NamedTuple):
+    """A write-buffer message: set ``key`` to ``value``, or delete it if None."""
+
+    key: str
+    value: str | None
+    txn: str
+
+
+@dataclass
+class NodeData:
+    """The decoded content of one node file.
+
+    Attributes:
+        system: system-internal rows other than ``n_keys`` (which is derived
+            from ``keys`` when writing and checked when reading).
+        keys: the node's keys, strictly ascending.
+        values: one value per key.
+        children: ``len(keys) + 1`` child node paths, or None for a leaf.
+        buffer: write-buffer messages, oldest first.
+    """
+
+    system: dict[str, str] = field(default_factory=dict)
+    keys: list[str] = field(default_factory=list)
+    values: list[str] = field(default_factory=list)
+    children: list[str] | None = None
+    buffer: list[Message] = field(default_factory=list)
+
+
+def _schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("key", pa.string()),
+            pa.field("value", pa.string()),
+            pa.field("pnode", pa.string()),
+            pa.field("txn", pa.string()),
+        ]
+    )
+
+
+def encode_node(node: NodeData, order: int, *, compression: str = DEFAULT_COMPRESSION) -> bytes:
+    """Serialize ``node`` into Arrow IPC file bytes with a key table of ``order`` rows."""
+    import pyarrow as pa
+
+    n = len(node.keys)
+    if n > order - 1:
+        raise ValueError(f"a node of order {order} holds at most {order - 1} keys, not {n}")
+    system = {k: v for k, v in node.system.items() if k != system_keys.N_KEYS}
+    system[system_keys.N_KEYS] = str(n)
+    pad = order - 1 - n
+    buf = node.buffer
+    key_col: list[str | None] = [*system, None, *node.keys, *([None] * pad), *(m.key for m in buf)]
+    value_col: list[str | None] = [
+        *system.values(),
+        None,
+        *node.values,
+        *([None] * pad),
+        *(m.value for m in buf),
+    ]
+    children: list[str | None] = (
+        list(node.children) if node.children is not None else [None] * (n + 1)
+    )
+    pnode_col = [*([None] * len(system)), *children, *([None] * (pad + len(buf)))]
+    txn_col = [*([None] * (len(system) + order)), *(m.txn for m in buf)]
+    table = pa.table(
+        [pa.array(c, pa.string()) for c in (key_col, value_col, pnode_col, txn_col)],
+        schema=_schema(),
+    )
+    sink = pa.BufferOutputStream()
+    options = pa.ipc.IpcWriteOptions(compression=None if compression == "none" else compression)
+    with pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def decode_node(data: bytes, path: str, order: int) -> NodeData:
+    """Parse and validate a node file; ``path`` only names the file in errors.
+
+    Raises:
+        CorruptFileError: the bytes are not a valid node file of this order.
+    """
+    import pyarrow as pa
+
+    try:
+        table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise CorruptFileError(path, f"not a readable Arrow IPC file ({exc})") from exc
+    if table.schema.names != ["key", "value", "pnode", "txn"] or not all(
+        pa.types.is_string(t) or pa.types.is_large_string(t) for t in table.schema.types
+    ):
+        raise CorruptFileError(
+            path, f"schema is {table.schema.names}, expected string columns key, value, pnode, txn"
+        )
+    cols = [table.column(i).to_pylist() for i in range(4)]
+    return _Parser(path, order, *cols).parse()
+
+
+@dataclass
+class _Parser:
+    path: str
+    order: int
+    key: list[str | None]
+    value: list[str | None]
+    pnode: list[str | None]
+    txn: list[str | None]
+
+    def fail(self, problem: str) -> CorruptFileError:
+        return CorruptFileError(self.path, problem)
+
+    def parse(self) -> NodeData:
+        start = self._key_table_start()
+        system = {self.key[i]: self.value[i] for i in range(start)}
+        n = self._n_keys(system)
+        end = start + self.order
+        if len(self.key) < end:
+            raise self.fail(
+                f"the node key table has {len(self.key) - start} rows, expected exactly "
+                f"{self.order} (the lakehouse order)"
+            )
+        keys, values, children = self._key_table(start, n)
+        buffer = self._buffer(end)
+        del system[system_keys.N_KEYS]
+        return NodeData(system, keys, values, children, buffer)  # type: ignore[arg-type]
+
+    def _key_table_start(self) -> int:
+        for i, (k, v) in enumerate(zip(self.key, self.value)):
+            if k is None and v is None:
+                return i
+            if k is None or v is None:
+                raise self.fail(f"system row {i} has a NULL key or value")
+        raise self.fail("no row with NULL key and NULL value starts the node key table")
+
+    def _n_keys(self, system: dict[str | None, str | None]) -> int:
+        raw = system.get(system_keys.N_KEYS)
+        if raw is None:
+            raise self.fail("the system row 'n_keys' is missing")
+        try:
+            n = int(raw)
+        except ValueError:
+            raise self.fail(f"'n_keys' is {raw!r}, not a number") from None
+        if not 0 <= n <= self.order - 1:
+            raise self.fail(f"'n_keys' is {n}, outside 0..{self.order - 1} for order {self.order}")
+        return n
+
+    def _key_table(self, start: int, n: int) -> tuple[list[str], list[str], list[str] | None]:
+        leftmost = self.pnode[start]
+        internal = leftmost is not None
+        if self.txn[start] is not None:
+            raise self.fail("the first node key table row has a transaction ID")
+        keys: list[str] = []
+        values: list[str] = []
+        children: list[str] = [leftmost] if leftmost is not None else []
+        for i in range(start + 1, start + 1 + n):
+            k, v, p = self.key[i], self.value[i], self.pnode[i]
+            if k is None or v is None:
+                raise self.fail(f"key row {i - start} of {n} ('n_keys') has a NULL key or value")
+            if (p is not None) != internal or self.txn[i] is not None:
+                raise self.fail(f"key row {i - start} has an inconsistent child pointer or txn")
+            if keys and keys[-1] >= k:
+                raise self.fail(f"keys are not strictly ascending at key row {i - start}")
+            keys.append(k)
+            values.append(v)
+            if p is not None:
+                children.append(p)
+        for i in range(start + 1 + n, start + self.order):
+            if (self.key[i], self.value[i], self.pnode[i], self.txn[i]) != (None,) * 4:
+                raise self.fail(
+                    f"row {i - start} of the node key table should be empty padding: 'n_keys' "
+                    f"says {n} keys"
+                )
+        return keys, values, children if internal else None
+
+    def _buffer(self, end: int) -> list[Message]:
+        buffer = []
+        for i in range(end, len(self.key)):
+            k, t = self.key[i], self.txn[i]
+            if k is None or t is None or self.pnode[i] is not None:
+                raise self.fail(
+                    f"write buffer row {i - end} needs a key and a txn and no pnode "
+                    "(or the node key table is longer than the lakehouse order)"
+                )
+            buffer.append(Message(k, self.value[i], t))
+        return buffer

@@ -1,0 +1,381 @@
+"""A Trinity Lakehouse: a versioned TrinityLake tree in one storage.
+
+Creating a lakehouse writes its definition file, exclusively creates root node
+version 0 and writes the latest-version hint. Opening finds the latest version
+by reading the hint and probing forward, since the hint may be stale
+(FORMAT-NOTES section 3). A commit writes the changed non-root nodes, then
+exclusively creates the next root node file: that one create is the commit
+point, so a commit is all or nothing and readers never see a partial version.
+
+This module is the storage-level API: keys and values are raw strings. Object
+names, definitions and transactions with isolation levels build on it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from trinity_dbapi.errors import (
+    CommitConflictError,
+    FileAlreadyExistsError,
+    LakehouseExistsError,
+    LakehouseNotFoundError,
+    NoSuchVersionError,
+    ProgrammingError,
+    StorageError,
+    StorageFileNotFoundError,
+)
+from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION, Message
+from trinity_dbapi.format.paths import (
+    LATEST_HINT_FILE,
+    new_lakehouse_definition_path,
+    root_node_file_name,
+    root_node_version,
+)
+from trinity_dbapi.storage import Storage, open_storage
+from trinity_dbapi.tree import btree
+from trinity_dbapi.tree.node import Node, NodeStore
+
+#: Lakehouse definition property choosing node file compression (zstd, lz4, none).
+COMPRESSION_PROPERTY = "trinity.node-file.compression"
+
+
+def _now_millis() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One root version of the tree, pinned: every read resolves through it.
+
+    Attributes:
+        version: the root node version number.
+        root: the root node (clean, shared).
+        lakehouse: the lakehouse it belongs to.
+    """
+
+    version: int
+    root: Node
+    lakehouse: Lakehouse
+
+    @property
+    def created_at_millis(self) -> int:
+        return int(self.root.system.get(system_keys.CREATED_AT_MILLIS, "0"))
+
+    @property
+    def previous_root(self) -> str | None:
+        return self.root.system.get(system_keys.PREVIOUS_ROOT)
+
+    @property
+    def rollback_from_root(self) -> str | None:
+        return self.root.system.get(system_keys.ROLLBACK_FROM_ROOT)
+
+    @property
+    def definition_path(self) -> str:
+        return self.root.system[system_keys.LAKEHOUSE_DEF]
+
+    @property
+    def definition(self) -> LakehouseDefinition:
+        """The lakehouse definition this version points at."""
+        return self.lakehouse.read_definition(self.definition_path)
+
+    @property
+    def latest_txn(self) -> str | None:
+        """ID of the transaction that made this version (from the root buffer)."""
+        return self.root.buffer[-1].txn if self.root.buffer else None
+
+    def latest_messages(self) -> list[Message]:
+        """The messages of the transaction that made this version."""
+        txn = self.latest_txn
+        return [m for m in self.root.buffer if m.txn == txn]
+
+    def get(self, key: str) -> str | None:
+        """The value of ``key`` at this version, or None."""
+        return btree.get(self.lakehouse.nodes, self.root, key)
+
+    def scan(self, lo: str | None = None, hi: str | None = None) -> Iterator[tuple[str, str]]:
+        """Every ``(key, value)`` with ``lo <= key < hi``, ascending."""
+        return btree.scan(self.lakehouse.nodes, self.root, lo, hi)
+
+    def scan_prefix(self, prefix: str) -> Iterator[tuple[str, str]]:
+        """Every ``(key, value)`` whose key starts with ``prefix``, ascending."""
+        return btree.scan_prefix(self.lakehouse.nodes, self.root, prefix)
+
+    def depth(self) -> int:
+        """Number of tree levels at this version."""
+        return btree.depth(self.lakehouse.nodes, self.root)
+
+
+class Lakehouse:
+    """A Trinity Lakehouse in a storage; use :meth:`create` or :meth:`open`.
+
+    Args:
+        storage: the lakehouse storage (root URI already applied).
+        definition: the current lakehouse definition.
+    """
+
+    def __init__(self, storage: Storage, definition: LakehouseDefinition) -> None:
+        self.storage = storage
+        self.definition = definition
+        self.tree_config = tree_config(definition)
+        compression = definition.properties.get(COMPRESSION_PROPERTY, DEFAULT_COMPRESSION)
+        self.nodes = NodeStore(storage, definition.order, compression=compression)
+        self._definitions: dict[str, LakehouseDefinition] = {}
+
+    def __repr__(self) -> str:
+        return f"Lakehouse({self.storage.root_uri!r}, name={self.definition.name!r})"
+
+    # -- create and open ---------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        uri: str | Storage,
+        definition: LakehouseDefinition | None = None,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        **fields: Any,
+    ) -> Lakehouse:
+        """Create a new, empty lakehouse at ``uri`` and return it.
+
+        Args:
+            uri: the root URI (or an already opened storage).
+            definition: the lakehouse definition; built from ``fields``
+                (``name`` defaults to ``"lakehouse"``) when omitted.
+            storage_options: passed to the fsspec file system.
+            **fields: fields of :class:`LakehouseDefinition`.
+
+        Raises:
+            LakehouseExistsError: a lakehouse already exists there.
+        """
+        storage = _storage(uri, storage_options)
+        if definition is None:
+            definition = LakehouseDefinition(**{"name": "lakehouse", **fields})
+        if storage.exists(root_node_file_name(0)):
+            raise LakehouseExistsError(storage.root_uri)
+        def_path = new_lakehouse_definition_path()
+        storage.create_exclusive(def_path, definition.to_bytes())
+        lakehouse = cls(storage, definition)
+        system = {
+            system_keys.CREATED_AT_MILLIS: str(_now_millis()),
+            system_keys.LAKEHOUSE_DEF: def_path,
+        }
+        try:
+            storage.create_exclusive(root_node_file_name(0), lakehouse.nodes.encode(Node(), system))
+        except FileAlreadyExistsError:
+            storage.delete(def_path)  # lost the race: leave nothing behind
+            raise LakehouseExistsError(storage.root_uri) from None
+        lakehouse._write_hint(0)
+        return lakehouse
+
+    @classmethod
+    def open(cls, uri: str | Storage, *, storage_options: Mapping[str, Any] | None = None) -> Lakehouse:
+        """Open the lakehouse at ``uri``, with the definition of its latest version.
+
+        Raises:
+            LakehouseNotFoundError: no lakehouse exists there.
+            UnsupportedFormatVersionError: it was written by an incompatible version.
+        """
+        storage = _storage(uri, storage_options)
+        version = find_latest_version(storage)
+        data = storage.read(root_node_file_name(version))
+        # The root's system rows are read before the order is known, so parse
+        # them with a reader that needs no order.
+        def_path = _root_definition_path(data, root_node_file_name(version))
+        definition = LakehouseDefinition.from_bytes(storage.read(def_path), def_path)
+        lakehouse = cls(storage, definition)
+        lakehouse._definitions[def_path] = definition
+        return lakehouse
+
+    @classmethod
+    def exists(cls, uri: str | Storage, *, storage_options: Mapping[str, Any] | None = None) -> bool:
+        """Whether a lakehouse exists at ``uri``."""
+        storage = _storage(uri, storage_options)
+        return storage.exists(root_node_file_name(0)) or bool(_listed_versions(storage))
+
+    # -- versions ------------------------------------------------------------------
+
+    def latest_version(self) -> int:
+        """The latest committed version (hint, then probe forward)."""
+        return find_latest_version(self.storage)
+
+    def snapshot(self, version: int | None = None) -> Snapshot:
+        """A pinned snapshot of ``version`` (the latest when None).
+
+        Raises:
+            NoSuchVersionError: the version does not exist.
+        """
+        if version is None:
+            version = self.latest_version()
+        try:
+            root = self.nodes.load(root_node_file_name(version))
+        except StorageFileNotFoundError:
+            raise NoSuchVersionError(version, self.latest_version()) from None
+        return Snapshot(version, root, self)
+
+    def read_definition(self, path: str) -> LakehouseDefinition:
+        """The lakehouse definition stored at ``path`` (cached: definitions are immutable)."""
+        definition = self._definitions.get(path)
+        if definition is None:
+            definition = LakehouseDefinition.from_bytes(self.storage.read(path), path)
+            self._definitions[path] = definition
+        return definition
+
+    # -- committing ----------------------------------------------------------------
+
+    def commit(
+        self,
+        base: Snapshot,
+        changes: Mapping[str, str | None],
+        *,
+        txn_id: str | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> Snapshot:
+        """Commit ``changes`` (key -> value, None deletes) on top of ``base``.
+
+        Writes the changed non-root nodes to new files, then exclusively creates
+        root version ``base.version + 1``.
+
+        Raises:
+            CommitConflictError: another writer created that version first; the
+                files this commit wrote are unreachable and garbage collection
+                removes them.
+        """
+        txn = txn_id or str(uuid.uuid4())
+        messages = [Message(_check_key(k), _check_value(k, v), txn) for k, v in changes.items()]
+        new_root = btree.TreeWriter(self.nodes, self.tree_config).commit(base.root, messages, txn)
+        return self._write_root(base, new_root, progress=progress)
+
+    def _write_root(
+        self,
+        base: Snapshot,
+        new_root: Node,
+        *,
+        extra_system: Mapping[str, str] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> Snapshot:
+        now = _now_millis()
+        self.nodes.write_dirty_children(new_root, now, progress)
+        version = base.version + 1
+        name = root_node_file_name(version)
+        system = {
+            system_keys.CREATED_AT_MILLIS: str(now),
+            system_keys.LAKEHOUSE_DEF: base.definition_path,
+            system_keys.PREVIOUS_ROOT: root_node_file_name(base.version),
+            **(extra_system or {}),
+        }
+        data = self.nodes.encode(new_root, system)
+        try:
+            self.storage.create_exclusive(name, data)
+        except FileAlreadyExistsError:
+            raise CommitConflictError(
+                f"version {version} of {self.storage.root_uri!r} was committed by another "
+                f"writer first; this commit was based on version {base.version}. Start again "
+                "from the latest version",
+                version=version,
+            ) from None
+        new_root.path = name
+        new_root.system = system
+        self._write_hint(version)
+        return Snapshot(version, new_root, self)
+
+    def _write_hint(self, version: int) -> None:
+        # Best effort: the hint is only a starting point for the probe.
+        try:
+            self.storage.write(LATEST_HINT_FILE, str(version).encode())
+        except StorageError:
+            pass
+
+
+def tree_config(definition: LakehouseDefinition) -> btree.TreeConfig:
+    """The tree shape a lakehouse definition asks for."""
+    return btree.TreeConfig.from_sizes(
+        order=definition.order,
+        namespace_name_max_size_bytes=definition.namespace_name_max_size_bytes,
+        table_name_max_size_bytes=definition.table_name_max_size_bytes,
+        file_name_max_size_bytes=definition.file_name_max_size_bytes,
+        node_file_max_size_bytes=definition.node_file_max_size_bytes,
+    )
+
+
+def find_latest_version(storage: Storage) -> int:
+    """The latest root version: start at the hint (or the oldest root) and probe forward.
+
+    The hint may be missing, garbage, stale or point at a version that no
+    longer exists; none of that can hide a version, because the answer is the
+    last of a run of existing root files that ends in a missing one.
+
+    Raises:
+        LakehouseNotFoundError: there is no root node file at all.
+    """
+    start = _read_hint(storage)
+    if start is None or not storage.exists(root_node_file_name(start)):
+        start = 0
+        if not storage.exists(root_node_file_name(0)):
+            listed = _listed_versions(storage)  # version 0 may have been expired
+            if not listed:
+                raise LakehouseNotFoundError(storage.root_uri)
+            start = max(listed)
+    version = start
+    while storage.exists(root_node_file_name(version + 1)):
+        version += 1
+    return version
+
+
+def _read_hint(storage: Storage) -> int | None:
+    try:
+        text = storage.read(LATEST_HINT_FILE).decode("ascii").strip()
+    except (StorageFileNotFoundError, UnicodeDecodeError):
+        return None
+    if not text.isdigit() or int(text) > 2**32 - 1:
+        return None
+    return int(text)
+
+
+def _listed_versions(storage: Storage) -> list[int]:
+    versions = (root_node_version(p) for p in storage.list("_"))
+    return [v for v in versions if v is not None]
+
+
+def _root_definition_path(data: bytes, path: str) -> str:
+    """Read the ``lakehouse_def`` system row of a root node file of unknown order."""
+    import pyarrow as pa
+
+    from trinity_dbapi.errors import CorruptFileError
+
+    try:
+        table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise CorruptFileError(path, f"not a readable Arrow IPC file ({exc})") from exc
+    if "key" not in table.schema.names or "value" not in table.schema.names:
+        raise CorruptFileError(path, "it has no key and value columns")
+    for key, value in zip(table.column("key").to_pylist(), table.column("value").to_pylist()):
+        if key is None and value is None:
+            break
+        if key == system_keys.LAKEHOUSE_DEF and value:
+            return str(value)
+    raise CorruptFileError(path, "the root node has no 'lakehouse_def' system row")
+
+
+def _storage(uri: str | Storage, storage_options: Mapping[str, Any] | None) -> Storage:
+    if isinstance(uri, Storage):
+        return uri
+    return open_storage(uri, storage_options=dict(storage_options or {}))
+
+
+def _check_key(key: object) -> str:
+    if not isinstance(key, str) or not key:
+        raise ProgrammingError(f"tree keys are non-empty strings, not {key!r}")
+    return key
+
+
+def _check_value(key: str, value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ProgrammingError(f"the value of {key!r} must be a string or None, not {type(value).__name__}")
+    return value

@@ -1,0 +1,189 @@
+"""Tree nodes in memory, and the store that loads and writes them.
+
+A node loaded from storage is *clean*: it has a ``path`` and is shared by every
+version that reaches it, so it is never modified. Changing a node means taking
+a *dirty* copy (``path is None``) first; children are referenced either by the
+path of a clean node on storage or by a dirty :class:`Node` object. Writing a
+tree writes exactly its dirty nodes, bottom up, each to a new file: that is the
+copy-on-write rule of FORMAT-NOTES section 2.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Union
+
+from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION, Message, NodeData, decode_node, encode_node
+from trinity_dbapi.format.paths import new_node_file_path
+
+if TYPE_CHECKING:
+    from trinity_dbapi.storage.base import Storage
+
+ChildRef = Union["Node", str]
+
+
+class Node:
+    """One node of the TrinityLake tree."""
+
+    __slots__ = ("keys", "values", "children", "buffer", "path", "system", "_buffer_index")
+
+    def __init__(
+        self,
+        keys: list[str] | None = None,
+        values: list[str] | None = None,
+        children: list[ChildRef] | None = None,
+        buffer: list[Message] | None = None,
+        *,
+        path: str | None = None,
+        system: dict[str, str] | None = None,
+    ) -> None:
+        self.keys: list[str] = keys if keys is not None else []
+        self.values: list[str] = values if values is not None else []
+        self.children: list[ChildRef] | None = children
+        self.buffer: list[Message] = buffer if buffer is not None else []
+        self.path = path
+        self.system: dict[str, str] = system if system is not None else {}
+        self._buffer_index: dict[str, Message] | None = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.children is None
+
+    def copy(self) -> Node:
+        """A dirty copy that can be changed without touching this node."""
+        return Node(
+            list(self.keys),
+            list(self.values),
+            list(self.children) if self.children is not None else None,
+            list(self.buffer),
+        )
+
+    def buffered(self, key: str) -> Message | None:
+        """The newest buffered message for ``key``, if any."""
+        if self.path is None:  # dirty nodes change; do not index them
+            for m in reversed(self.buffer):
+                if m.key == key:
+                    return m
+            return None
+        if self._buffer_index is None:
+            self._buffer_index = {m.key: m for m in self.buffer}
+        return self._buffer_index.get(key)
+
+    def __repr__(self) -> str:
+        kind = "leaf" if self.is_leaf else "internal"
+        return f"Node({kind}, keys={self.keys!r}, buffer={len(self.buffer)}, path={self.path!r})"
+
+
+class NodeStore:
+    """Loads clean nodes (with a bounded cache of parsed nodes) and writes dirty ones.
+
+    Args:
+        storage: where node files live.
+        order: the lakehouse order N (node key tables have N rows).
+        compression: Arrow IPC body compression for written node files.
+        cache_nodes: how many parsed nodes to keep in memory.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        order: int,
+        *,
+        compression: str = DEFAULT_COMPRESSION,
+        cache_nodes: int = 4096,
+    ) -> None:
+        self.storage = storage
+        self.order = order
+        self.compression = compression
+        self._cache: OrderedDict[str, Node] = OrderedDict()
+        self._cache_nodes = cache_nodes
+        self._lock = threading.Lock()
+
+    def load(self, path: str) -> Node:
+        """The clean node stored at ``path`` (shared: never modify it)."""
+        with self._lock:
+            node = self._cache.get(path)
+            if node is not None:
+                self._cache.move_to_end(path)
+                return node
+        node = node_from_data(decode_node(self.storage.read(path), path, self.order), path)
+        with self._lock:
+            self._cache[path] = node
+            while len(self._cache) > self._cache_nodes:
+                self._cache.popitem(last=False)
+        return node
+
+    def clear_cache(self) -> None:
+        """Forget parsed nodes (benchmarks measure cold reads with it)."""
+        with self._lock:
+            self._cache.clear()
+
+    def resolve(self, ref: ChildRef) -> Node:
+        """The node a child reference points at (clean or dirty)."""
+        return self.load(ref) if isinstance(ref, str) else ref
+
+    def mutable(self, ref: ChildRef) -> Node:
+        """A node that may be changed: dirty nodes as they are, clean ones copied."""
+        node = self.resolve(ref)
+        return node if node.path is None else node.copy()
+
+    def encode(self, node: Node, system: dict[str, str]) -> bytes:
+        """Node file bytes for a node whose children are all written already."""
+        children = None
+        if node.children is not None:
+            children = [c if isinstance(c, str) else _written_path(c) for c in node.children]
+        data = NodeData(system, node.keys, node.values, children, node.buffer)
+        return encode_node(data, self.order, compression=self.compression)
+
+    def write_dirty_children(self, root: Node, now_millis: int, progress: Callable[[int], None] | None = None) -> int:
+        """Write every dirty node below ``root`` to a new node file.
+
+        Nodes of one level are independent, so they are encoded and created in
+        parallel (object stores are latency bound); levels go bottom up because
+        a parent names its children's paths. Returns the number of files written.
+        """
+        levels: list[list[Node]] = []
+        frontier = [root]
+        while frontier:
+            nxt = [c for n in frontier for c in (n.children or ()) if isinstance(c, Node) and c.path is None]
+            if nxt:
+                levels.append(nxt)
+            frontier = nxt
+        system = {system_keys.CREATED_AT_MILLIS: str(now_millis)}
+        written = 0
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for level in reversed(levels):
+                for _ in pool.map(lambda n: self._write_one(n, system), level):
+                    written += 1
+                    if progress is not None:
+                        progress(written)
+        return written
+
+    def _write_one(self, node: Node, system: dict[str, str]) -> None:
+        data = self.encode(node, system)
+        path = new_node_file_path()
+        # A fresh UUID name never collides; exclusive create still guarantees
+        # that no existing file is ever overwritten.
+        self.storage.create_exclusive(path, data)
+        node.path = path
+        node.system = dict(system)
+        with self._lock:
+            self._cache[path] = node
+            while len(self._cache) > self._cache_nodes:
+                self._cache.popitem(last=False)
+
+
+def _written_path(node: Node) -> str:
+    if node.path is None:
+        raise AssertionError("a child must be written before its parent")
+    return node.path
+
+
+def node_from_data(data: NodeData, path: str | None) -> Node:
+    """A clean :class:`Node` from decoded node-file content."""
+    children: list[ChildRef] | None = list(data.children) if data.children is not None else None
+    return Node(data.keys, data.values, children, data.buffer, path=path, system=data.system)
