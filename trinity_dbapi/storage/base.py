@@ -14,6 +14,7 @@ never cached.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -179,7 +180,7 @@ class Storage(ABC):
         self.stats.exists += 1
         return self._exists(path)
 
-    def list(self, prefix: str = "") -> list[str]:
+    def list(self, prefix: str = "") -> builtins.list[str]:
         """Sorted paths of every file whose path starts with ``prefix``."""
         self.stats.lists += 1
         return sorted(self._list(prefix))
@@ -215,7 +216,7 @@ class Storage(ABC):
         """Whether a file exists."""
 
     @abstractmethod
-    def _list(self, prefix: str) -> list[str]:
+    def _list(self, prefix: str) -> builtins.list[str]:
         """Paths (relative to the root) of all files starting with ``prefix``."""
 
 

@@ -1,0 +1,190 @@
+"""Shared pytest fixtures: a moto S3 server and one fresh storage per backend.
+
+Fixtures:
+    moto_server: session-scoped endpoint URL (``http://127.0.0.1:PORT``) of an
+        in-process moto S3 server.
+    s3_storage_options: s3fs storage options (dummy credentials, endpoint) that
+        reach ``moto_server``.
+    s3_bucket: the name of a new, empty bucket on ``moto_server``.
+    backend: ``(uri, storage_options)`` of a fresh, empty, unique root; one
+        parameter per backend, ids ``local``, ``memory`` and ``s3`` (the last is
+        marked ``s3``).
+    storage: ``open_storage(*backend)``, closed after the test.
+
+Command line: tests marked ``slow`` are skipped unless ``--run-slow`` is given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trinity_dbapi.storage import Storage, open_storage
+
+_DUMMY_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        default=False,
+        help="run tests marked slow (long fuzz campaigns, crash loops)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip_slow = pytest.mark.skip(reason="slow test: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip_slow)
+
+
+def _serialize_moto_conditional_puts() -> Callable[[], None]:
+    """Make moto's conditional PUTs atomic, as they are on real S3.
+
+    moto checks ``If-None-Match: *`` and then stores the object in two steps
+    without a lock, so two concurrent PUTs to a new key can both succeed; real
+    S3 lets exactly one win. The race tests exercise our client, not moto's
+    races, so every object write of the in-process server is serialised.
+
+    Returns:
+        A function that undoes the patch.
+    """
+    from moto.s3.responses import S3Response
+
+    lock = threading.Lock()
+    originals: dict[str, Any] = {}
+    for name in ("put_object", "_key_response_post"):
+        original = getattr(S3Response, name, None)
+        if original is None:  # another moto version: leave it alone
+            continue
+        originals[name] = original
+        setattr(S3Response, name, _locked(original, lock))
+
+    def undo() -> None:
+        for name, original in originals.items():
+            setattr(S3Response, name, original)
+
+    return undo
+
+
+def _locked(method: Callable[..., Any], lock: threading.Lock) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    """An in-process moto S3 server for the whole session; yields its endpoint URL."""
+    moto_server_module = pytest.importorskip("moto.server")
+    # boto must never look for real credentials; restore the environment after.
+    saved = {name: os.environ.get(name) for name in _DUMMY_AWS_ENV}
+    for name, value in _DUMMY_AWS_ENV.items():
+        os.environ.setdefault(name, value)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request
+    undo_patch = _serialize_moto_conditional_puts()
+    server = moto_server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+        undo_patch()
+        for name, previous in saved.items():
+            if previous is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = previous
+
+
+@pytest.fixture
+def s3_storage_options(moto_server: str) -> dict[str, Any]:
+    """s3fs storage options (dummy credentials) reaching ``moto_server``."""
+    return s3_options(moto_server)
+
+
+@pytest.fixture
+def s3_bucket(moto_server: str) -> str:
+    """The name of a new, empty bucket on ``moto_server``."""
+    return create_bucket(moto_server)
+
+
+def s3_options(endpoint_url: str) -> dict[str, Any]:
+    """s3fs storage options reaching a moto endpoint with dummy credentials."""
+    return {
+        "key": "testing",
+        "secret": "testing",
+        "client_kwargs": {"endpoint_url": endpoint_url, "region_name": "us-east-1"},
+    }
+
+
+def create_bucket(endpoint_url: str) -> str:
+    """Create a new uniquely named bucket on the moto server and return its name."""
+    import boto3
+
+    bucket = f"test-{uuid.uuid4().hex[:20]}"
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).create_bucket(Bucket=bucket)
+    return bucket
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("local", id="local"),
+        pytest.param("memory", id="memory"),
+        pytest.param("s3", id="s3", marks=pytest.mark.s3),
+    ]
+)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(uri, storage_options)`` of a fresh, empty, unique root on each backend."""
+    kind = request.param
+    if kind == "local":
+        # Not Path.as_uri(): it percent-encodes, and root URIs are taken literally.
+        yield f"file://{tmp_path / 'lake'}", {}
+    elif kind == "memory":
+        import fsspec
+
+        root = f"test-{uuid.uuid4().hex}"
+        yield f"memory://{root}/lake", {}
+        with contextlib.suppress(FileNotFoundError):  # nothing was ever written
+            fsspec.filesystem("memory").rm(f"/{root}", recursive=True)
+    else:
+        endpoint = request.getfixturevalue("moto_server")
+        yield f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)
+
+
+@pytest.fixture
+def storage(backend: tuple[str, dict[str, Any]]) -> Iterator[Storage]:
+    """``open_storage(*backend)``: a fresh storage on each backend, closed after."""
+    uri, options = backend
+    opened = open_storage(uri, storage_options=options)
+    try:
+        yield opened
+    finally:
+        opened.close()

@@ -1,0 +1,101 @@
+"""Storage back ends for Trinity Lakehouses (see docs/storage.md).
+
+:func:`open_storage` turns a root URI into a :class:`Storage`:
+
+=====================  ==================  =====================================
+URI                    back end            exclusive create
+=====================  ==================  =====================================
+``file://``, a path    ``LocalStorage``    temp file + fsync + ``os.link``
+``memory://``          ``MemoryStorage``   process-wide lock (in-process only)
+``s3://``, ``s3a://``  ``S3Storage``       ``PutObject`` + ``If-None-Match: *``
+anything else          ``FsspecStorage``   not supported (cannot commit)
+=====================  ==================  =====================================
+
+Back-end modules are imported on first use so ``import trinity_dbapi`` stays
+cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trinity_dbapi.storage.base import DEFAULT_CACHE_BYTES, Storage, StorageStats
+from trinity_dbapi.storage.uri import normalize_root_uri
+
+
+def open_storage(
+    uri: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    cache_bytes: int = DEFAULT_CACHE_BYTES,
+) -> Storage:
+    """Open the storage at a root URI.
+
+    Args:
+        uri: the root URI (``s3://bucket/lake``, ``memory://x/lake``,
+            ``file:///abs/lake``) or a plain local path (``./lake``).
+        storage_options: passed unchanged to the fsspec file system (for S3:
+            ``key``, ``secret``, ``token``, ``endpoint_url``, ``client_kwargs``...);
+            ignored by ``file://`` and ``memory://``. Never shown in messages.
+        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+
+    Returns:
+        A :class:`Storage` rooted at the normalised URI.
+
+    Raises:
+        InvalidURIError: the URI breaks the root URI rules.
+        NotSupportedError: the back end's package (s3fs, or the fsspec
+            implementation of the scheme) is not installed.
+
+    Example:
+        >>> storage = open_storage("memory://doc-example/lake")
+        >>> storage.create_exclusive("a.txt", b"hello")
+        >>> storage.read("a.txt")
+        b'hello'
+    """
+    root = normalize_root_uri(uri)
+    scheme = root.split("://", 1)[0]
+    options = dict(storage_options or {})
+    if scheme == "file":
+        from trinity_dbapi.storage.local import LocalStorage
+
+        return LocalStorage(root, cache_bytes=cache_bytes)
+    if scheme == "memory":
+        from trinity_dbapi.storage.fsspec_storage import MemoryStorage
+
+        return MemoryStorage(root, cache_bytes=cache_bytes)
+    if scheme in ("s3", "s3a"):
+        from trinity_dbapi.storage.fsspec_storage import S3Storage
+
+        return S3Storage(root, storage_options=options, cache_bytes=cache_bytes)
+    return _open_generic(root, scheme, options, cache_bytes)
+
+
+def _open_generic(root: str, scheme: str, options: dict[str, Any], cache_bytes: int) -> Storage:
+    import fsspec
+
+    from trinity_dbapi.errors import NotSupportedError
+    from trinity_dbapi.storage.fsspec_storage import FsspecStorage
+
+    try:
+        fs = fsspec.filesystem(scheme, **options)
+    except (ImportError, ValueError) as exc:
+        # fsspec raises ValueError for unknown protocols and ImportError when the
+        # implementation package (gcsfs, adlfs, ...) is missing. Its message names
+        # only the protocol and package, never the options.
+        raise NotSupportedError(
+            f"no storage for {scheme}:// root URIs: {exc}; supported with commits: "
+            "file://, memory://, s3:// (install the fsspec implementation for "
+            f"{scheme}:// to read it)"
+        ) from exc
+    return FsspecStorage(root, fs, storage_options=options, cache_bytes=cache_bytes)
+
+
+__all__ = [
+    "DEFAULT_CACHE_BYTES",
+    "Storage",
+    "StorageStats",
+    "normalize_root_uri",
+    "open_storage",
+]

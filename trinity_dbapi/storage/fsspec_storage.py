@@ -1,0 +1,349 @@
+"""Storages on fsspec file systems: a generic one, in-memory and S3.
+
+* :class:`FsspecStorage` works on any fsspec file system for reads, writes,
+  lists and deletes, but cannot promise that exactly one concurrent creator of
+  a file wins, so it refuses ``create_exclusive`` (and therefore commits).
+* :class:`MemoryStorage` (``memory://``) makes create-exclusive atomic with a
+  process-wide lock. fsspec's memory file system is a per-process dict, so the
+  lock is all that is needed, and nothing is shared between processes anyway.
+* :class:`S3Storage` (``s3://``, ``s3a://``) uses S3 conditional writes:
+  ``PutObject`` with ``If-None-Match: *`` (``s3fs`` ``pipe_file(mode="create")``).
+  S3 accepts exactly one such PUT per key and answers every other with
+  ``412 Precondition Failed``; the object becomes visible only complete.
+
+s3fs is imported lazily, on the first S3 root, so ``import trinity_dbapi`` stays
+fast and s3fs stays an optional dependency (``pip install trinity-dbapi[s3]``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from trinity_dbapi.errors import (
+    ExclusiveCreateNotSupportedError,
+    FileAlreadyExistsError,
+    InvalidURIError,
+    NotSupportedError,
+    StorageError,
+    StorageFileNotFoundError,
+)
+from trinity_dbapi.storage.base import DEFAULT_CACHE_BYTES, Storage
+from trinity_dbapi.storage.uri import check_path, normalize_root_uri
+
+#: Schemes whose storage can commit (guarantees a single exclusive creator).
+COMMIT_SCHEMES = ("file", "memory", "s3", "s3a")
+
+# Storage option names whose values are secrets and must never reach a message.
+_SECRET_WORDS = ("secret", "key", "token", "password", "credential", "sas", "auth")
+
+# fsspec's memory file system is one dict per process; one lock per process makes
+# check-then-write atomic for every MemoryStorage of that process.
+_MEMORY_LOCK = threading.Lock()
+
+
+class FsspecStorage(Storage):
+    """Storage on any fsspec file system, without exclusive create.
+
+    Args:
+        root_uri: the root URI; normalised with :func:`normalize_root_uri`.
+        fs: an fsspec ``AbstractFileSystem`` able to reach ``root_uri``.
+        storage_options: the options ``fs`` was built from; only used to keep
+            their secret values out of error messages.
+        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+    """
+
+    supports_exclusive_create = False
+
+    def __init__(
+        self,
+        root_uri: str,
+        fs: Any,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        root_uri = normalize_root_uri(root_uri)
+        super().__init__(root_uri, cache_bytes=cache_bytes)
+        self.fs = fs
+        self.scheme = root_uri.split("://", 1)[0]
+        self._base = fs._strip_protocol(root_uri).rstrip("/")
+        self._secrets = sorted(_secret_values(storage_options or {}), key=len, reverse=True)
+
+    # -- helpers --------------------------------------------------------------
+
+    def _full(self, path: str) -> str:
+        check_path(path)
+        return f"{self._base}/{path}"
+
+    def _relative(self, full: str) -> str | None:
+        full = full.rstrip("/") if full.endswith("/") else full
+        start = self._base + "/"
+        return full[len(start) :] if full.startswith(start) else None
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    @contextlib.contextmanager
+    def _errors(self, operation: str, path: str) -> Iterator[None]:
+        """Map backend exceptions to StorageError subclasses naming ``path``."""
+        try:
+            yield
+        except (StorageError, NotSupportedError, InvalidURIError):
+            raise
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+            raise StorageFileNotFoundError(
+                f"file {path!r} does not exist under {self.root_uri}", path=path
+            ) from exc
+        except Exception as exc:  # botocore, aiohttp, OSError...: all become ours
+            raise StorageError(
+                f"{operation} of {path!r} under {self.root_uri} failed: "
+                f"{type(exc).__name__}: {self._redact(str(exc))}",
+                path=path,
+            ) from exc
+
+    # -- primitives -----------------------------------------------------------
+
+    def _read(self, path: str) -> bytes:
+        full = self._full(path)
+        with self._errors("read", path):
+            return bytes(self.fs.cat_file(full))
+
+    def _write(self, path: str, data: bytes) -> None:
+        full = self._full(path)
+        with self._errors("write", path):
+            self._pipe(full, data)
+
+    def _pipe(self, full: str, data: bytes) -> None:
+        try:
+            self.fs.pipe_file(full, data)
+        except FileNotFoundError:
+            # Directory-based file systems need the parent to exist first.
+            self.fs.makedirs(self.fs._parent(full), exist_ok=True)
+            self.fs.pipe_file(full, data)
+        self.fs.invalidate_cache(full)
+
+    def _create_exclusive(self, path: str, data: bytes) -> None:
+        raise ExclusiveCreateNotSupportedError(
+            f"the {self.scheme!r} storage at {self.root_uri} cannot guarantee that "
+            f"exactly one concurrent creator of {path!r} wins, so it cannot commit; "
+            f"use a storage that can: {', '.join(s + '://' for s in COMMIT_SCHEMES)}",
+            uri=self.root_uri,
+        )
+
+    def _delete(self, path: str) -> None:
+        full = self._full(path)
+        with self._errors("delete", path):
+            try:
+                self.fs.rm_file(full)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                pass  # deleting a missing file is a no-op by contract
+            finally:
+                self.fs.invalidate_cache(full)
+
+    def _exists(self, path: str) -> bool:
+        full = self._full(path)
+        with self._errors("exists", path):
+            return bool(self.fs.isfile(full))
+
+    def _list(self, prefix: str) -> list[str]:
+        check_path(prefix, is_prefix=True)
+        directory = prefix.rpartition("/")[0]
+        start = f"{self._base}/{directory}" if directory else self._base
+        with self._errors("list", prefix):
+            try:
+                found = self.fs.find(start)
+            except FileNotFoundError:
+                return []
+        return self._filter(found, prefix)
+
+    def _filter(self, found: list[str], prefix: str) -> list[str]:
+        out = []
+        for full in found:
+            if full.endswith("/"):
+                continue  # directory placeholder objects are not files
+            rel = self._relative(full)
+            if rel is not None and rel.startswith(prefix):
+                out.append(rel)
+        return out
+
+
+class MemoryStorage(FsspecStorage):
+    """Storage in fsspec's in-process memory file system (``memory://``).
+
+    Exclusive create is a check-then-write under a process-wide lock, which is
+    atomic because the memory file system exists only inside this process: it
+    is for tests and demos, never for sharing a lakehouse between processes.
+
+    Args:
+        root_uri: a ``memory://`` root URI.
+        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+    """
+
+    supports_exclusive_create = True
+
+    def __init__(self, root_uri: str, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        import fsspec  # fsspec is a core dependency; imported here to keep import cheap
+
+        super().__init__(root_uri, fsspec.filesystem("memory"), cache_bytes=cache_bytes)
+
+    def _write(self, path: str, data: bytes) -> None:
+        with _MEMORY_LOCK:
+            super()._write(path, data)
+
+    def _create_exclusive(self, path: str, data: bytes) -> None:
+        full = self._full(path)
+        with _MEMORY_LOCK, self._errors("exclusive create", path):
+            if self.fs.isfile(full):
+                raise FileAlreadyExistsError(
+                    f"file {path!r} already exists under {self.root_uri}: another "
+                    "writer created it first",
+                    path=path,
+                )
+            # Copy so a caller mutating a bytearray cannot change the stored file.
+            self._pipe(full, bytes(data))
+
+    def _delete(self, path: str) -> None:
+        with _MEMORY_LOCK:
+            super()._delete(path)
+
+
+class S3Storage(FsspecStorage):
+    """Storage on Amazon S3 or an S3-compatible store (``s3://``, ``s3a://``).
+
+    Args:
+        root_uri: an ``s3://bucket/prefix`` (or ``s3a://``) root URI.
+        storage_options: passed to ``s3fs.S3FileSystem`` (``key``, ``secret``,
+            ``token``, ``endpoint_url``, ``client_kwargs``, ...). The listings
+            cache is always disabled: TrinityLake needs every list and existence
+            check to see writes made by other processes.
+        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+
+    Raises:
+        NotSupportedError: s3fs is not installed.
+    """
+
+    supports_exclusive_create = True
+
+    #: How often a ``409 ConditionalRequestConflict`` is retried; S3 returns it
+    #: when a conditional PUT races another in-flight write to the same key.
+    conflict_retries = 5
+
+    def __init__(
+        self,
+        root_uri: str,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        try:
+            import s3fs
+        except ImportError as exc:
+            raise NotSupportedError(
+                "s3:// root URIs need the s3fs package: pip install trinity-dbapi[s3]"
+            ) from exc
+        options = dict(storage_options or {})
+        # A stale listings cache would hide other writers' files from list and
+        # exists; strong consistency (FORMAT-NOTES section 1) forbids that.
+        options["use_listings_cache"] = False
+        fs = s3fs.S3FileSystem(**options)
+        super().__init__(root_uri, fs, storage_options=options, cache_bytes=cache_bytes)
+        self._bucket = self._base.split("/", 1)[0]
+
+    def _key(self, full: str) -> str:
+        return full.split("/", 1)[1]
+
+    def _read(self, path: str) -> bytes:
+        full = self._full(path)
+        with self._errors("read", path):
+            # max_concurrency=1: one GET. Otherwise s3fs first sends a HEAD to
+            # decide whether to fetch the object in parallel ranges.
+            return bytes(self.fs.cat_file(full, max_concurrency=1))
+
+    def _write(self, path: str, data: bytes) -> None:
+        full = self._full(path)
+        with self._errors("write", path):
+            self.fs.pipe_file(full, data)
+            self.fs.invalidate_cache(full)
+
+    def _create_exclusive(self, path: str, data: bytes) -> None:
+        full = self._full(path)
+        with self._errors("exclusive create", path):
+            for attempt in range(self.conflict_retries + 1):
+                try:
+                    # Sends If-None-Match: * (also on the multipart completion of
+                    # large bodies); open(mode="xb") is NOT used: s3fs skips the
+                    # condition for an empty body and silently overwrites.
+                    self.fs.pipe_file(full, data, mode="create")
+                    return
+                except Exception as exc:
+                    code = _s3_error_code(exc)
+                    if isinstance(exc, FileExistsError) or code in (
+                        "PreconditionFailed",
+                        "412",
+                    ):
+                        raise FileAlreadyExistsError(
+                            f"file {path!r} already exists under {self.root_uri}: "
+                            "another writer created it first",
+                            path=path,
+                        ) from exc
+                    if code != "ConditionalRequestConflict" or attempt == self.conflict_retries:
+                        raise
+                    # Another conditional write to this key is in flight; back off
+                    # and retry, the retry gets 412 if that write succeeded.
+                    time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
+                finally:
+                    self.fs.invalidate_cache(full)
+
+    def _exists(self, path: str) -> bool:
+        full = self._full(path)
+        with self._errors("exists", path):
+            try:
+                # One HEAD request; fs.isfile would also list the "directory"
+                # on a miss, doubling the cost of probing for root versions.
+                self.fs.call_s3("head_object", Bucket=self._bucket, Key=self._key(full))
+            except FileNotFoundError:
+                return False
+            return True
+
+    def _list(self, prefix: str) -> list[str]:
+        check_path(prefix, is_prefix=True)
+        with self._errors("list", prefix):
+            # One ListObjectsV2 with Prefix=<root key>/<prefix> and no delimiter:
+            # exactly the string-prefix semantics the interface needs.
+            found = self.fs.find(self._base, prefix=prefix)
+        return self._filter(found, prefix)
+
+    def _delete(self, path: str) -> None:
+        # S3 DeleteObject succeeds for missing keys, matching the contract.
+        super()._delete(path)
+
+
+def _s3_error_code(exc: BaseException) -> str | None:
+    """The S3 error code of ``exc`` or of the botocore error it was made from."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        response = getattr(seen, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            if code is not None:
+                return str(code)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
+    for name, value in options.items():
+        if isinstance(value, Mapping):
+            yield from _secret_values(value)
+        elif isinstance(value, str) and value and any(w in name.lower() for w in _SECRET_WORDS):
+            yield value
+
+
+__all__ = ["COMMIT_SCHEMES", "FsspecStorage", "MemoryStorage", "S3Storage"]

@@ -1,0 +1,217 @@
+"""Local POSIX file system storage for ``file://`` root URIs.
+
+Exclusive create (FORMAT-NOTES section 1): the content is written to a hidden
+temp file (``.tmp-<uuid4>``) in the target's directory, flushed and fsynced, and
+then hard-linked into place with :func:`os.link`. ``link`` fails atomically with
+``EEXIST`` when the target exists, so exactly one of several concurrent creators
+wins, and because the winner links an already complete file no reader can ever
+see it half-written. The temp file is always unlinked afterwards and the
+directory is fsynced so the new entry survives a crash. There is never a
+check-then-write window.
+
+Overwrites (only ``_latest_hint.txt``) use temp file + fsync + :func:`os.replace`,
+which is atomic too: readers see the old or the new content, never a mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import uuid
+from collections.abc import Iterator
+
+from trinity_dbapi.errors import (
+    ExclusiveCreateNotSupportedError,
+    FileAlreadyExistsError,
+    InvalidURIError,
+    StorageError,
+    StorageFileNotFoundError,
+)
+from trinity_dbapi.storage.base import DEFAULT_CACHE_BYTES, Storage
+from trinity_dbapi.storage.uri import check_path, normalize_root_uri
+
+#: Name prefix of in-flight temp files; they are never listed.
+TEMP_PREFIX = ".tmp-"
+
+# errno values meaning "this file system cannot make hard links".
+_NO_LINK_ERRNOS = frozenset(
+    code
+    for code in (
+        getattr(errno, "EPERM", None),
+        getattr(errno, "ENOTSUP", None),
+        getattr(errno, "EOPNOTSUPP", None),
+        getattr(errno, "ENOSYS", None),
+    )
+    if code is not None
+)
+
+
+class LocalStorage(Storage):
+    """Storage on a local (POSIX) file system.
+
+    Args:
+        root_uri: a ``file://`` root URI or a plain local path; it is normalised
+            with :func:`normalize_root_uri`.
+        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+
+    The root directory is created lazily, by the first write.
+    """
+
+    def __init__(self, root_uri: str, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        root_uri = normalize_root_uri(root_uri)
+        if not root_uri.startswith("file://"):
+            raise InvalidURIError(
+                root_uri, f"LocalStorage needs a file:// root URI, got {root_uri!r}"
+            )
+        super().__init__(root_uri, cache_bytes=cache_bytes)
+        self.root_dir = _uri_to_os_path(root_uri)
+
+    # -- helpers --------------------------------------------------------------
+
+    def _os_path(self, path: str) -> str:
+        check_path(path)
+        return os.path.join(self.root_dir, *path.split("/"))
+
+    @contextlib.contextmanager
+    def _errors(self, operation: str, path: str) -> Iterator[None]:
+        # Turn OS errors into the driver's hierarchy, naming the storage path.
+        # Our own errors are not OSErrors and pass through untouched.
+        try:
+            yield
+        except OSError as exc:
+            raise StorageError(
+                f"{operation} of {path!r} under {self.root_uri} failed: "
+                f"{type(exc).__name__}: {exc.strerror or exc}",
+                path=path,
+            ) from exc
+
+    def _write_temp(self, directory: str, data: bytes) -> str:
+        os.makedirs(directory, exist_ok=True)
+        temp = os.path.join(directory, f"{TEMP_PREFIX}{uuid.uuid4()}")
+        try:
+            with open(temp, "xb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            _unlink_quietly(temp)
+            raise
+        return temp
+
+    # -- primitives -----------------------------------------------------------
+
+    def _read(self, path: str) -> bytes:
+        full = self._os_path(path)
+        with self._errors("read", path):
+            try:
+                with open(full, "rb") as handle:
+                    return handle.read()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+                # A directory is not a file: object stores would say "no such key".
+                raise StorageFileNotFoundError(
+                    f"file {path!r} does not exist under {self.root_uri}", path=path
+                ) from exc
+
+    def _write(self, path: str, data: bytes) -> None:
+        full = self._os_path(path)
+        directory = os.path.dirname(full)
+        with self._errors("write", path):
+            temp = self._write_temp(directory, data)
+            try:
+                os.replace(temp, full)
+            except BaseException:
+                _unlink_quietly(temp)
+                raise
+            _fsync_directory(directory)
+
+    def _create_exclusive(self, path: str, data: bytes) -> None:
+        full = self._os_path(path)
+        directory = os.path.dirname(full)
+        with self._errors("exclusive create", path):
+            temp = self._write_temp(directory, data)
+            try:
+                os.link(temp, full)
+            except FileExistsError as exc:
+                raise FileAlreadyExistsError(
+                    f"file {path!r} already exists under {self.root_uri}: another "
+                    "writer created it first",
+                    path=path,
+                ) from exc
+            except OSError as exc:
+                if exc.errno in _NO_LINK_ERRNOS:
+                    raise ExclusiveCreateNotSupportedError(
+                        f"the file system under {self.root_uri} cannot create hard "
+                        f"links ({exc.strerror}), which LocalStorage needs for atomic "
+                        "exclusive create; put the lakehouse on a POSIX file system "
+                        "such as ext4, xfs, apfs or tmpfs",
+                        uri=self.root_uri,
+                    ) from exc
+                raise
+            finally:
+                _unlink_quietly(temp)
+            _fsync_directory(directory)
+
+    def _delete(self, path: str) -> None:
+        full = self._os_path(path)
+        with self._errors("delete", path):
+            try:
+                os.unlink(full)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                return  # no such file: deleting it is a no-op by contract
+
+    def _exists(self, path: str) -> bool:
+        return os.path.isfile(self._os_path(path))
+
+    def _list(self, prefix: str) -> list[str]:
+        check_path(prefix, is_prefix=True)
+        # The prefix is a string prefix: "a/b" matches "a/b.txt" and "a/bc/d".
+        # Walk only the deepest directory the prefix fully names.
+        directory, _, _ = prefix.rpartition("/")
+        start = os.path.join(self.root_dir, *directory.split("/")) if directory else (self.root_dir)
+        out: list[str] = []
+        with self._errors("list", prefix):
+            self._walk(start, f"{directory}/" if directory else "", prefix, out)
+        return out
+
+    def _walk(self, os_dir: str, rel_dir: str, prefix: str, out: list[str]) -> None:
+        try:
+            entries = list(os.scandir(os_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            if entry.name.startswith(TEMP_PREFIX):
+                continue
+            rel = rel_dir + entry.name
+            if entry.is_dir():
+                # Descend only if something below could still match the prefix.
+                if (rel + "/").startswith(prefix) or prefix.startswith(rel + "/"):
+                    self._walk(entry.path, rel + "/", prefix, out)
+            elif rel.startswith(prefix) and entry.is_file():
+                out.append(rel)
+
+
+def _uri_to_os_path(root_uri: str) -> str:
+    path = root_uri[len("file://") :]
+    if os.name == "nt" and len(path) > 2 and path[2] == ":":
+        path = path[1:]  # file:///C:/x/ -> C:/x/
+    return path
+
+
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _fsync_directory(directory: str) -> None:
+    # Make the new directory entry durable; not possible (nor needed) on Windows.
+    if os.name == "nt":
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+__all__ = ["TEMP_PREFIX", "LocalStorage"]
