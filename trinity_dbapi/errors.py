@@ -22,7 +22,7 @@ PEP 249 layout::
 from __future__ import annotations
 
 
-class Warning(Exception):  # noqa: A001 - the name is mandated by PEP 249
+class Warning(Exception):
     """Important warnings, such as data truncation (PEP 249)."""
 
 

@@ -13,6 +13,7 @@ names, definitions and transactions with isolation levels build on it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -175,7 +176,9 @@ class Lakehouse:
         return lakehouse
 
     @classmethod
-    def open(cls, uri: str | Storage, *, storage_options: Mapping[str, Any] | None = None) -> Lakehouse:
+    def open(
+        cls, uri: str | Storage, *, storage_options: Mapping[str, Any] | None = None
+    ) -> Lakehouse:
         """Open the lakehouse at ``uri``, with the definition of its latest version.
 
         Raises:
@@ -194,7 +197,9 @@ class Lakehouse:
         return lakehouse
 
     @classmethod
-    def exists(cls, uri: str | Storage, *, storage_options: Mapping[str, Any] | None = None) -> bool:
+    def exists(
+        cls, uri: str | Storage, *, storage_options: Mapping[str, Any] | None = None
+    ) -> bool:
         """Whether a lakehouse exists at ``uri``."""
         storage = _storage(uri, storage_options)
         return storage.exists(root_node_file_name(0)) or bool(_listed_versions(storage))
@@ -287,10 +292,8 @@ class Lakehouse:
 
     def _write_hint(self, version: int) -> None:
         # Best effort: the hint is only a starting point for the probe.
-        try:
+        with contextlib.suppress(StorageError):
             self.storage.write(LATEST_HINT_FILE, str(version).encode())
-        except StorageError:
-            pass
 
 
 def tree_config(definition: LakehouseDefinition) -> btree.TreeConfig:
@@ -377,5 +380,7 @@ def _check_key(key: object) -> str:
 
 def _check_value(key: str, value: object) -> str | None:
     if value is not None and not isinstance(value, str):
-        raise ProgrammingError(f"the value of {key!r} must be a string or None, not {type(value).__name__}")
+        raise ProgrammingError(
+            f"the value of {key!r} must be a string or None, not {type(value).__name__}"
+        )
     return value

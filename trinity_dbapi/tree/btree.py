@@ -43,6 +43,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from trinity_dbapi.format.node_file import Message
 from trinity_dbapi.tree.node import ChildRef, Node, NodeStore
@@ -93,7 +94,9 @@ class TreeConfig:
         bytes; the rest of ``node_file_max_size_bytes`` is write buffer, and a
         message row costs one key-table row plus a transaction ID.
         """
-        row = namespace_name_max_size_bytes + table_name_max_size_bytes + file_name_max_size_bytes + 4
+        row = (
+            namespace_name_max_size_bytes + table_name_max_size_bytes + file_name_max_size_bytes + 4
+        )
         buffer_bytes = node_file_max_size_bytes - order * row
         if buffer_bytes < row + TXN_ID_BYTES:
             raise ValueError(
@@ -378,7 +381,9 @@ class TreeWriter:
         return nodes, sep_keys, sep_values
 
     @staticmethod
-    def _place(node: Node, i: int, pieces: list[Node], sep_keys: list[str], sep_values: list[str]) -> None:
+    def _place(
+        node: Node, i: int, pieces: list[Node], sep_keys: list[str], sep_values: list[str]
+    ) -> None:
         """Put ``pieces`` where child ``i`` of ``node`` is, with their separators."""
         assert node.children is not None
         node.children[i : i + 1] = pieces
@@ -441,7 +446,7 @@ def _check(
     keep: str | None,
 ) -> int:
     keys = node.keys
-    assert all(a < b for a, b in zip(keys, keys[1:])), f"unsorted keys {keys}"
+    assert all(a < b for a, b in pairwise(keys)), f"unsorted keys {keys}"
     assert len(node.values) == len(keys)
     assert all(_in_range(k, lo, hi) and k != lo for k in keys), f"keys {keys} outside ({lo}, {hi})"
     assert len(keys) <= config.max_keys, f"{len(keys)} keys > {config.max_keys}"
@@ -452,7 +457,9 @@ def _check(
     else:
         flushable = [m for m in node.buffer if m.txn != keep]
         assert len(node.buffer) <= config.buffer_capacity or not flushable, "over-full root buffer"
-    assert all(_in_range(m.key, lo, hi) and m.key != lo for m in node.buffer), "message out of range"
+    assert all(_in_range(m.key, lo, hi) and m.key != lo for m in node.buffer), (
+        "message out of range"
+    )
     if node.children is None:
         assert not node.buffer or is_root, "a non-root leaf has buffered messages"
         leaf_depths.add(level)
@@ -464,7 +471,14 @@ def _check(
     total = len(keys)
     for i, child in enumerate(node.children):
         total += _check(
-            store, store.resolve(child), config, bounds[i], bounds[i + 1], level + 1, leaf_depths,
-            is_root=False, keep=keep,
+            store,
+            store.resolve(child),
+            config,
+            bounds[i],
+            bounds[i + 1],
+            level + 1,
+            leaf_depths,
+            is_root=False,
+            keep=keep,
         )
     return total

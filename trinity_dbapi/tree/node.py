@@ -17,7 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Union
 
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION, Message, NodeData, decode_node, encode_node
+from trinity_dbapi.format.node_file import (
+    DEFAULT_COMPRESSION,
+    Message,
+    NodeData,
+    decode_node,
+    encode_node,
+)
 from trinity_dbapi.format.paths import new_node_file_path
 
 if TYPE_CHECKING:
@@ -29,7 +35,7 @@ ChildRef = Union["Node", str]
 class Node:
     """One node of the TrinityLake tree."""
 
-    __slots__ = ("keys", "values", "children", "buffer", "path", "system", "_buffer_index")
+    __slots__ = ("_buffer_index", "buffer", "children", "keys", "path", "system", "values")
 
     def __init__(
         self,
@@ -139,7 +145,9 @@ class NodeStore:
         data = NodeData(system, node.keys, node.values, children, node.buffer)
         return encode_node(data, self.order, compression=self.compression)
 
-    def write_dirty_children(self, root: Node, now_millis: int, progress: Callable[[int], None] | None = None) -> int:
+    def write_dirty_children(
+        self, root: Node, now_millis: int, progress: Callable[[int], None] | None = None
+    ) -> int:
         """Write every dirty node below ``root`` to a new node file.
 
         Nodes of one level are independent, so they are encoded and created in
@@ -149,7 +157,12 @@ class NodeStore:
         levels: list[list[Node]] = []
         frontier = [root]
         while frontier:
-            nxt = [c for n in frontier for c in (n.children or ()) if isinstance(c, Node) and c.path is None]
+            nxt = [
+                c
+                for n in frontier
+                for c in (n.children or ())
+                if isinstance(c, Node) and c.path is None
+            ]
             if nxt:
                 levels.append(nxt)
             frontier = nxt

@@ -1,0 +1,182 @@
+"""Creating, opening and committing a lakehouse, on every storage backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from tests.tree.helpers import small_definition
+from trinity_dbapi.errors import (
+    CommitConflictError,
+    LakehouseExistsError,
+    LakehouseNotFoundError,
+    NoSuchVersionError,
+    ProgrammingError,
+    UnsupportedFormatVersionError,
+)
+from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name
+from trinity_dbapi.format.proto import trinity_pb2
+from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.storage import open_storage
+from trinity_dbapi.tree import btree
+
+Backend = tuple[str, dict[str, Any]]
+
+
+def _open(backend: Backend) -> Lakehouse:
+    uri, options = backend
+    return Lakehouse.open(uri, storage_options=options)
+
+
+def test_create_then_open(backend: Backend) -> None:
+    uri, options = backend
+    created = Lakehouse.create(uri, storage_options=options, name="sales", order=16)
+    assert created.latest_version() == 0
+    opened = _open(backend)
+    assert opened.definition == created.definition
+    assert opened.definition.name == "sales" and opened.definition.order == 16
+    snap = opened.snapshot()
+    assert (snap.version, list(snap.scan()), snap.previous_root) == (0, [], None)
+    assert opened.storage.read(LATEST_HINT_FILE) == b"0"
+
+
+def test_create_twice_and_open_missing(backend: Backend) -> None:
+    uri, options = backend
+    with pytest.raises(LakehouseNotFoundError, match="no Trinity Lakehouse"):
+        Lakehouse.open(uri, storage_options=options)
+    assert not Lakehouse.exists(uri, storage_options=options)
+    Lakehouse.create(uri, storage_options=options)
+    assert Lakehouse.exists(uri, storage_options=options)
+    with pytest.raises(LakehouseExistsError):
+        Lakehouse.create(uri, storage_options=options)
+
+
+def test_commits_persist_and_versions_chain(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, small_definition(4, 2), storage_options=options)
+    snap = lake.snapshot()
+    model: dict[str, str] = {}
+    for i in range(30):
+        changes: dict[str, str | None] = {f"key{i:03d}": f"v{i}", f"key{i // 2:03d}": None}
+        snap = lake.commit(snap, changes)
+        for k, v in changes.items():
+            if v is None:
+                model.pop(k, None)
+            else:
+                model[k] = v
+    reopened = _open(backend)
+    latest = reopened.snapshot()
+    assert latest.version == 30
+    assert dict(latest.scan()) == model
+    assert latest.depth() >= 3  # order 4 with a dozen keys needs several levels
+    btree.check_invariants(reopened.nodes, latest.root, reopened.tree_config, latest.latest_txn)
+    assert latest.previous_root == root_node_file_name(29)
+    # every old version stays readable: copy-on-write never rewrote a file
+    assert reopened.snapshot(10).get("key009") == "v9"
+    assert reopened.snapshot(0).get("key009") is None
+    with pytest.raises(NoSuchVersionError, match="version 31 does not exist"):
+        reopened.snapshot(31)
+
+
+def test_root_node_system_rows(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, storage_options=options)
+    lake.commit(lake.snapshot(), {"a": "1"})
+    data = lake.storage.read("_10000000000000000000000000000000.arrow")
+    table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+    rows = dict(zip(table.column("key").to_pylist()[:4], table.column("value").to_pylist()[:4]))
+    assert rows["previous_root"] == "_00000000000000000000000000000000.arrow"
+    assert rows["lakehouse_def"].startswith("_lakehouse_def_")
+    assert rows["n_keys"] == "0"  # the key is still a buffered message
+    assert int(rows["created_at_millis"]) > 1_600_000_000_000
+
+
+@pytest.mark.parametrize("hint", [None, b"", b"garbage", b"0", b"2", b"99", b"-1", b"\xff\xfe"])
+def test_a_bad_hint_never_hides_a_version(backend: Backend, hint: bytes | None) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, storage_options=options)
+    snap = lake.snapshot()
+    for i in range(5):
+        snap = lake.commit(snap, {f"k{i}": "v"})
+    if hint is None:
+        lake.storage.delete(LATEST_HINT_FILE)
+    else:
+        lake.storage.write(LATEST_HINT_FILE, hint)
+    reopened = _open(backend)
+    assert reopened.latest_version() == 5
+    assert reopened.snapshot().get("k4") == "v"
+
+
+def test_losing_the_root_create_is_a_conflict(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, storage_options=options)
+    base = lake.snapshot()
+    lake.commit(base, {"a": "winner"})
+    with pytest.raises(
+        CommitConflictError, match=r"version 1 .* committed by another writer"
+    ) as info:
+        lake.commit(base, {"a": "loser"})
+    assert info.value.version == 1
+    assert _open(backend).snapshot().get("a") == "winner"
+
+
+def test_unchanged_subtrees_are_shared(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, small_definition(4, 3), storage_options=options)
+    snap = lake.snapshot()
+    for i in range(0, 60, 3):
+        snap = lake.commit(snap, {f"k{i:03d}": "a", f"k{i + 1:03d}": "b", f"k{i + 2:03d}": "c"})
+    snap = lake.commit(snap, {"k000": "x"})  # leaves the root buffer with room
+    assert snap.root.children is not None and len(snap.root.buffer) <= 3
+    before = lake.storage.stats.snapshot()
+    after = lake.commit(snap, {"k999": "new"})
+    used = lake.storage.stats.since(before)
+    if len(after.root.buffer) <= 3:  # no flush was needed: only the root is new
+        assert used.creates == 1
+        assert after.root.children == snap.root.children
+    shared = set(after.root.children or ()) & set(snap.root.children or ())
+    assert shared, "a one-key commit must share unchanged children"
+
+
+def test_latest_transaction_stays_in_the_root_even_past_capacity(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, small_definition(3, 1), storage_options=options)
+    batch = {f"k{i:02d}": str(i) for i in range(20)}
+    snap = lake.commit(lake.snapshot(), batch)
+    assert {m.key for m in snap.latest_messages()} == set(batch)
+    snap = lake.commit(snap, {"z": "1"})
+    # the previous transaction's messages were flushed; only the new one stays
+    assert [(m.key, m.value) for m in snap.root.buffer] == [("z", "1")]
+    assert dict(_open(backend).snapshot().scan()) == {**batch, "z": "1"}
+
+
+def test_unsupported_major_version_is_refused(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, storage_options=options)
+    def_path = lake.snapshot().definition_path
+    proto = trinity_pb2.LakehouseDef()
+    proto.ParseFromString(lake.storage.read(def_path))
+    proto.major_version = 7
+    storage = open_storage(uri, storage_options=options)
+    storage.delete(def_path)
+    storage.create_exclusive(def_path, proto.SerializeToString())
+    with pytest.raises(UnsupportedFormatVersionError, match="major version 7"):
+        _open(backend)
+
+
+def test_bad_keys_and_values_are_programming_errors(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, storage_options=options)
+    with pytest.raises(ProgrammingError, match="non-empty strings"):
+        lake.commit(lake.snapshot(), {"": "x"})
+    with pytest.raises(ProgrammingError, match="must be a string or None"):
+        lake.commit(lake.snapshot(), {"k": 3})  # type: ignore[dict-item]
+    assert lake.latest_version() == 0
+
+
+def test_definition_too_small_for_the_order_is_refused() -> None:
+    with pytest.raises(ProgrammingError, match="node_file_max_size_bytes"):
+        LakehouseDefinition(name="x", order=128, node_file_max_size_bytes=1000)
