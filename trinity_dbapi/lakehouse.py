@@ -128,6 +128,9 @@ class Lakehouse:
         compression = definition.properties.get(COMPRESSION_PROPERTY, DEFAULT_COMPRESSION)
         self.nodes = NodeStore(storage, definition.order, compression=compression)
         self._definitions: dict[str, LakehouseDefinition] = {}
+        #: The latest version when the lakehouse was opened or created; a reader
+        #: that starts at once pins it without probing for the latest again.
+        self.opened_version = 0
 
     def __repr__(self) -> str:
         return f"Lakehouse({self.storage.root_uri!r}, name={self.definition.name!r})"
@@ -194,6 +197,7 @@ class Lakehouse:
         definition = LakehouseDefinition.from_bytes(storage.read(def_path), def_path)
         lakehouse = cls(storage, definition)
         lakehouse._definitions[def_path] = definition
+        lakehouse.opened_version = version
         return lakehouse
 
     @classmethod
@@ -279,16 +283,33 @@ class Lakehouse:
         try:
             self.storage.create_exclusive(name, data)
         except FileAlreadyExistsError:
-            raise CommitConflictError(
-                f"version {version} of {self.storage.root_uri!r} was committed by another "
-                f"writer first; this commit was based on version {base.version}. Start again "
-                "from the latest version",
-                version=version,
-            ) from None
+            if not self._is_own_root(name, data):
+                raise self._conflict(base, version) from None
         new_root.path = name
         new_root.system = system
         self._write_hint(version)
         return Snapshot(version, new_root, self)
+
+    def _is_own_root(self, name: str, data: bytes) -> bool:
+        """Whether the root that "already exists" is the one this commit wrote.
+
+        An object store may lose the response to a create that succeeded; the
+        client's retry then fails its If-None-Match precondition. The root
+        holds this commit's new node paths (fresh UUIDs), so equal bytes can
+        only be our own write.
+        """
+        try:
+            return self.storage.read(name) == data
+        except StorageError:
+            return False
+
+    def _conflict(self, base: Snapshot, version: int) -> CommitConflictError:
+        return CommitConflictError(
+            f"version {version} of {self.storage.root_uri!r} was committed by another "
+            f"writer first; this commit was based on version {base.version}. Start again "
+            "from the latest version",
+            version=version,
+        )
 
     def _write_hint(self, version: int) -> None:
         # Best effort: the hint is only a starting point for the probe.

@@ -180,3 +180,34 @@ def test_bad_keys_and_values_are_programming_errors(backend: Backend) -> None:
 def test_definition_too_small_for_the_order_is_refused() -> None:
     with pytest.raises(ProgrammingError, match="node_file_max_size_bytes"):
         LakehouseDefinition(name="x", order=128, node_file_max_size_bytes=1000)
+
+
+def test_a_lost_create_response_is_not_a_conflict(backend: Backend) -> None:
+    """An object store may lose the reply to a create that won; the retry then
+    sees its own file. The commit must count as done, not as a conflict."""
+    uri, options = backend
+    lake = Lakehouse.create(uri, storage_options=options)
+    storage = lake.storage
+    real_create = storage._create_exclusive
+
+    def create_then_lose_reply(path: str, data: bytes) -> None:
+        real_create(path, data)
+        if path.startswith("_1"):  # root version 1: the "retry" finds the file
+            real_create(path, data)
+
+    storage._create_exclusive = create_then_lose_reply  # type: ignore[method-assign]
+    snap = lake.commit(lake.snapshot(), {"a": "1"})
+    assert snap.version == 1
+    assert _open(backend).snapshot().get("a") == "1"
+
+
+def test_progress_is_reported_for_written_nodes(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, small_definition(4, 2), storage_options=options)
+    snap = lake.commit(lake.snapshot(), {f"k{i:03d}": "v" for i in range(200)})
+    seen: list[int] = []
+    before = lake.storage.stats.snapshot()
+    lake.commit(snap, {"x": "1"}, progress=seen.append)
+    created = lake.storage.stats.since(before).creates
+    assert seen == list(range(1, created))  # every node file but the root, in order
+    assert len(seen) > 10

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -239,15 +240,28 @@ class TreeWriter:
             _apply_to_leaf(node, flushable)
             return
         self._absorb(node, keep)
-        while len(node.buffer) > limit:
-            counts = [0] * (len(node.keys) + 1)
-            for m in node.buffer:
-                if m.txn != keep:
-                    counts[bisect_left(node.keys, m.key)] += 1
-            best = max(range(len(counts)), key=counts.__getitem__)
-            if counts[best] == 0:
-                return
-            self._restructure(node, best, best, keep)
+        excess = len(node.buffer) - limit
+        if excess <= 0:
+            return
+        # Route every message once, then push the biggest batches. Pushing in
+        # descending child order keeps the lower indexes valid while children
+        # split; underfull children are repaired once, at the end.
+        keys = node.keys
+        routes = [bisect_left(keys, m.key) if m.txn != keep else -1 for m in node.buffer]
+        chosen: dict[int, list[Message]] = {}
+        total = 0
+        for route, count in Counter(r for r in routes if r >= 0).most_common():
+            if total >= excess:
+                break
+            chosen[route] = []
+            total += count
+        rest: list[Message] = []
+        for m, route in zip(node.buffer, routes):
+            chosen.get(route, rest).append(m)
+        node.buffer = rest
+        for route in sorted(chosen, reverse=True):
+            self._rebuild(node, route, route, keep, chosen[route], pull=False)
+        self._repair_seams(node, keep)
 
     def _absorb(self, node: Node, keep: str | None) -> None:
         """Apply buffered messages for the node's own keys at the node (I2)."""
@@ -288,23 +302,32 @@ class TreeWriter:
             start, count = self._rebuild(node, left, left + 1, keep)
 
     def _rebuild(
-        self, node: Node, i: int, j: int, keep: str | None, extra: Sequence[Message] = ()
+        self,
+        node: Node,
+        i: int,
+        j: int,
+        keep: str | None,
+        extra: Sequence[Message] = (),
+        *,
+        pull: bool = True,
     ) -> tuple[int, int]:
         """Combine children ``i..j`` and the separators between them, apply the
         node's messages for that range plus ``extra``, and split evenly.
 
         Returns where the resulting pieces start among the node's children and
-        how many there are.
+        how many there are. ``pull=False`` skips taking the node's messages,
+        for a caller that already took them (and passes them as ``extra``).
         """
         assert node.children is not None
         lo = node.keys[i - 1] if i > 0 else None
         hi = node.keys[j] if j < len(node.keys) else None
         pulled: list[Message] = []
-        kept: list[Message] = []
-        for m in node.buffer:
-            inside = m.txn != keep and (lo is None or m.key > lo) and (hi is None or m.key < hi)
-            (pulled if inside else kept).append(m)
-        node.buffer = kept
+        if pull:
+            kept: list[Message] = []
+            for m in node.buffer:
+                inside = m.txn != keep and (lo is None or m.key > lo) and (hi is None or m.key < hi)
+                (pulled if inside else kept).append(m)
+            node.buffer = kept
         parts = [self.store.mutable(c) for c in node.children[i : j + 1]]
         combined = parts[0]
         for sep_key, sep_value, part in zip(node.keys[i:j], node.values[i:j], parts[1:]):
@@ -316,14 +339,14 @@ class TreeWriter:
             combined.buffer += part.buffer
         del node.keys[i:j], node.values[i:j]
         node.children[i : j + 1] = [combined]
-        self._repair_seams(combined)
+        self._repair_seams(combined, None)
         self._apply(combined, [*pulled, *extra])
-        self._repair_seams(combined)
+        self._repair_seams(combined, None)
         pieces = self._split_even(combined)
         self._place(node, i, *pieces)
         return i, len(pieces[0])
 
-    def _repair_seams(self, node: Node) -> None:
+    def _repair_seams(self, node: Node, keep: str | None) -> None:
         """Merge away underfull children a combination inherited.
 
         A node left with a single child cannot repair that child; once the
@@ -337,7 +360,7 @@ class TreeWriter:
             child = node.children[i]
             if isinstance(child, Node) and len(child.keys) < min_keys:
                 left = i - 1 if i > 0 else i
-                self._restructure(node, left, left + 1, None)
+                self._restructure(node, left, left + 1, keep)
                 i = max(left - 1, 0)
             else:
                 i += 1
