@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
+from typing import TextIO
 
 from trinity_dbapi.format.definitions import (
     Column,
@@ -95,7 +96,7 @@ def load_bulk(lake: Lakehouse, snap: Snapshot, count: int, tag: str) -> Snapshot
     return lake.commit(snap, changes)
 
 
-def show(snap: Snapshot, out=sys.stdout) -> None:
+def show(snap: Snapshot, out: TextIO = sys.stdout) -> None:
     """Print the namespaces and tables a snapshot holds."""
     limits = snap.definition.key_limits
     print(f"version {snap.version} (created_at_millis={snap.created_at_millis})", file=out)

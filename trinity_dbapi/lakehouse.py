@@ -249,13 +249,17 @@ class Lakehouse:
         """Commit ``changes`` (key -> value, None deletes) on top of ``base``.
 
         Writes the changed non-root nodes to new files, then exclusively creates
-        root version ``base.version + 1``.
+        root version ``base.version + 1``. Empty ``changes`` commit nothing and
+        return ``base``: a version always records the transaction that made it
+        by its messages in the root.
 
         Raises:
             CommitConflictError: another writer created that version first; the
                 files this commit wrote are unreachable and garbage collection
                 removes them.
         """
+        if not changes:
+            return base
         txn = txn_id or str(uuid.uuid4())
         messages = [Message(_check_key(k), _check_value(k, v), txn) for k, v in changes.items()]
         new_root = btree.TreeWriter(self.nodes, self.tree_config).commit(base.root, messages, txn)

@@ -211,3 +211,13 @@ def test_progress_is_reported_for_written_nodes(backend: Backend) -> None:
     created = lake.storage.stats.since(before).creates
     assert seen == list(range(1, created))  # every node file but the root, in order
     assert len(seen) > 10
+
+
+def test_an_empty_commit_makes_no_version(backend: Backend) -> None:
+    uri, options = backend
+    lake = Lakehouse.create(uri, storage_options=options)
+    snap = lake.commit(lake.snapshot(), {"a": "1"})
+    before = lake.storage.stats.snapshot()
+    assert lake.commit(snap, {}) is snap
+    assert lake.storage.stats.since(before).creates == 0
+    assert lake.latest_version() == 1
