@@ -1,0 +1,92 @@
+"""Object definitions: the lakehouse, namespaces and tables (``.binpb`` files).
+
+Each definition is a frozen dataclass that validates itself on construction
+and converts to and from the protobuf messages of ``proto/trinity.proto``:
+
+* :class:`LakehouseDefinition` -- schema ID 0, the tree's global settings.
+* :class:`NamespaceDefinition` -- schema ID 1.
+* :class:`TableDefinition` -- schema ID 2, with :class:`Column` and
+  :class:`DataType` describing its schema.
+
+Reading (``from_bytes``) applies the format defaults to unset fields and turns
+every problem with the file into :class:`~trinity_dbapi.errors.CorruptFileError`
+naming the file; constructing an invalid definition in code raises
+:class:`~trinity_dbapi.errors.InvalidDefinitionError` naming the field (or
+:class:`~trinity_dbapi.errors.InvalidNameError` for an object name).
+
+The package is split by object, each file readable in one sitting:
+
+* ``_common.py`` -- :class:`FrozenMap`, the private field checks
+  (``_check_int``, ``_string_map``, ...), the file error helpers and the
+  ``to_bytes`` / ``from_bytes`` base shared by the three definitions.
+* ``lakehouse.py`` -- :class:`LakehouseDefinition`, :class:`NamespaceDefinition`
+  and the lakehouse defaults (``DEFAULT_ORDER``, ``MIN_ORDER``, ...).
+* ``types.py`` -- :class:`DataType`, :class:`Column`, ``TYPE_KINDS`` and the
+  type parameter limits.
+* ``table.py`` -- :class:`TableDefinition` and ``TABLE_TYPES``.
+* ``__init__.py`` (this file) -- :data:`DEFINITION_TYPES` and the re-exports:
+  import from ``trinity_dbapi.format.definitions``, not from the submodules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from trinity_dbapi.format import keys
+from trinity_dbapi.format.definitions._common import FrozenMap
+from trinity_dbapi.format.definitions.lakehouse import (
+    DEFAULT_FILE_NAME_MAX_SIZE_BYTES,
+    DEFAULT_MAXIMUM_VERSION_AGE_MILLIS,
+    DEFAULT_MINIMUM_VERSIONS_TO_KEEP,
+    DEFAULT_NAMESPACE_NAME_MAX_SIZE_BYTES,
+    DEFAULT_NODE_FILE_MAX_SIZE_BYTES,
+    DEFAULT_ORDER,
+    DEFAULT_TABLE_NAME_MAX_SIZE_BYTES,
+    MIN_ORDER,
+    NODE_KEY_ROW_OVERHEAD_BYTES,
+    LakehouseDefinition,
+    NamespaceDefinition,
+)
+from trinity_dbapi.format.definitions.table import TABLE_TYPES, TableDefinition
+from trinity_dbapi.format.definitions.types import (
+    MAX_DECIMAL_PRECISION,
+    MAX_TIME_PRECISION,
+    TYPE_KINDS,
+    Column,
+    DataType,
+)
+
+__all__ = [
+    "DEFAULT_FILE_NAME_MAX_SIZE_BYTES",
+    "DEFAULT_MAXIMUM_VERSION_AGE_MILLIS",
+    "DEFAULT_MINIMUM_VERSIONS_TO_KEEP",
+    "DEFAULT_NAMESPACE_NAME_MAX_SIZE_BYTES",
+    "DEFAULT_NODE_FILE_MAX_SIZE_BYTES",
+    "DEFAULT_ORDER",
+    "DEFAULT_TABLE_NAME_MAX_SIZE_BYTES",
+    "DEFINITION_TYPES",
+    "MAX_DECIMAL_PRECISION",
+    "MAX_TIME_PRECISION",
+    "MIN_ORDER",
+    "NODE_KEY_ROW_OVERHEAD_BYTES",
+    "TABLE_TYPES",
+    "TYPE_KINDS",
+    "Column",
+    "DataType",
+    "FrozenMap",
+    "LakehouseDefinition",
+    "NamespaceDefinition",
+    "TableDefinition",
+]
+
+
+#: Definition class of each object schema ID (lakehouse, namespace, table).
+DEFINITION_TYPES: Mapping[
+    int, type[LakehouseDefinition | NamespaceDefinition | TableDefinition]
+] = FrozenMap(
+    {
+        keys.LAKEHOUSE_SCHEMA_ID: LakehouseDefinition,
+        keys.NAMESPACE_SCHEMA_ID: NamespaceDefinition,
+        keys.TABLE_SCHEMA_ID: TableDefinition,
+    }
+)

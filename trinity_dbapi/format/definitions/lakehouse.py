@@ -1,0 +1,283 @@
+"""The lakehouse definition (schema ID 0) and namespace definitions (schema ID 1)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from trinity_dbapi import FORMAT_MAJOR_VERSION
+from trinity_dbapi.errors import UnsupportedFormatVersionError
+from trinity_dbapi.format import keys
+from trinity_dbapi.format.definitions._common import (
+    _EMPTY,
+    _UINT32_MAX,
+    _UINT64_MAX,
+    _BinpbDefinition,
+    _check_int,
+    _check_str,
+    _fail,
+    _set,
+    _string_map,
+    _uint64_map,
+)
+from trinity_dbapi.format.paths import MAX_WRITTEN_PATH_BYTES
+from trinity_dbapi.format.proto import trinity_pb2 as pb
+
+DEFAULT_ORDER = 128
+DEFAULT_NAMESPACE_NAME_MAX_SIZE_BYTES = 100
+DEFAULT_TABLE_NAME_MAX_SIZE_BYTES = 100
+DEFAULT_FILE_NAME_MAX_SIZE_BYTES = 200
+DEFAULT_NODE_FILE_MAX_SIZE_BYTES = 1048576
+DEFAULT_MAXIMUM_VERSION_AGE_MILLIS = 7 * 24 * 60 * 60 * 1000
+DEFAULT_MINIMUM_VERSIONS_TO_KEEP = 3
+
+#: The smallest B-tree order that still splits nodes into two non-empty halves.
+MIN_ORDER = 3
+#: Per-row bytes of the node key table on top of the names and the file path.
+NODE_KEY_ROW_OVERHEAD_BYTES = 4
+
+# A snapshot name that is all digits would read as a version number in
+# FOR SYSTEM_VERSION AS OF, so exported snapshot names must not be numeric.
+_NUMERIC_RE = re.compile(r"[0-9]+")
+
+
+# --- lakehouse ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LakehouseDefinition(_BinpbDefinition):
+    """The lakehouse definition (schema ID 0): global settings of the tree.
+
+    Attributes:
+        name: A user-friendly name of the lakehouse (required, non-empty).
+        major_version: Format major version; must be ``FORMAT_MAJOR_VERSION``.
+        order: Order N of the B-epsilon tree (children per node), >= 3.
+        namespace_name_max_size_bytes: Maximum namespace name size (UTF-8).
+        table_name_max_size_bytes: Maximum table name size (UTF-8).
+        file_name_max_size_bytes: Maximum size of a file path stored in the
+            tree; at least ``paths.MAX_WRITTEN_PATH_BYTES``.
+        node_file_max_size_bytes: Target size of a node file; must exceed the
+            node key table estimate.
+        properties: Free-form user properties.
+        maximum_version_age_millis: Versions older than this may expire.
+        minimum_versions_to_keep: Expiration always keeps this many versions.
+        maximum_version_age_millis_overrides: Per-version maximum ages.
+        exported_snapshots: Exported snapshot name -> root node file location.
+    """
+
+    name: str
+    major_version: int = FORMAT_MAJOR_VERSION
+    order: int = DEFAULT_ORDER
+    namespace_name_max_size_bytes: int = DEFAULT_NAMESPACE_NAME_MAX_SIZE_BYTES
+    table_name_max_size_bytes: int = DEFAULT_TABLE_NAME_MAX_SIZE_BYTES
+    file_name_max_size_bytes: int = DEFAULT_FILE_NAME_MAX_SIZE_BYTES
+    node_file_max_size_bytes: int = DEFAULT_NODE_FILE_MAX_SIZE_BYTES
+    properties: Mapping[str, str] = _EMPTY
+    maximum_version_age_millis: int = DEFAULT_MAXIMUM_VERSION_AGE_MILLIS
+    minimum_versions_to_keep: int = DEFAULT_MINIMUM_VERSIONS_TO_KEEP
+    maximum_version_age_millis_overrides: Mapping[int, int] = _EMPTY
+    exported_snapshots: Mapping[str, str] = _EMPTY
+
+    schema_id: ClassVar[int] = keys.LAKEHOUSE_SCHEMA_ID
+    _message_type: ClassVar[type[pb.LakehouseDef]] = pb.LakehouseDef
+    _what: ClassVar[str] = "lakehouse definition"
+
+    def __post_init__(self) -> None:
+        _set(self, "properties", _string_map("properties", self.properties))
+        _set(
+            self,
+            "maximum_version_age_millis_overrides",
+            _uint64_map(
+                "maximum_version_age_millis_overrides", self.maximum_version_age_millis_overrides
+            ),
+        )
+        _set(self, "exported_snapshots", _string_map("exported_snapshots", self.exported_snapshots))
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every field.
+
+        Raises:
+            InvalidDefinitionError: Naming the first invalid field.
+            UnsupportedFormatVersionError: If ``major_version`` is not the one
+                this implementation supports.
+        """
+        _check_str("name", self.name, required=True)
+        _check_int("major_version", self.major_version, 0, _UINT32_MAX)
+        if self.major_version != FORMAT_MAJOR_VERSION:
+            raise UnsupportedFormatVersionError(self.major_version, FORMAT_MAJOR_VERSION)
+        _check_int("order", self.order, MIN_ORDER, _UINT32_MAX)
+        _check_int(
+            "namespace_name_max_size_bytes", self.namespace_name_max_size_bytes, 1, _UINT32_MAX
+        )
+        _check_int("table_name_max_size_bytes", self.table_name_max_size_bytes, 1, _UINT32_MAX)
+        _check_int(
+            "file_name_max_size_bytes",
+            self.file_name_max_size_bytes,
+            MAX_WRITTEN_PATH_BYTES,
+            _UINT32_MAX,
+        )
+        _check_int("node_file_max_size_bytes", self.node_file_max_size_bytes, 1, _UINT64_MAX)
+        _check_int("maximum_version_age_millis", self.maximum_version_age_millis, 0, _UINT64_MAX)
+        # At least the latest version must survive expiration.
+        _check_int("minimum_versions_to_keep", self.minimum_versions_to_keep, 1, _UINT32_MAX)
+        self._validate_node_size()
+        self._validate_snapshots()
+
+    def _validate_node_size(self) -> None:
+        estimate = self.node_key_table_size_estimate
+        if estimate >= self.node_file_max_size_bytes:
+            raise _fail(
+                "node_file_max_size_bytes",
+                f"node_file_max_size_bytes is {self.node_file_max_size_bytes} but the node key "
+                f"table alone takes about order * (namespace_name_max_size_bytes + "
+                f"table_name_max_size_bytes + file_name_max_size_bytes + "
+                f"{NODE_KEY_ROW_OVERHEAD_BYTES}) = {self.order} * "
+                f"({self.namespace_name_max_size_bytes} + {self.table_name_max_size_bytes} + "
+                f"{self.file_name_max_size_bytes} + {NODE_KEY_ROW_OVERHEAD_BYTES}) = {estimate} "
+                "bytes, which must be less than node_file_max_size_bytes to leave room for the "
+                f"write buffer; raise node_file_max_size_bytes above {estimate} or lower the "
+                "order or the name sizes",
+            )
+
+    def _validate_snapshots(self) -> None:
+        for snapshot, location in self.exported_snapshots.items():
+            if not snapshot or _NUMERIC_RE.fullmatch(snapshot):
+                raise _fail(
+                    "exported_snapshots",
+                    f"exported_snapshots: snapshot name {snapshot!r} must be non-empty and not all digits "
+                    "(a number means a version in FOR SYSTEM_VERSION AS OF); choose another name",
+                )
+            if not location:
+                raise _fail(
+                    "exported_snapshots",
+                    f"exported_snapshots: snapshot {snapshot!r} has an empty root node file "
+                    "location; record where the exported root node file is",
+                )
+
+    @property
+    def node_key_table_size_estimate(self) -> int:
+        """Approximate bytes of a node key table: order * (name sizes + path + 4)."""
+        row = (
+            self.namespace_name_max_size_bytes
+            + self.table_name_max_size_bytes
+            + self.file_name_max_size_bytes
+            + NODE_KEY_ROW_OVERHEAD_BYTES
+        )
+        return self.order * row
+
+    @property
+    def key_limits(self) -> keys.KeyLimits:
+        """The name size limits used to encode object keys."""
+        return keys.KeyLimits(self.namespace_name_max_size_bytes, self.table_name_max_size_bytes)
+
+    def replace(self, **changes: Any) -> LakehouseDefinition:
+        """Return a copy with ``changes`` applied (and validated)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_proto(self) -> pb.LakehouseDef:
+        """Return the protobuf message, with every field written explicitly."""
+        return pb.LakehouseDef(
+            name=self.name,
+            major_version=self.major_version,
+            order=self.order,
+            namespace_name_max_size_bytes=self.namespace_name_max_size_bytes,
+            table_name_max_size_bytes=self.table_name_max_size_bytes,
+            file_name_max_size_bytes=self.file_name_max_size_bytes,
+            node_file_max_size_bytes=self.node_file_max_size_bytes,
+            properties=dict(self.properties),
+            maximum_version_age_millis=self.maximum_version_age_millis,
+            minimum_versions_to_keep=self.minimum_versions_to_keep,
+            maximum_version_age_millis_overrides=dict(self.maximum_version_age_millis_overrides),
+            exported_snapshots=dict(self.exported_snapshots),
+        )
+
+    @classmethod
+    def from_proto(cls, message: pb.LakehouseDef) -> LakehouseDefinition:
+        """Build a definition from a message, applying defaults to unset fields.
+
+        Raises:
+            UnsupportedFormatVersionError: For another format major version.
+            InvalidDefinitionError: If a field is invalid.
+        """
+        if message.major_version != FORMAT_MAJOR_VERSION:
+            raise UnsupportedFormatVersionError(message.major_version, FORMAT_MAJOR_VERSION)
+
+        def opt(name: str, default: int) -> int:
+            return int(getattr(message, name)) if message.HasField(name) else default
+
+        return cls(
+            name=message.name,
+            major_version=message.major_version,
+            order=opt("order", DEFAULT_ORDER),
+            namespace_name_max_size_bytes=opt(
+                "namespace_name_max_size_bytes", DEFAULT_NAMESPACE_NAME_MAX_SIZE_BYTES
+            ),
+            table_name_max_size_bytes=opt(
+                "table_name_max_size_bytes", DEFAULT_TABLE_NAME_MAX_SIZE_BYTES
+            ),
+            file_name_max_size_bytes=opt(
+                "file_name_max_size_bytes", DEFAULT_FILE_NAME_MAX_SIZE_BYTES
+            ),
+            node_file_max_size_bytes=opt(
+                "node_file_max_size_bytes", DEFAULT_NODE_FILE_MAX_SIZE_BYTES
+            ),
+            properties=dict(message.properties),
+            maximum_version_age_millis=opt(
+                "maximum_version_age_millis", DEFAULT_MAXIMUM_VERSION_AGE_MILLIS
+            ),
+            minimum_versions_to_keep=opt(
+                "minimum_versions_to_keep", DEFAULT_MINIMUM_VERSIONS_TO_KEEP
+            ),
+            maximum_version_age_millis_overrides=dict(message.maximum_version_age_millis_overrides),
+            exported_snapshots=dict(message.exported_snapshots),
+        )
+
+
+# --- namespace ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NamespaceDefinition(_BinpbDefinition):
+    """A namespace definition (schema ID 1).
+
+    Attributes:
+        name: The namespace name (object name rules; size checked at key encoding).
+        properties: Free-form user properties.
+    """
+
+    name: str
+    properties: Mapping[str, str] = _EMPTY
+
+    schema_id: ClassVar[int] = keys.NAMESPACE_SCHEMA_ID
+    _message_type: ClassVar[type[pb.NamespaceDef]] = pb.NamespaceDef
+    _what: ClassVar[str] = "namespace definition"
+
+    def __post_init__(self) -> None:
+        _set(self, "properties", _string_map("properties", self.properties))
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every field.
+
+        Raises:
+            InvalidNameError: If the name breaks the object name rules.
+            InvalidDefinitionError: Naming another invalid field.
+        """
+        keys.check_name_characters(self.name, "namespace")
+
+    def replace(self, **changes: Any) -> NamespaceDefinition:
+        """Return a copy with ``changes`` applied (and validated)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_proto(self) -> pb.NamespaceDef:
+        """Return the protobuf message."""
+        return pb.NamespaceDef(name=self.name, properties=dict(self.properties))
+
+    @classmethod
+    def from_proto(cls, message: pb.NamespaceDef) -> NamespaceDefinition:
+        """Build a definition from a message."""
+        return cls(name=message.name, properties=dict(message.properties))

@@ -1,0 +1,185 @@
+"""Table definitions (schema ID 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, cast
+
+from trinity_dbapi.format import keys
+from trinity_dbapi.format.definitions._common import (
+    _EMPTY,
+    _UINT32_MAX,
+    _BinpbDefinition,
+    _check_int,
+    _check_str,
+    _fail,
+    _set,
+    _string_map,
+)
+from trinity_dbapi.format.definitions.types import Column, _check_unique_names
+from trinity_dbapi.format.proto import trinity_pb2 as pb
+
+TABLE_TYPES = ("MANAGED", "EXTERNAL", "FEDERATED")
+
+# --- table ----------------------------------------------------------------------
+
+_KEY_FIELDS = ("distribution_keys", "sort_keys", "primary_key", "unique_columns")
+
+
+@dataclass(frozen=True)
+class TableDefinition(_BinpbDefinition):
+    """A table definition (schema ID 2).
+
+    Attributes:
+        name: The table name (object name rules; size checked at key encoding).
+        columns: Top-level columns; IDs unique across all nesting levels,
+            names unique per level.
+        distribution_keys: IDs of top-level columns data is distributed by.
+        sort_keys: IDs of top-level columns data is sorted by.
+        primary_key: IDs of top-level, non-nullable primary key columns.
+        unique_columns: IDs of top-level columns that each hold unique values.
+        table_type: ``MANAGED`` (default), ``EXTERNAL`` or ``FEDERATED``.
+        table_format: Data format of the table, e.g. ``parquet``. Required,
+            keyword-only.
+        format_properties: Properties of the table format.
+        properties: Free-form user properties.
+    """
+
+    name: str
+    columns: Sequence[Column] = ()
+    distribution_keys: Sequence[int] = ()
+    sort_keys: Sequence[int] = ()
+    primary_key: Sequence[int] = ()
+    unique_columns: Sequence[int] = ()
+    table_type: str = "MANAGED"
+    table_format: str = field(kw_only=True)
+    format_properties: Mapping[str, str] = _EMPTY
+    properties: Mapping[str, str] = _EMPTY
+
+    schema_id: ClassVar[int] = keys.TABLE_SCHEMA_ID
+    _message_type: ClassVar[type[pb.TableDef]] = pb.TableDef
+    _what: ClassVar[str] = "table definition"
+
+    def __post_init__(self) -> None:
+        for name in ("columns", *_KEY_FIELDS):
+            value = getattr(self, name)
+            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+                raise _fail(name, f"{name} must be a sequence, got {value!r}")
+            _set(self, name, tuple(value))
+        _set(self, "format_properties", _string_map("format_properties", self.format_properties))
+        _set(self, "properties", _string_map("properties", self.properties))
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every field.
+
+        Raises:
+            InvalidNameError: If the name breaks the object name rules.
+            InvalidDefinitionError: Naming another invalid field.
+        """
+        keys.check_name_characters(self.name, "table")
+        self._validate_columns()
+        self._validate_keys()
+        if self.table_type not in TABLE_TYPES:
+            raise _fail(
+                "table_type",
+                f"table_type {self.table_type!r} is not one of {', '.join(TABLE_TYPES)}",
+            )
+        _check_str("table_format", self.table_format, required=True)
+
+    def _validate_columns(self) -> None:
+        for col in self.columns:
+            if not isinstance(col, Column):
+                raise _fail("columns", f"columns must hold Column objects, got {col!r}")
+        _check_unique_names("columns", self.columns)
+        seen: dict[int, str] = {}
+        for col in self.all_columns():
+            if col.id in seen:
+                raise _fail(
+                    "columns",
+                    f"column ID {col.id} is used by both {seen[col.id]!r} and {col.name!r}; "
+                    "column IDs must be unique across the table, nested columns included",
+                )
+            seen[col.id] = col.name
+
+    def _validate_keys(self) -> None:
+        by_id = {col.id: col for col in self.columns}
+        for name in _KEY_FIELDS:
+            ids = getattr(self, name)
+            for column_id in ids:
+                _check_int(name, column_id, 0, _UINT32_MAX)
+                if column_id not in by_id:
+                    raise _fail(
+                        name,
+                        f"{name} refers to column ID {column_id}, which is not a top-level "
+                        "column of the table; use the ID of an existing top-level column",
+                    )
+            if len(set(ids)) != len(ids):
+                raise _fail(name, f"{name} lists a column ID more than once: {list(ids)}")
+        for column_id in self.primary_key:
+            if by_id[column_id].nullable:
+                raise _fail(
+                    "primary_key",
+                    f"primary_key column {by_id[column_id].name!r} (ID {column_id}) is nullable; "
+                    "primary key columns must be declared NOT NULL (nullable=False)",
+                )
+
+    def all_columns(self) -> Iterator[Column]:
+        """Yield every column, nested ones included, depth first."""
+        for col in self.columns:
+            yield from col.walk()
+
+    def column(self, name: str) -> Column:
+        """Return the top-level column called ``name``.
+
+        Raises:
+            KeyError: If there is no such column.
+        """
+        for col in self.columns:
+            if col.name == name:
+                return col
+        raise KeyError(name)
+
+    def replace(self, **changes: Any) -> TableDefinition:
+        """Return a copy with ``changes`` applied (and validated)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_proto(self) -> pb.TableDef:
+        """Return the protobuf message."""
+        return pb.TableDef(
+            name=self.name,
+            schema=[col.to_proto() for col in self.columns],
+            distribution_keys=self.distribution_keys,
+            sort_keys=self.sort_keys,
+            primary_key=self.primary_key,
+            unique_columns=self.unique_columns,
+            table_type=cast("pb.TableDef.TableType", pb.TableDef.TableType.Value(self.table_type)),
+            table_format=self.table_format,
+            format_properties=dict(self.format_properties),
+            properties=dict(self.properties),
+        )
+
+    @classmethod
+    def from_proto(cls, message: pb.TableDef) -> TableDefinition:
+        """Build a definition from a message.
+
+        Raises:
+            InvalidDefinitionError: If a field is invalid.
+        """
+        types = {value: name for name, value in pb.TableDef.TableType.items()}
+        if message.table_type not in types:
+            raise _fail("table_type", f"table type {message.table_type} is unknown")
+        return cls(
+            name=message.name,
+            columns=tuple(Column.from_proto(col) for col in message.schema),
+            distribution_keys=tuple(message.distribution_keys),
+            sort_keys=tuple(message.sort_keys),
+            primary_key=tuple(message.primary_key),
+            unique_columns=tuple(message.unique_columns),
+            table_type=types[message.table_type],
+            table_format=message.table_format,
+            format_properties=dict(message.format_properties),
+            properties=dict(message.properties),
+        )
