@@ -205,3 +205,74 @@ class CommitConflictError(OperationalError):
 
 class ReadOnlyError(ProgrammingError):
     """A write was attempted through a read-only snapshot or connection."""
+
+
+class RetriesExhaustedError(OperationalError):
+    """A commit kept losing the race for the next version and gave up."""
+
+    def __init__(self, attempts: int, version: int) -> None:
+        super().__init__(
+            f"the commit lost the race for the next version {attempts} times in a row "
+            f"(last tried version {version + 1}) without a conflicting change: the "
+            "lakehouse is very busy; retry later or raise RetryPolicy.max_attempts"
+        )
+        self.attempts = attempts
+        self.version = version
+
+
+class TransactionClosedError(InterfaceError):
+    """The transaction was already committed or aborted."""
+
+
+# --- objects -------------------------------------------------------------------
+
+
+class NoSuchObjectError(ProgrammingError):
+    """A namespace or table that does not exist."""
+
+    def __init__(self, kind: str, name: str, fix: str) -> None:
+        super().__init__(f"{kind} {name!r} does not exist; {fix}")
+        self.kind = kind
+        self.name = name
+
+
+class NoSuchNamespaceError(NoSuchObjectError):
+    """The namespace does not exist."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__("namespace", namespace, "create it first or check the spelling")
+
+
+class NoSuchTableError(NoSuchObjectError):
+    """The table does not exist."""
+
+    def __init__(self, namespace: str, table: str) -> None:
+        super().__init__(
+            "table", f"{namespace}.{table}", "create it first or check the namespace and name"
+        )
+        self.namespace = namespace
+        self.table = table
+
+
+class ObjectExistsError(ProgrammingError):
+    """A namespace or table that already exists."""
+
+    def __init__(self, kind: str, name: str) -> None:
+        super().__init__(
+            f"{kind} {name!r} already exists; choose another name, drop it first, or "
+            "use IF NOT EXISTS"
+        )
+        self.kind = kind
+        self.name = name
+
+
+class NamespaceNotEmptyError(ProgrammingError):
+    """A namespace that still holds tables cannot be dropped without CASCADE."""
+
+    def __init__(self, namespace: str, tables: int) -> None:
+        super().__init__(
+            f"namespace {namespace!r} still holds {tables} table(s); drop them first or "
+            "drop the namespace with cascade=True (DROP NAMESPACE ... CASCADE)"
+        )
+        self.namespace = namespace
+        self.tables = tables

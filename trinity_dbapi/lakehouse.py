@@ -26,6 +26,7 @@ from trinity_dbapi.errors import (
     LakehouseExistsError,
     LakehouseNotFoundError,
     NoSuchVersionError,
+    NotSupportedError,
     ProgrammingError,
     StorageError,
     StorageFileNotFoundError,
@@ -40,8 +41,19 @@ from trinity_dbapi.format.paths import (
     root_node_version,
 )
 from trinity_dbapi.storage import Storage, open_storage
+from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy, Transaction
 from trinity_dbapi.tree import btree
 from trinity_dbapi.tree.node import Node, NodeStore
+
+#: Definition fields that shape the tree and its keys, so they never change.
+_FIXED_DEFINITION_FIELDS = (
+    "major_version",
+    "order",
+    "namespace_name_max_size_bytes",
+    "table_name_max_size_bytes",
+    "file_name_max_size_bytes",
+    "node_file_max_size_bytes",
+)
 
 #: Lakehouse definition property choosing node file compression (zstd, lz4, none).
 COMPRESSION_PROPERTY = "trinity.node-file.compression"
@@ -88,13 +100,24 @@ class Snapshot:
 
     @property
     def latest_txn(self) -> str | None:
-        """ID of the transaction that made this version (from the root buffer)."""
+        """ID of the transaction that made this version.
+
+        Read from the root's ``txn_id`` system row; a root written without it
+        (by another implementation) falls back to its newest buffered message.
+        """
+        txn = self.root.system.get(system_keys.TXN_ID)
+        if txn is not None:
+            return txn
         return self.root.buffer[-1].txn if self.root.buffer else None
 
     def latest_messages(self) -> list[Message]:
         """The messages of the transaction that made this version."""
         txn = self.latest_txn
         return [m for m in self.root.buffer if m.txn == txn]
+
+    def changed_keys(self) -> set[str]:
+        """The keys the transaction that made this version set or deleted."""
+        return {m.key for m in self.latest_messages()}
 
     def get(self, key: str) -> str | None:
         """The value of ``key`` at this version, or None."""
@@ -228,6 +251,26 @@ class Lakehouse:
             raise NoSuchVersionError(version, self.latest_version()) from None
         return Snapshot(version, root, self)
 
+    def begin(
+        self,
+        *,
+        isolation: IsolationLevel | str = DEFAULT_ISOLATION,
+        read_only: bool = False,
+        version: int | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> Transaction:
+        """Begin a transaction pinned to ``version`` (the latest when None).
+
+        Args:
+            isolation: SERIALIZABLE (the default) or SNAPSHOT ISOLATION.
+            read_only: refuse writes (a time-travel read, a report).
+            version: the version to pin; any retained version can be read.
+            retry: how a commit retries after losing the race for a version.
+        """
+        return Transaction(
+            self, self.snapshot(version), isolation=isolation, read_only=read_only, retry=retry
+        )
+
     def read_definition(self, path: str) -> LakehouseDefinition:
         """The lakehouse definition stored at ``path`` (cached: definitions are immutable)."""
         definition = self._definitions.get(path)
@@ -244,43 +287,79 @@ class Lakehouse:
         changes: Mapping[str, str | None],
         *,
         txn_id: str | None = None,
+        definition: LakehouseDefinition | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> Snapshot:
         """Commit ``changes`` (key -> value, None deletes) on top of ``base``.
 
         Writes the changed non-root nodes to new files, then exclusively creates
-        root version ``base.version + 1``. Empty ``changes`` commit nothing and
-        return ``base``: a version always records the transaction that made it
-        by its messages in the root.
+        root version ``base.version + 1``. With ``definition``, the new version
+        also points at a new lakehouse definition file (exports and retention
+        settings change it). Without changes or definition nothing is
+        committed and ``base`` is returned.
 
         Raises:
             CommitConflictError: another writer created that version first; the
                 files this commit wrote are unreachable and garbage collection
                 removes them.
         """
-        if not changes:
+        if not changes and definition is None:
             return base
         txn = txn_id or str(uuid.uuid4())
         messages = [Message(_check_key(k), _check_value(k, v), txn) for k, v in changes.items()]
+        def_path = None if definition is None else self.write_definition(base, definition)
         new_root = btree.TreeWriter(self.nodes, self.tree_config).commit(base.root, messages, txn)
-        return self._write_root(base, new_root, progress=progress)
+        return self.write_root(base, new_root, txn=txn, definition_path=def_path, progress=progress)
 
-    def _write_root(
+    def write_definition(self, base: Snapshot, definition: LakehouseDefinition) -> str:
+        """Write a new lakehouse definition file for a commit on ``base``; return its path.
+
+        Raises:
+            NotSupportedError: the change would alter the tree's shape or key
+                encoding (order, name and node sizes), which means re-encoding
+                every key.
+        """
+        current = base.definition
+        for name in _FIXED_DEFINITION_FIELDS:
+            if getattr(definition, name) != getattr(current, name):
+                raise NotSupportedError(
+                    f"the lakehouse definition field {name!r} cannot change from "
+                    f"{getattr(current, name)} to {getattr(definition, name)}: it shapes the "
+                    "tree and its keys; export the lakehouse into a new one with the new value"
+                )
+        path = new_lakehouse_definition_path()
+        self.storage.create_exclusive(path, definition.to_bytes())
+        self._definitions[path] = definition
+        return path
+
+    def write_root(
         self,
         base: Snapshot,
         new_root: Node,
         *,
+        txn: str,
+        definition_path: str | None = None,
         extra_system: Mapping[str, str] | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> Snapshot:
-        now = _now_millis()
+        """Write ``new_root``'s dirty nodes, then exclusively create root ``base.version + 1``.
+
+        This is the commit point every kind of commit goes through.
+
+        Raises:
+            CommitConflictError: another writer created that version first.
+        """
+        # Creation times strictly increase with the version, whatever the
+        # writers' clocks say, so time travel can binary-search versions.
+        now = max(_now_millis(), base.created_at_millis + 1)
         self.nodes.write_dirty_children(new_root, now, progress)
         version = base.version + 1
         name = root_node_file_name(version)
         system = {
             system_keys.CREATED_AT_MILLIS: str(now),
-            system_keys.LAKEHOUSE_DEF: base.definition_path,
+            system_keys.LAKEHOUSE_DEF: definition_path or base.definition_path,
             system_keys.PREVIOUS_ROOT: root_node_file_name(base.version),
+            system_keys.TXN_ID: txn,
             **(extra_system or {}),
         }
         data = self.nodes.encode(new_root, system)

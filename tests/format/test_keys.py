@@ -30,12 +30,14 @@ def test_system_keys() -> None:
     assert keys.ROLLBACK_FROM_ROOT == "rollback_from_root"
     assert keys.CREATED_AT_MILLIS == "created_at_millis"
     assert keys.N_KEYS == "n_keys"
+    assert keys.TXN_ID == "txn_id"
     assert {
         "lakehouse_def",
         "previous_root",
         "rollback_from_root",
         "created_at_millis",
         "n_keys",
+        "txn_id",  # our extension: the transaction that made a root version
     } == keys.SYSTEM_KEYS
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pyarrow as pa
@@ -84,10 +85,13 @@ def test_commits_persist_and_versions_chain(backend: Backend) -> None:
 def test_root_node_system_rows(backend: Backend) -> None:
     uri, options = backend
     lake = Lakehouse.create(uri, storage_options=options)
-    lake.commit(lake.snapshot(), {"a": "1"})
+    snap = lake.commit(lake.snapshot(), {"a": "1"})
     data = lake.storage.read("_10000000000000000000000000000000.arrow")
     table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
-    rows = dict(zip(table.column("key").to_pylist()[:4], table.column("value").to_pylist()[:4]))
+    pairs = zip(table.column("key").to_pylist(), table.column("value").to_pylist())
+    rows = dict(itertools.takewhile(lambda kv: kv != (None, None), pairs))
+    assert set(rows) == {"created_at_millis", "lakehouse_def", "previous_root", "txn_id", "n_keys"}
+    assert rows["txn_id"] == snap.latest_txn and len(rows["txn_id"]) == 36
     assert rows["previous_root"] == "_00000000000000000000000000000000.arrow"
     assert rows["lakehouse_def"].startswith("_lakehouse_def_")
     assert rows["n_keys"] == "0"  # the key is still a buffered message

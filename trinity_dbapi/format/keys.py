@@ -63,9 +63,14 @@ ROLLBACK_FROM_ROOT = "rollback_from_root"
 CREATED_AT_MILLIS = "created_at_millis"
 #: Number of keys in a node's key table (every node).
 N_KEYS = "n_keys"
+#: ID of the transaction that made a root version (root node only). An
+#: extension of the seed's list: the root buffer holds that transaction's
+#: messages, but a version made by compaction or a definition change has
+#: none, and the conflict check must know it changed no key.
+TXN_ID = "txn_id"
 #: Every system internal key this implementation writes.
 SYSTEM_KEYS = frozenset(
-    {LAKEHOUSE_DEF, PREVIOUS_ROOT, ROLLBACK_FROM_ROOT, CREATED_AT_MILLIS, N_KEYS}
+    {LAKEHOUSE_DEF, PREVIOUS_ROOT, ROLLBACK_FROM_ROOT, CREATED_AT_MILLIS, N_KEYS, TXN_ID}
 )
 
 # --- schema IDs -----------------------------------------------------------------

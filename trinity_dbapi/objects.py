@@ -1,0 +1,263 @@
+"""Namespaces and tables: the lakehouse objects, as operations of a transaction.
+
+Each object is one tree key (its encoded object ID) whose value is the path
+of its immutable protobuf definition file. Creating or changing an object
+stages a new definition file and a write of its key; dropping it stages a
+delete. Every read goes through the transaction, so SERIALIZABLE sees the
+exact keys and ranges an operation depended on: listing the tables of a
+namespace scans the namespace's key range, and conflicts with a concurrent
+``CREATE TABLE`` in it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.errors import (
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    ObjectExistsError,
+)
+from trinity_dbapi.format import keys
+from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
+from trinity_dbapi.format.paths import namespace_definition_path, table_definition_path
+
+if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse import Snapshot
+
+NAMESPACE_PREFIX = keys.encode_schema_id(keys.NAMESPACE_SCHEMA_ID)
+
+
+class ObjectOperations(ABC):
+    """Namespace and table operations; mixed into :class:`Transaction`."""
+
+    snapshot: Snapshot
+
+    @abstractmethod
+    def get(self, key: str) -> str | None:
+        """The value of a key as the transaction sees it."""
+
+    @abstractmethod
+    def put(self, key: str, value: str) -> None:
+        """Stage setting a key."""
+
+    @abstractmethod
+    def delete(self, key: str) -> None:
+        """Stage deleting a key."""
+
+    @abstractmethod
+    def scan_prefix(self, prefix: str) -> Iterator[tuple[str, str]]:
+        """Every key and value under a prefix, as the transaction sees them."""
+
+    @abstractmethod
+    def stage_file(self, path: str, data: bytes) -> None:
+        """Stage an immutable file written at commit."""
+
+    @abstractmethod
+    def read_file(self, path: str) -> bytes:
+        """A staged file, or else one from storage."""
+
+    @property
+    def _limits(self) -> keys.KeyLimits:
+        return self.snapshot.definition.key_limits
+
+    # -- namespaces ------------------------------------------------------------------
+
+    def namespace_exists(self, namespace: str) -> bool:
+        """Whether ``namespace`` exists."""
+        return self.get(self._namespace_key(namespace)) is not None
+
+    def list_namespaces(self) -> list[str]:
+        """Names of every namespace, sorted by key order."""
+        return [
+            keys.decode_key(key, self._limits).namespace
+            for key, _ in self.scan_prefix(NAMESPACE_PREFIX)
+        ]
+
+    def load_namespace(self, namespace: str) -> NamespaceDefinition:
+        """The definition of ``namespace``.
+
+        Raises:
+            NoSuchNamespaceError: it does not exist.
+        """
+        path = self.get(self._namespace_key(namespace))
+        if path is None:
+            raise NoSuchNamespaceError(namespace)
+        return NamespaceDefinition.from_bytes(self.read_file(path), path)
+
+    def create_namespace(
+        self,
+        namespace: str,
+        properties: Mapping[str, str] | None = None,
+        *,
+        if_not_exists: bool = False,
+    ) -> bool:
+        """Create ``namespace``; return False if it existed and ``if_not_exists``.
+
+        Raises:
+            ObjectExistsError: it exists and ``if_not_exists`` is false.
+            InvalidNameError: the name breaks the object name rules.
+        """
+        key = self._namespace_key(namespace)
+        if self.get(key) is not None:
+            if if_not_exists:
+                return False
+            raise ObjectExistsError("namespace", namespace)
+        self._store_namespace(NamespaceDefinition(namespace, dict(properties or {})))
+        return True
+
+    def alter_namespace(
+        self,
+        namespace: str,
+        *,
+        set_properties: Mapping[str, str] | None = None,
+        unset_properties: tuple[str, ...] | list[str] = (),
+    ) -> NamespaceDefinition:
+        """Set and unset properties of ``namespace``; return the new definition."""
+        current = self.load_namespace(namespace)
+        properties = dict(current.properties)
+        for name in unset_properties:
+            properties.pop(name, None)
+        properties.update(set_properties or {})
+        definition = NamespaceDefinition(namespace, properties)
+        self._store_namespace(definition)
+        return definition
+
+    def drop_namespace(
+        self, namespace: str, *, cascade: bool = False, if_exists: bool = False
+    ) -> bool:
+        """Drop ``namespace`` (with its tables when ``cascade``); return whether it existed.
+
+        Raises:
+            NoSuchNamespaceError: it does not exist and ``if_exists`` is false.
+            NamespaceNotEmptyError: it holds tables and ``cascade`` is false.
+        """
+        key = self._namespace_key(namespace)
+        if self.get(key) is None:
+            if if_exists:
+                return False
+            raise NoSuchNamespaceError(namespace)
+        table_keys = [k for k, _ in self.scan_prefix(self._tables_prefix(namespace))]
+        if table_keys and not cascade:
+            raise NamespaceNotEmptyError(namespace, len(table_keys))
+        for table_key in table_keys:
+            self.delete(table_key)
+        self.delete(key)
+        return True
+
+    # -- tables ------------------------------------------------------------------------
+
+    def table_exists(self, namespace: str, table: str) -> bool:
+        """Whether table ``namespace.table`` exists."""
+        return self.get(self._table_key(namespace, table)) is not None
+
+    def list_tables(self, namespace: str) -> list[str]:
+        """Names of the tables of ``namespace``, sorted by key order.
+
+        Raises:
+            NoSuchNamespaceError: the namespace does not exist.
+        """
+        self._require_namespace(namespace)
+        return [
+            str(keys.decode_key(key, self._limits).table)
+            for key, _ in self.scan_prefix(self._tables_prefix(namespace))
+        ]
+
+    def load_table(self, namespace: str, table: str) -> TableDefinition:
+        """The definition of table ``namespace.table``.
+
+        Raises:
+            NoSuchTableError: it does not exist.
+        """
+        path = self.get(self._table_key(namespace, table))
+        if path is None:
+            raise NoSuchTableError(namespace, table)
+        return TableDefinition.from_bytes(self.read_file(path), path)
+
+    def create_table(
+        self, namespace: str, definition: TableDefinition, *, if_not_exists: bool = False
+    ) -> bool:
+        """Create a table in ``namespace``; return False if it existed and ``if_not_exists``.
+
+        Raises:
+            NoSuchNamespaceError: the namespace does not exist.
+            ObjectExistsError: the table exists and ``if_not_exists`` is false.
+        """
+        self._require_namespace(namespace)
+        key = self._table_key(namespace, definition.name)
+        if self.get(key) is not None:
+            if if_not_exists:
+                return False
+            raise ObjectExistsError("table", f"{namespace}.{definition.name}")
+        self._store_table(namespace, definition)
+        return True
+
+    def replace_table(self, namespace: str, definition: TableDefinition) -> None:
+        """Replace the definition of an existing table (ALTER TABLE).
+
+        Raises:
+            NoSuchTableError: the table does not exist.
+        """
+        self.load_table(namespace, definition.name)
+        self._store_table(namespace, definition)
+
+    def rename_table(
+        self, namespace: str, table: str, new_namespace: str, new_name: str
+    ) -> TableDefinition:
+        """Rename (and possibly move) a table; return its new definition.
+
+        Raises:
+            NoSuchTableError: the table does not exist.
+            NoSuchNamespaceError: the target namespace does not exist.
+            ObjectExistsError: a table with the new name exists.
+        """
+        definition = self.load_table(namespace, table).replace(name=new_name)
+        self._require_namespace(new_namespace)
+        if self.get(self._table_key(new_namespace, new_name)) is not None:
+            raise ObjectExistsError("table", f"{new_namespace}.{new_name}")
+        self.delete(self._table_key(namespace, table))
+        self._store_table(new_namespace, definition)
+        return definition
+
+    def drop_table(self, namespace: str, table: str, *, if_exists: bool = False) -> bool:
+        """Drop a table; return whether it existed.
+
+        Raises:
+            NoSuchTableError: it does not exist and ``if_exists`` is false.
+        """
+        key = self._table_key(namespace, table)
+        if self.get(key) is None:
+            if if_exists:
+                return False
+            raise NoSuchTableError(namespace, table)
+        self.delete(key)
+        return True
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _namespace_key(self, namespace: str) -> str:
+        return keys.namespace_key(namespace, self._limits)
+
+    def _table_key(self, namespace: str, table: str) -> str:
+        return keys.table_key(namespace, table, self._limits)
+
+    def _tables_prefix(self, namespace: str) -> str:
+        return keys.namespace_tables_prefix(namespace, self._limits)
+
+    def _require_namespace(self, namespace: str) -> None:
+        if not self.namespace_exists(namespace):
+            raise NoSuchNamespaceError(namespace)
+
+    def _store_namespace(self, definition: NamespaceDefinition) -> None:
+        path = namespace_definition_path(definition.name)
+        self.stage_file(path, definition.to_bytes())
+        self.put(self._namespace_key(definition.name), path)
+
+    def _store_table(self, namespace: str, definition: TableDefinition) -> None:
+        key = self._table_key(namespace, definition.name)  # validates both names first
+        path = table_definition_path(namespace, definition.name)
+        self.stage_file(path, definition.to_bytes())
+        self.put(key, path)

@@ -1,0 +1,352 @@
+"""Lakehouse transactions: isolation levels, conflict checks, rebase and retry.
+
+A transaction pins one root version when it begins; every read resolves through
+it, and its own staged writes are visible to it first. Nothing it does is
+visible to anyone else until its commit creates the next root node file.
+
+Commit protocol (FORMAT-NOTES sections 2 and 5):
+
+1. write the staged object definition files (new immutable files);
+2. apply the staged writes to the pinned root and create root ``v + 1``;
+3. if another writer created ``v + 1`` first, read every version from
+   ``v + 1`` to the latest ``w``; each root's buffer holds exactly the
+   messages of the transaction that made it (its ``txn_id``), so the keys it
+   changed are known without diffing trees. Under SNAPSHOT ISOLATION it is a
+   conflict when such a key is one this transaction writes; under
+   SERIALIZABLE also when it is one this transaction read (found or not) or
+   lies in a range it scanned, which rules out write skew and phantoms. A
+   version made by a rollback conflicts with every writer, since it may
+   change any key;
+4. without conflict, re-apply the staged writes on ``w`` and try ``w + 1``,
+   after a jittered exponential backoff, up to ``RetryPolicy.max_attempts``.
+
+A conflict raises :class:`CommitConflictError` naming the object and the
+version; running out of attempts raises :class:`RetriesExhaustedError`. Both
+leave storage consistent: files written by failed attempts are unreachable
+and garbage collection removes them.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.errors import (
+    CommitConflictError,
+    InvalidNameError,
+    ProgrammingError,
+    ReadOnlyError,
+    RetriesExhaustedError,
+    TransactionClosedError,
+)
+from trinity_dbapi.format.keys import decode_key
+from trinity_dbapi.objects import ObjectOperations
+from trinity_dbapi.tree.btree import prefix_end
+
+if TYPE_CHECKING:
+    # typing.Self is Python 3.11+; typing_extensions is only needed by mypy.
+    from typing_extensions import Self
+
+    from trinity_dbapi.format.definitions import LakehouseDefinition
+    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+
+
+class IsolationLevel(str, enum.Enum):
+    """The two isolation levels of the TrinityLake format."""
+
+    SERIALIZABLE = "SERIALIZABLE"
+    SNAPSHOT = "SNAPSHOT ISOLATION"
+
+    @classmethod
+    def parse(cls, value: IsolationLevel | str) -> IsolationLevel:
+        """Accept the enum, its value, or ``SNAPSHOT`` / ``SERIALIZABLE`` in any case."""
+        if isinstance(value, IsolationLevel):
+            return value
+        text = " ".join(str(value).upper().replace("_", " ").split())
+        if text in ("SNAPSHOT", "SNAPSHOT ISOLATION"):
+            return cls.SNAPSHOT
+        if text == "SERIALIZABLE":
+            return cls.SERIALIZABLE
+        raise ProgrammingError(
+            f"unknown isolation level {value!r}: use SERIALIZABLE or SNAPSHOT ISOLATION"
+        )
+
+
+#: The isolation level of a transaction that names none: the strictest one.
+DEFAULT_ISOLATION = IsolationLevel.SERIALIZABLE
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a commit retries after losing the race.
+
+    Attributes:
+        max_attempts: attempts to create the next root before giving up.
+        base_delay: seconds of backoff after the first lost attempt.
+        max_delay: the cap of the exponential backoff, in seconds.
+    """
+
+    max_attempts: int = 32
+    base_delay: float = 0.002
+    max_delay: float = 0.25
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1 or self.base_delay < 0 or self.max_delay < self.base_delay:
+            raise ProgrammingError(
+                f"invalid retry policy {self}: max_attempts >= 1 and "
+                "0 <= base_delay <= max_delay are required"
+            )
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """The backoff before attempt ``attempt + 1`` ("full jitter")."""
+        return rng.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+
+
+class _State(enum.Enum):
+    ACTIVE = "active"
+    COMMITTED = "committed"
+    ABORTED = "aborted"
+
+
+_thread_rng = threading.local()
+
+
+def _rng() -> random.Random:
+    rng = getattr(_thread_rng, "rng", None)
+    if rng is None:
+        rng = _thread_rng.rng = random.Random()
+    return rng
+
+
+class Transaction(ObjectOperations):
+    """A unit of work on a lakehouse; create it with :meth:`Lakehouse.begin`.
+
+    Keys are raw tree keys here; :mod:`trinity_dbapi.objects` adds namespaces
+    and tables on top. Use it as a context manager to commit on success and
+    abort on an exception.
+    """
+
+    def __init__(
+        self,
+        lakehouse: Lakehouse,
+        snapshot: Snapshot,
+        *,
+        isolation: IsolationLevel | str = DEFAULT_ISOLATION,
+        read_only: bool = False,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.lakehouse = lakehouse
+        self.snapshot = snapshot
+        self.isolation = IsolationLevel.parse(isolation)
+        self.read_only = read_only
+        self.retry = retry or RetryPolicy()
+        self.id = str(uuid.uuid4())
+        self.attempts = 0
+        self.committed: Snapshot | None = None
+        self._state = _State.ACTIVE
+        self._writes: dict[str, str | None] = {}
+        self._reads: set[str] = set()
+        self._ranges: list[tuple[str | None, str | None]] = []
+        self._files: dict[str, bytes] = {}
+        self._definition_change: Callable[[LakehouseDefinition], LakehouseDefinition] | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Transaction({self.id[:8]}, version={self.snapshot.version}, "
+            f"{self.isolation.value}, {self._state.value})"
+        )
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._state is not _State.ACTIVE:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+    @property
+    def is_active(self) -> bool:
+        return self._state is _State.ACTIVE
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self._writes) or self._definition_change is not None
+
+    # -- reads -----------------------------------------------------------------------
+
+    def get(self, key: str) -> str | None:
+        """The value of ``key`` as this transaction sees it (own writes first)."""
+        self._check_active()
+        if key in self._writes:
+            return self._writes[key]
+        self._reads.add(key)
+        return self.snapshot.get(key)
+
+    def scan(self, lo: str | None = None, hi: str | None = None) -> Iterator[tuple[str, str]]:
+        """Every ``(key, value)`` with ``lo <= key < hi``, own writes merged in."""
+        self._check_active()
+        self._ranges.append((lo, hi))
+        merged = dict(self.snapshot.scan(lo, hi))
+        for key, value in self._writes.items():
+            if (lo is None or key >= lo) and (hi is None or key < hi):
+                if value is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = value
+        return iter(sorted(merged.items()))
+
+    def scan_prefix(self, prefix: str) -> Iterator[tuple[str, str]]:
+        """Every ``(key, value)`` whose key starts with ``prefix``."""
+        return self.scan(prefix, prefix_end(prefix))
+
+    def read_file(self, path: str) -> bytes:
+        """A file staged by this transaction, or else from storage."""
+        staged = self._files.get(path)
+        return staged if staged is not None else self.lakehouse.storage.read(path)
+
+    # -- writes ----------------------------------------------------------------------
+
+    def put(self, key: str, value: str) -> None:
+        """Stage setting ``key`` to ``value``."""
+        self._check_writable()
+        self._writes[key] = value
+
+    def delete(self, key: str) -> None:
+        """Stage deleting ``key`` (a no-op at commit if it does not exist)."""
+        self._check_writable()
+        self._writes[key] = None
+
+    def stage_file(self, path: str, data: bytes) -> None:
+        """Stage an immutable file (an object definition) written at commit."""
+        self._check_writable()
+        self._files[path] = data
+
+    def change_definition(
+        self, change: Callable[[LakehouseDefinition], LakehouseDefinition]
+    ) -> None:
+        """Stage a change of the lakehouse definition.
+
+        ``change`` maps the current definition to the new one; it is applied
+        again to the newest definition when the commit is rebased, so two
+        concurrent changes (say, two exports) both take effect.
+        """
+        self._check_writable()
+        previous = self._definition_change
+        if previous is None:
+            self._definition_change = change
+        else:
+            self._definition_change = lambda d: change(previous(d))
+
+    # -- ending ----------------------------------------------------------------------
+
+    def commit(self) -> Snapshot:
+        """Commit the staged changes; return the version that holds them.
+
+        A transaction without changes commits without writing anything and
+        returns its pinned snapshot.
+
+        Raises:
+            CommitConflictError: a concurrent commit conflicts (not retryable).
+            RetriesExhaustedError: the retry policy ran out of attempts.
+        """
+        self._check_active()
+        if not self.has_changes:
+            self._state = _State.COMMITTED
+            self.committed = self.snapshot
+            return self.snapshot
+        try:
+            snap = self._commit_with_retries()
+        except BaseException:
+            self._state = _State.ABORTED
+            raise
+        self._state = _State.COMMITTED
+        self.committed = snap
+        return snap
+
+    def abort(self) -> None:
+        """Discard the staged changes; nothing was written."""
+        if self._state is _State.ACTIVE:
+            self._state = _State.ABORTED
+
+    def _commit_with_retries(self) -> Snapshot:
+        storage = self.lakehouse.storage
+        for path, data in self._files.items():
+            storage.create_exclusive(path, data)
+        base = self.snapshot
+        for attempt in range(self.retry.max_attempts):
+            self.attempts = attempt + 1
+            definition = None
+            if self._definition_change is not None:
+                definition = self._definition_change(base.definition)
+            try:
+                return self.lakehouse.commit(
+                    base, self._writes, txn_id=self.id, definition=definition
+                )
+            except CommitConflictError:
+                pass  # lost the race for base.version + 1: see who won
+            latest = self.lakehouse.latest_version()
+            for version in range(base.version + 1, latest + 1):
+                self._check_conflicts(self.lakehouse.snapshot(version))
+            base = self.lakehouse.snapshot(latest)
+            time.sleep(self.retry.delay(attempt, _rng()))
+        raise RetriesExhaustedError(self.retry.max_attempts, base.version)
+
+    def _check_conflicts(self, other: Snapshot) -> None:
+        """Raise if the version ``other`` conflicts with this transaction."""
+        if other.rollback_from_root is not None:
+            raise self._conflict(
+                None, other, "it rolled the lakehouse back, which may change any object"
+            )
+        changed = other.changed_keys()
+        for key in sorted(changed & self._writes.keys()):
+            raise self._conflict(key, other, "both transactions write it")
+        if self.isolation is not IsolationLevel.SERIALIZABLE:
+            return
+        for key in sorted(changed & self._reads):
+            raise self._conflict(key, other, "this transaction read it")
+        for key in sorted(changed):
+            for lo, hi in self._ranges:
+                if (lo is None or key >= lo) and (hi is None or key < hi):
+                    raise self._conflict(key, other, "it lies in a range this transaction listed")
+
+    def _conflict(self, key: str | None, other: Snapshot, why: str) -> CommitConflictError:
+        what = "the lakehouse" if key is None else self.describe_key(key)
+        return CommitConflictError(
+            f"commit conflict on {what}: version {other.version} changed it after this "
+            f"transaction's snapshot (version {self.snapshot.version}) and {why} "
+            f"({self.isolation.value}). Nothing was committed; run the transaction again",
+            key=key,
+            version=other.version,
+        )
+
+    def describe_key(self, key: str) -> str:
+        """A human name for a tree key: ``namespace 'x'``, ``table 'x.y'`` or the raw key."""
+        try:
+            obj = decode_key(key, self.snapshot.definition.key_limits)
+        except InvalidNameError:
+            return f"key {key!r}"
+        if obj.table is None:
+            return f"namespace {obj.namespace!r}"
+        return f"table '{obj.namespace}.{obj.table}'"
+
+    def _check_active(self) -> None:
+        if self._state is not _State.ACTIVE:
+            raise TransactionClosedError(
+                f"transaction {self.id} is already {self._state.value}; begin a new one"
+            )
+
+    def _check_writable(self) -> None:
+        self._check_active()
+        if self.read_only:
+            raise ReadOnlyError(
+                f"transaction {self.id} is read-only; begin one without read_only to write"
+            )
