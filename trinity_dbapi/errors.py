@@ -185,9 +185,10 @@ class LakehouseExistsError(ProgrammingError):
 class NoSuchVersionError(ProgrammingError):
     """A root node version that does not exist (never written or expired)."""
 
-    def __init__(self, version: int, latest: int) -> None:
+    def __init__(self, version: int, latest: int, message: str | None = None) -> None:
         super().__init__(
-            f"lakehouse version {version} does not exist (latest is {latest}); "
+            message
+            or f"lakehouse version {version} does not exist (latest is {latest}); "
             "choose a version between the oldest retained one and the latest"
         )
         self.version = version

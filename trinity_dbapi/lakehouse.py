@@ -18,7 +18,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import (
     CommitConflictError,
@@ -44,6 +45,10 @@ from trinity_dbapi.storage import Storage, open_storage
 from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy, Transaction
 from trinity_dbapi.tree import btree
 from trinity_dbapi.tree.node import Node, NodeStore
+
+if TYPE_CHECKING:
+    from trinity_dbapi.history import VersionInfo
+    from trinity_dbapi.maintenance import ExpireResult, ExportResult, GarbageResult
 
 #: Definition fields that shape the tree and its keys, so they never change.
 _FIXED_DEFINITION_FIELDS = (
@@ -144,12 +149,20 @@ class Lakehouse:
         definition: the current lakehouse definition.
     """
 
-    def __init__(self, storage: Storage, definition: LakehouseDefinition) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        definition: LakehouseDefinition,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+    ) -> None:
         self.storage = storage
+        self.storage_options: Mapping[str, Any] = dict(storage_options or {})
         self.definition = definition
         self.tree_config = tree_config(definition)
         compression = definition.properties.get(COMPRESSION_PROPERTY, DEFAULT_COMPRESSION)
         self.nodes = NodeStore(storage, definition.order, compression=compression)
+        self.nodes.storage_options = self.storage_options
         self._definitions: dict[str, LakehouseDefinition] = {}
         #: The latest version when the lakehouse was opened or created; a reader
         #: that starts at once pins it without probing for the latest again.
@@ -188,7 +201,7 @@ class Lakehouse:
             raise LakehouseExistsError(storage.root_uri)
         def_path = new_lakehouse_definition_path()
         storage.create_exclusive(def_path, definition.to_bytes())
-        lakehouse = cls(storage, definition)
+        lakehouse = cls(storage, definition, storage_options=storage_options)
         system = {
             system_keys.CREATED_AT_MILLIS: str(_now_millis()),
             system_keys.LAKEHOUSE_DEF: def_path,
@@ -218,7 +231,7 @@ class Lakehouse:
         # them with a reader that needs no order.
         def_path = _root_definition_path(data, root_node_file_name(version))
         definition = LakehouseDefinition.from_bytes(storage.read(def_path), def_path)
-        lakehouse = cls(storage, definition)
+        lakehouse = cls(storage, definition, storage_options=storage_options)
         lakehouse._definitions[def_path] = definition
         lakehouse.opened_version = version
         return lakehouse
@@ -246,10 +259,91 @@ class Lakehouse:
         if version is None:
             version = self.latest_version()
         try:
-            root = self.nodes.load(root_node_file_name(version))
+            return self.load_version(version)
         except StorageFileNotFoundError:
             raise NoSuchVersionError(version, self.latest_version()) from None
-        return Snapshot(version, root, self)
+
+    def load_version(self, version: int) -> Snapshot:
+        """Load root ``version`` (one read, cached afterwards).
+
+        Raises:
+            StorageFileNotFoundError: the version does not exist.
+        """
+        return Snapshot(version, self.nodes.load(root_node_file_name(version)), self)
+
+    def snapshot_at(self, timestamp: datetime | float) -> Snapshot:
+        """The snapshot current at ``timestamp`` (a datetime, naive = UTC, or epoch ms).
+
+        Raises:
+            NoSuchVersionError: every retained version is newer.
+        """
+        from trinity_dbapi.history import version_at
+
+        return self.snapshot(version_at(self, timestamp))
+
+    def snapshot_by_export(self, name: str) -> Snapshot:
+        """The snapshot recorded as the exported snapshot ``name``.
+
+        Raises:
+            NoSuchVersionError: no export has that name.
+        """
+        definition = self.snapshot().definition
+        location = definition.exported_snapshots.get(name)
+        if location is None:
+            known = ", ".join(sorted(definition.exported_snapshots)) or "none"
+            raise NoSuchVersionError(
+                -1,
+                self.latest_version(),
+                f"no exported snapshot is named {name!r} (exports: {known}); "
+                "export one first with export_snapshot",
+            )
+        root = self.nodes.load(location)
+        exported = root.system.get(system_keys.EXPORTED_FROM_VERSION)
+        version = int(exported) if exported else root_node_version(location.rpartition("/")[2])
+        return Snapshot(-1 if version is None else version, root, self)
+
+    def history(self, *, since: int = 0) -> list[VersionInfo]:
+        """Every retained version from ``since`` on: time, previous root, rollback
+        source, transaction and the keys it changed."""
+        from trinity_dbapi.history import history
+
+        return list(history(self, since=since))
+
+    # -- lifecycle (see trinity_dbapi.maintenance) ---------------------------------
+
+    def rollback(self, version: int, **options: Any) -> Snapshot:
+        """Roll back to ``version`` by committing a copy of its tree; see :func:`maintenance.rollback`."""
+        from trinity_dbapi import maintenance
+
+        return maintenance.rollback(self, version, **options)
+
+    def compact(self, **options: Any) -> Snapshot:
+        """Flush all buffers as one commit; see :func:`maintenance.compact`."""
+        from trinity_dbapi import maintenance
+
+        return maintenance.compact(self, **options)
+
+    def export_snapshot(self, name: str, **options: Any) -> ExportResult:
+        """Export a version under ``name``; see :func:`maintenance.export_snapshot`."""
+        from trinity_dbapi import maintenance
+
+        return maintenance.export_snapshot(self, name, **options)
+
+    def expire_versions(self, **options: Any) -> ExpireResult:
+        """Delete versions past their age; see :func:`maintenance.expire_versions`."""
+        from trinity_dbapi import maintenance
+
+        return maintenance.expire_versions(self, **options)
+
+    def collect_garbage(self, **options: Any) -> GarbageResult:
+        """Delete unreachable files; see :func:`maintenance.collect_garbage`."""
+        from trinity_dbapi import maintenance
+
+        return maintenance.collect_garbage(self, **options)
+
+    def read_location(self, location: str) -> bytes:
+        """Read a file by location: a relative path here, or a fully qualified URI."""
+        return self.nodes.read_location(location)
 
     def begin(
         self,

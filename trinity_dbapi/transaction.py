@@ -211,7 +211,7 @@ class Transaction(ObjectOperations):
     def read_file(self, path: str) -> bytes:
         """A file staged by this transaction, or else from storage."""
         staged = self._files.get(path)
-        return staged if staged is not None else self.lakehouse.storage.read(path)
+        return staged if staged is not None else self.lakehouse.read_location(path)
 
     # -- writes ----------------------------------------------------------------------
 

@@ -68,6 +68,9 @@ N_KEYS = "n_keys"
 #: messages, but a version made by compaction or a definition change has
 #: none, and the conflict check must know it changed no key.
 TXN_ID = "txn_id"
+#: On the root of a lakehouse made by a snapshot export: the version of the
+#: source lakehouse it replicates (an extension, like ``txn_id``).
+EXPORTED_FROM_VERSION = "exported_from_version"
 #: Every system internal key this implementation writes.
 SYSTEM_KEYS = frozenset(
     {LAKEHOUSE_DEF, PREVIOUS_ROOT, ROLLBACK_FROM_ROOT, CREATED_AT_MILLIS, N_KEYS, TXN_ID}

@@ -185,6 +185,17 @@ class Storage(ABC):
         self.stats.lists += 1
         return sorted(self._list(prefix))
 
+    def list_with_times(self, prefix: str = "") -> builtins.list[tuple[str, float | None]]:
+        """Like :meth:`list`, with each file's modification time (epoch seconds).
+
+        Garbage collection uses the times for its grace period. Backends also
+        report their own leftovers here (such as the temporary files of a
+        writer killed before it linked them into place); the time is None
+        where the store does not say.
+        """
+        self.stats.lists += 1
+        return sorted(self._list_with_times(prefix))
+
     def clear_cache(self) -> None:
         """Forget every cached file (benchmarks use it to measure cold reads)."""
         if self._cache is not None:
@@ -218,6 +229,10 @@ class Storage(ABC):
     @abstractmethod
     def _list(self, prefix: str) -> builtins.list[str]:
         """Paths (relative to the root) of all files starting with ``prefix``."""
+
+    def _list_with_times(self, prefix: str) -> builtins.list[tuple[str, float | None]]:
+        """Paths with modification times; backends that know them override this."""
+        return [(path, None) for path in self._list(prefix)]
 
 
 def _is_immutable(path: str) -> bool:

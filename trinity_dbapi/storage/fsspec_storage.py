@@ -163,6 +163,22 @@ class FsspecStorage(Storage):
                 return []
         return self._filter(found, prefix)
 
+    def _list_with_times(self, prefix: str) -> list[tuple[str, float | None]]:
+        check_path(prefix, is_prefix=True)
+        directory = prefix.rpartition("/")[0]
+        start = f"{self._base}/{directory}" if directory else self._base
+        with self._errors("list", prefix):
+            try:
+                found = self.fs.find(start, detail=True)
+            except FileNotFoundError:
+                return []
+        keep = set(self._filter(list(found), prefix))
+        return [
+            (rel, _mtime(info))
+            for full, info in found.items()
+            if (rel := self._relative(full)) is not None and rel in keep
+        ]
+
     def _filter(self, found: list[str], prefix: str) -> list[str]:
         out = []
         for full in found:
@@ -347,3 +363,18 @@ def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
 
 
 __all__ = ["COMMIT_SCHEMES", "FsspecStorage", "MemoryStorage", "S3Storage"]
+
+
+def _mtime(info: Mapping[str, Any]) -> float | None:
+    """Modification time (epoch seconds) from an fsspec info dict, if it has one."""
+    for name in ("mtime", "LastModified", "last_modified", "created"):
+        value = info.get(name)
+        if value is None:
+            continue
+        if hasattr(value, "timestamp"):
+            return float(value.timestamp())
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            continue
+    return None

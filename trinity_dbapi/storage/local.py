@@ -174,19 +174,41 @@ class LocalStorage(Storage):
             self._walk(start, f"{directory}/" if directory else "", prefix, out)
         return out
 
-    def _walk(self, os_dir: str, rel_dir: str, prefix: str, out: list[str]) -> None:
+    def _list_with_times(self, prefix: str) -> list[tuple[str, float | None]]:
+        # Include temporary files: a writer killed between writing its temp
+        # file and linking it leaves one behind, and only GC removes it.
+        check_path(prefix, is_prefix=True)
+        directory, _, _ = prefix.rpartition("/")
+        start = os.path.join(self.root_dir, *directory.split("/")) if directory else self.root_dir
+        out: list[str] = []
+        with self._errors("list", prefix):
+            self._walk(start, f"{directory}/" if directory else "", prefix, out, temporary=True)
+        timed: list[tuple[str, float | None]] = []
+        for rel in out:
+            try:
+                timed.append((rel, os.stat(self._os_path_unchecked(rel)).st_mtime))
+            except FileNotFoundError:
+                continue  # deleted meanwhile
+        return timed
+
+    def _os_path_unchecked(self, path: str) -> str:
+        return os.path.join(self.root_dir, *path.split("/"))
+
+    def _walk(
+        self, os_dir: str, rel_dir: str, prefix: str, out: list[str], *, temporary: bool = False
+    ) -> None:
         try:
             entries = list(os.scandir(os_dir))
         except (FileNotFoundError, NotADirectoryError):
             return
         for entry in entries:
-            if entry.name.startswith(TEMP_PREFIX):
+            if entry.name.startswith(TEMP_PREFIX) and not temporary:
                 continue
             rel = rel_dir + entry.name
             if entry.is_dir():
                 # Descend only if something below could still match the prefix.
                 if (rel + "/").startswith(prefix) or prefix.startswith(rel + "/"):
-                    self._walk(entry.path, rel + "/", prefix, out)
+                    self._walk(entry.path, rel + "/", prefix, out, temporary=temporary)
             elif rel.startswith(prefix) and entry.is_file():
                 out.append(rel)
 

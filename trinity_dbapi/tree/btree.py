@@ -196,6 +196,45 @@ class TreeWriter:
     def __init__(self, store: NodeStore, config: TreeConfig) -> None:
         self.store = store
         self.config = config
+        self._draining = False
+
+    @property
+    def _capacity(self) -> int:
+        # While compacting, every buffer below the root drains completely.
+        return 0 if self._draining else self.config.buffer_capacity
+
+    def compact(self, root: ChildRef, keep: str | None) -> Node:
+        """A new root whose buffers are all empty but for ``keep``'s messages in the root.
+
+        Only subtrees that hold buffered messages are read and rewritten.
+        """
+        new_root = self.store.mutable(root)
+        self._draining = True
+        try:
+            self._flush(new_root, keep, limit=0)
+            self._drain_children(new_root, keep)
+            return self._settle_root(new_root, keep)
+        finally:
+            self._draining = False
+
+    def _drain_children(self, node: Node, keep: str | None) -> None:
+        if node.children is None:
+            return
+        for i in reversed(range(len(node.children))):
+            if not self._has_buffers(node.children[i]):
+                continue
+            child = self.store.mutable(node.children[i])
+            node.children[i] = child
+            self._flush(child, None, limit=0)
+            self._drain_children(child, None)
+            self._place(node, i, *self._split_even(child))
+        self._repair_seams(node, keep)
+
+    def _has_buffers(self, ref: ChildRef) -> bool:
+        node = self.store.resolve(ref)
+        if node.children is None:
+            return bool(node.buffer)
+        return bool(node.buffer) or any(self._has_buffers(c) for c in node.children)
 
     def commit(self, root: ChildRef, messages: Sequence[Message], txn: str) -> Node:
         """A new root holding ``messages`` (all of transaction ``txn``) on top of ``root``.
@@ -206,6 +245,10 @@ class TreeWriter:
         new_root = self.store.mutable(root)
         new_root.buffer.extend(messages)
         return self._settle_root(new_root, keep=txn)
+
+    def settle(self, root: ChildRef, keep: str | None) -> Node:
+        """A root brought back within the buffer capacity and the B-tree rules."""
+        return self._settle_root(self.store.mutable(root), keep)
 
     # -- the root ----------------------------------------------------------------
 
@@ -233,7 +276,7 @@ class TreeWriter:
 
     def _flush(self, node: Node, keep: str | None, limit: int | None = None) -> None:
         """Push messages down until the buffer holds at most ``limit`` (capacity)."""
-        limit = self.config.buffer_capacity if limit is None else limit
+        limit = self._capacity if limit is None else limit
         if node.children is None:
             flushable = [m for m in node.buffer if m.txn != keep]
             node.buffer = [m for m in node.buffer if m.txn == keep]
@@ -376,7 +419,7 @@ class TreeWriter:
         if messages:
             node.buffer.extend(messages)
             self._absorb(node, None)
-        if len(node.buffer) > self.config.buffer_capacity:
+        if len(node.buffer) > self._capacity:
             self._flush(node, None)
 
     def _split_even(self, node: Node) -> tuple[list[Node], list[str], list[str]]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.locations import is_uri, qualify, split_uri
 from trinity_dbapi.format.node_file import (
     DEFAULT_COMPRESSION,
     Message,
@@ -108,20 +109,48 @@ class NodeStore:
         self._cache: OrderedDict[str, Node] = OrderedDict()
         self._cache_nodes = cache_nodes
         self._lock = threading.Lock()
+        #: Options for the storages of other lakehouses that locations name.
+        self.storage_options: Mapping[str, Any] = {}
+        self._foreign: dict[str, Storage] = {}
 
     def load(self, path: str) -> Node:
-        """The clean node stored at ``path`` (shared: never modify it)."""
+        """The clean node stored at ``path`` (shared: never modify it).
+
+        ``path`` may also be a fully qualified URI (a node left in the source
+        lakehouse of a partial export); such a node's relative pointers are
+        made absolute against its own lakehouse root.
+        """
         with self._lock:
             node = self._cache.get(path)
             if node is not None:
                 self._cache.move_to_end(path)
                 return node
-        node = node_from_data(decode_node(self.storage.read(path), path, self.order), path)
+        data = decode_node(self.read_location(path), path, self.order)
+        if is_uri(path):
+            data = _qualified(data, split_uri(path)[0])
+        node = node_from_data(data, path)
         with self._lock:
             self._cache[path] = node
             while len(self._cache) > self._cache_nodes:
                 self._cache.popitem(last=False)
         return node
+
+    def read_location(self, location: str) -> bytes:
+        """Read a file by location: a path in this storage, or a URI in another."""
+        if not is_uri(location):
+            return self.storage.read(location)
+        if location.startswith(self.storage.root_uri):
+            return self.storage.read(location[len(self.storage.root_uri) :])
+        root, path = split_uri(location)
+        with self._lock:
+            foreign = self._foreign.get(root)
+            if foreign is None:
+                from trinity_dbapi.storage import open_storage
+
+                foreign = self._foreign[root] = open_storage(
+                    root, storage_options=dict(self.storage_options)
+                )
+        return foreign.read(path)
 
     def clear_cache(self) -> None:
         """Forget parsed nodes (benchmarks measure cold reads with it)."""
@@ -138,10 +167,15 @@ class NodeStore:
         return node if node.path is None else node.copy()
 
     def encode(self, node: Node, system: dict[str, str]) -> bytes:
-        """Node file bytes for a node whose children are all written already."""
+        """Node file bytes for a node whose children are all written already.
+
+        Written children are replaced by their paths in ``node`` itself, so a
+        node that becomes clean looks exactly like one loaded from storage.
+        """
         children = None
         if node.children is not None:
             children = [c if isinstance(c, str) else _written_path(c) for c in node.children]
+            node.children = list(children)
         data = NodeData(system, node.keys, node.values, children, node.buffer)
         return encode_node(data, self.order, compression=self.compression)
 
@@ -194,6 +228,21 @@ def _written_path(node: Node) -> str:
     if node.path is None:
         raise AssertionError("a child must be written before its parent")
     return node.path
+
+
+def _qualified(data: NodeData, root_uri: str) -> NodeData:
+    """``data`` with every relative pointer (children, values) made absolute."""
+    children = None if data.children is None else [qualify(root_uri, c) for c in data.children]
+    return NodeData(
+        data.system,
+        data.keys,
+        [qualify(root_uri, v) for v in data.values],
+        children,
+        [
+            m._replace(value=None if m.value is None else qualify(root_uri, m.value))
+            for m in data.buffer
+        ],
+    )
 
 
 def node_from_data(data: NodeData, path: str | None) -> Node:

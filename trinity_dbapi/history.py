@@ -1,0 +1,127 @@
+"""Time travel and history: finding versions by number, timestamp or export name.
+
+Versions are addressable by number (the root file name is the version), and
+their creation times strictly increase with the number (the commit protocol
+makes sure of it), so the version current at a timestamp is found by binary
+search over version numbers: about log2(V) root reads, never a walk along
+``previous_root`` pointers. Expiration removes the oldest versions, so the
+retained versions are a contiguous run ending at the latest, plus isolated
+older versions kept by a per-version override; a missing root met by the
+search is below that run, and the overrides are checked by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.errors import NoSuchVersionError, ProgrammingError, StorageFileNotFoundError
+
+if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    """One entry of a lakehouse's history.
+
+    Attributes:
+        version: the root version number.
+        created_at_millis: when it was committed (ms since the epoch, UTC).
+        previous_root: the previous root file, None for version 0.
+        rollback_from_root: the root this version rolled back from, if any.
+        txn_id: the transaction that made the version.
+        changed_keys: the tree keys that transaction set or deleted.
+    """
+
+    version: int
+    created_at_millis: int
+    previous_root: str | None
+    rollback_from_root: str | None
+    txn_id: str | None
+    changed_keys: tuple[str, ...]
+
+    @classmethod
+    def of(cls, snap: Snapshot) -> VersionInfo:
+        return cls(
+            snap.version,
+            snap.created_at_millis,
+            snap.previous_root,
+            snap.rollback_from_root,
+            snap.latest_txn,
+            tuple(sorted(snap.changed_keys())),
+        )
+
+
+def to_millis(timestamp: datetime | float) -> int:
+    """Milliseconds since the epoch; a naive datetime is taken as UTC."""
+    if isinstance(timestamp, datetime):
+        if timestamp.tzinfo is None:
+            from datetime import timezone
+
+            timestamp = timestamp.replace(tzinfo=timezone.utc)
+        return int(timestamp.timestamp() * 1000)
+    if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)):
+        raise ProgrammingError(
+            f"a timestamp must be a datetime or milliseconds since the epoch, not {timestamp!r}"
+        )
+    return int(timestamp)
+
+
+def history(lakehouse: Lakehouse, *, since: int = 0) -> Iterator[VersionInfo]:
+    """Every retained version from ``since`` to the latest, oldest first."""
+    latest = lakehouse.latest_version()
+    for version in range(since, latest + 1):
+        snap = _try_snapshot(lakehouse, version)
+        if snap is not None:
+            yield VersionInfo.of(snap)
+
+
+def version_at(lakehouse: Lakehouse, timestamp: datetime | float) -> int:
+    """The newest version created at or before ``timestamp``.
+
+    Raises:
+        NoSuchVersionError: every retained version is newer than ``timestamp``.
+    """
+    millis = to_millis(timestamp)
+    latest = lakehouse.latest_version()
+    lo, hi, found = 0, latest, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        snap = _try_snapshot(lakehouse, mid)
+        if snap is None or snap.created_at_millis <= millis:
+            # A missing root lies below the retained run: search above it.
+            if snap is not None:
+                found = mid
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    if found is None:
+        found = _override_version_at(lakehouse, millis)
+    if found is None:
+        raise NoSuchVersionError(
+            -1,
+            latest,
+            f"no retained version was created at or before {millis} ms since the epoch; "
+            "the oldest retained version is newer (older versions were expired)",
+        )
+    return found
+
+
+def _override_version_at(lakehouse: Lakehouse, millis: int) -> int | None:
+    """The newest version kept by a per-version override and created by ``millis``."""
+    overrides = lakehouse.definition.maximum_version_age_millis_overrides
+    for version in sorted(overrides, reverse=True):
+        snap = _try_snapshot(lakehouse, version)
+        if snap is not None and snap.created_at_millis <= millis:
+            return version
+    return None
+
+
+def _try_snapshot(lakehouse: Lakehouse, version: int) -> Snapshot | None:
+    try:
+        return lakehouse.load_version(version)
+    except StorageFileNotFoundError:
+        return None
