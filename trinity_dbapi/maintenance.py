@@ -358,7 +358,7 @@ def expire_versions(
             expired.append(version)
     if not dry_run:
         for version in expired:  # oldest first: the retained run stays contiguous
-            lakehouse.storage.delete(root_node_file_name(version))
+            _delete(lakehouse, root_node_file_name(version))
     gone = set(expired)
     kept = tuple(v for v in versions if v not in gone)
     return ExpireResult(tuple(expired), kept, dry_run)
@@ -456,11 +456,16 @@ def collect_garbage(
     candidates = [(p, t) for p, t in listed if p not in live]
     for done, path in enumerate(_old_enough(candidates, now_s, grace_period_millis, result), 1):
         if not dry_run:
-            lakehouse.storage.delete(path)
+            _delete(lakehouse, path)
         result.deleted.append(path)
         if progress is not None:
             progress(done, -1)
     return result
+
+
+def _delete(lakehouse: Lakehouse, path: str) -> None:
+    lakehouse.storage.delete(path)
+    lakehouse.nodes.forget(path)  # a deleted version must not live on in the cache
 
 
 def _old_enough(

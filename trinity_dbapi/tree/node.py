@@ -152,6 +152,11 @@ class NodeStore:
                 )
         return foreign.read(path)
 
+    def forget(self, path: str) -> None:
+        """Drop one parsed node, after its file was deleted (expiration, GC)."""
+        with self._lock:
+            self._cache.pop(path, None)
+
     def clear_cache(self) -> None:
         """Forget parsed nodes (benchmarks measure cold reads with it)."""
         with self._lock:

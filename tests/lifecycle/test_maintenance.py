@@ -1,0 +1,250 @@
+"""Rollback, compaction, snapshot export, version expiration and garbage collection."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.tree.helpers import small_definition
+from trinity_dbapi.errors import (
+    CommitConflictError,
+    LakehouseExistsError,
+    ObjectExistsError,
+    ProgrammingError,
+    RetriesExhaustedError,
+)
+from trinity_dbapi.format.paths import root_node_file_name
+from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.storage import open_storage
+from trinity_dbapi.transaction import RetryPolicy
+from trinity_dbapi.tree import btree
+
+Backend = tuple[str, dict[str, Any]]
+
+
+def _lake(backend: Backend, namespaces: int = 0) -> Lakehouse:
+    uri, options = backend
+    lake = Lakehouse.create(uri, small_definition(4, 2), storage_options=options)
+    for i in range(namespaces):
+        with lake.begin() as txn:
+            txn.create_namespace(f"n{i:03d}", {"i": str(i)})
+    return lake
+
+
+def _names(lake: Lakehouse, version: int | None = None) -> list[str]:
+    return lake.begin(version=version, read_only=True).list_namespaces()
+
+
+def _target(backend: Backend, name: str) -> str:
+    uri = backend[0].rstrip("/")
+    return uri.rpartition("/")[0] + f"/{name}-{uuid.uuid4().hex[:8]}"
+
+
+# -- rollback ---------------------------------------------------------------------------
+
+
+def test_rollback_is_a_roll_forward(backend: Backend) -> None:
+    lake = _lake(backend, 10)
+    snap = lake.rollback(4)
+    assert snap.version == 11
+    assert snap.rollback_from_root == root_node_file_name(10)
+    assert _names(lake) == [f"n{i:03d}" for i in range(4)]
+    assert len(_names(lake, 10)) == 10  # history is kept: nothing was rewritten
+    # The rolled-back tree shares every node with version 4.
+    assert snap.root.children == lake.snapshot(4).root.children
+    undone = lake.rollback(10)  # rolling back the rollback
+    assert undone.version == 12 and len(_names(lake)) == 10
+    assert undone.rollback_from_root == root_node_file_name(11)
+    reopened = Lakehouse.open(backend[0], storage_options=backend[1])
+    assert len(_names(reopened)) == 10
+    btree.check_invariants(reopened.nodes, undone.root, reopened.tree_config, None)
+
+
+def test_a_rollback_conflicts_with_writers_that_began_before_it(backend: Backend) -> None:
+    lake = _lake(backend, 3)
+    txn = lake.begin(isolation="SNAPSHOT")
+    txn.create_namespace("late")
+    lake.rollback(1)
+    with pytest.raises(CommitConflictError, match="rolled the lakehouse back"):
+        txn.commit()
+    assert _names(lake) == ["n000"]
+
+
+# -- compaction -------------------------------------------------------------------------
+
+
+def test_compaction_empties_every_buffer_but_the_latest_transaction(backend: Backend) -> None:
+    lake = _lake(backend, 40)
+    before = dict(lake.snapshot().scan())
+    latest_txn = lake.snapshot().latest_txn
+    snap = lake.compact()
+    assert snap.version == 41 and snap.changed_keys() == set()
+    assert dict(snap.scan()) == before
+    btree.check_invariants(lake.nodes, snap.root, lake.tree_config, latest_txn)
+    assert {m.txn for m in snap.root.buffer} <= {latest_txn}
+
+    def buffered(ref: object, top: bool) -> int:
+        node = lake.nodes.resolve(ref)  # type: ignore[arg-type]
+        own = 0 if top else len(node.buffer)
+        return own + sum(buffered(c, False) for c in node.children or ())
+
+    assert buffered(snap.root, True) == 0
+    with lake.begin() as txn:  # the tree keeps working normally afterwards
+        txn.create_namespace("post")
+    assert "post" in _names(lake)
+
+
+# -- export -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mode", "depth"), [("minimal", None), ("partial", 2), ("full", None)])
+def test_export_to_a_target_opens_as_a_lakehouse(
+    backend: Backend, mode: str, depth: int | None
+) -> None:
+    lake = _lake(backend, 30)
+    target = _target(backend, mode)
+    result = lake.export_snapshot(f"e-{mode}", version=20, mode=mode, target=target, depth=depth)
+    assert result.version == 20 and result.recorded_in_version == 31
+    exported = Lakehouse.open(target, storage_options=backend[1])
+    assert exported.latest_version() == 0
+    txn = exported.begin(read_only=True)
+    assert txn.list_namespaces() == _names(lake, 20)
+    assert txn.load_namespace("n007").properties == {"i": "7"}
+    assert exported.definition.exported_snapshots == {}
+    assert lake.snapshot().definition.exported_snapshots[f"e-{mode}"] == result.location
+    assert lake.snapshot_by_export(f"e-{mode}").version == 20
+    copied = {"minimal": 2, "partial": 3}.get(mode)
+    if copied is not None:
+        # the root (and partial: the second level) plus the lakehouse definition
+        assert result.files_copied <= (2 if mode == "minimal" else 1 + 1 + 5)
+    else:
+        target_files = open_storage(target, storage_options=backend[1]).list("")
+        assert all("://" not in f for f in target_files)
+        assert result.files_copied >= 30  # every node and namespace definition
+
+
+def test_full_export_is_independent_of_the_source(backend: Backend) -> None:
+    lake = _lake(backend, 12)
+    target = _target(backend, "full")
+    lake.export_snapshot("copy", mode="full", target=target)
+    source = open_storage(backend[0], storage_options=backend[1])
+    for path in source.list(""):
+        source.delete(path)
+    exported = Lakehouse.open(target, storage_options=backend[1])
+    assert len(exported.begin().list_namespaces()) == 12
+    with exported.begin() as txn:  # and it takes new commits
+        txn.create_namespace("new")
+    assert len(Lakehouse.open(target, storage_options=backend[1]).begin().list_namespaces()) == 13
+
+
+def test_export_errors(backend: Backend) -> None:
+    lake = _lake(backend, 2)
+    lake.export_snapshot("x")
+    with pytest.raises(ObjectExistsError, match="exported snapshot 'x' already exists"):
+        lake.export_snapshot("x")
+    with pytest.raises(ProgrammingError, match="give it a target root URI"):
+        lake.export_snapshot("y", mode="full")
+    with pytest.raises(ProgrammingError, match="depth >= 1"):
+        lake.export_snapshot("y", mode="partial", target=_target(backend, "p"))
+    with pytest.raises(ProgrammingError, match="not one of"):
+        lake.export_snapshot("y", mode="everything")
+    with pytest.raises(LakehouseExistsError):
+        lake.export_snapshot("y", mode="minimal", target=backend[0])
+    with pytest.raises(ProgrammingError, match="digits"):
+        lake.export_snapshot("2024", version=1)
+
+
+def test_concurrent_exports_are_both_recorded(backend: Backend) -> None:
+    """Definition changes rebase: two exports from the same version both land."""
+    lake = _lake(backend, 2)
+    first = lake.begin()
+    second = lake.begin()
+    first.change_definition(
+        lambda d: d.replace(exported_snapshots={**d.exported_snapshots, "a": "x"})
+    )
+    second.change_definition(
+        lambda d: d.replace(exported_snapshots={**d.exported_snapshots, "b": "y"})
+    )
+    first.commit()
+    second.commit()
+    assert second.attempts == 2
+    assert dict(lake.snapshot().definition.exported_snapshots) == {"a": "x", "b": "y"}
+
+
+# -- expiration and garbage collection ------------------------------------------------------
+
+
+def test_expiration_by_age_keeps_the_minimum_and_overrides(backend: Backend) -> None:
+    uri, options = backend
+    definition = small_definition(4, 2).replace(
+        minimum_versions_to_keep=3,
+        maximum_version_age_millis=1,
+        maximum_version_age_millis_overrides={2: 10**12},
+    )
+    lake = Lakehouse.create(uri, definition, storage_options=options)
+    for i in range(8):
+        with lake.begin() as txn:
+            txn.create_namespace(f"n{i:03d}")
+    time.sleep(0.01)
+    dry = lake.expire_versions(dry_run=True)
+    assert dry.expired == (0, 1, 3, 4, 5) and dry.dry_run
+    assert lake.snapshot(0).version == 0  # a dry run deletes nothing
+    done = lake.expire_versions()
+    assert done.expired == (0, 1, 3, 4, 5)
+    assert done.retained == (2, 6, 7, 8)
+    reopened = Lakehouse.open(uri, storage_options=options)
+    assert reopened.latest_version() == 8
+    assert _names(reopened, 2) == ["n000", "n001"]
+
+
+def test_expiration_never_removes_pinned_or_latest_versions(backend: Backend) -> None:
+    lake = _lake(backend, 6)
+    lake.export_snapshot("keep", version=1)
+    future = time.time() * 1000 + 60_000
+    result = lake.expire_versions(older_than=future, retain_last=1)
+    assert 1 not in result.expired and 7 not in result.expired
+    assert set(result.retained) == {1, 7}
+    assert _names(lake, lake.snapshot_by_export("keep").version) == ["n000"]
+    with pytest.raises(ProgrammingError, match="at least 1"):
+        lake.expire_versions(retain_last=0)
+
+
+def test_garbage_collection_deletes_only_unreachable_files(backend: Backend) -> None:
+    uri, options = backend
+    lake = _lake(backend, 12)
+    with lake.begin() as txn:
+        txn.drop_namespace("n003")
+    # an orphan of a failed commit: the definition file it wrote before losing
+    loser = lake.begin(version=5, retry=RetryPolicy(max_attempts=1))
+    loser.create_namespace("orph")
+    staged = set(loser._files)
+    with pytest.raises(RetriesExhaustedError):
+        loser.commit()
+    lake.expire_versions(older_than=time.time() * 1000 + 60_000, retain_last=2)
+    storage = open_storage(uri, storage_options=options)
+    all_files = set(storage.list(""))
+
+    young = lake.collect_garbage()  # default grace period: everything is too young
+    assert young.deleted == [] and young.too_young > 0
+
+    dry = lake.collect_garbage(grace_period_millis=0, dry_run=True)
+    assert dry.deleted and set(storage.list("")) == all_files
+    progress: list[int] = []
+    done = lake.collect_garbage(grace_period_millis=0, progress=lambda n, _t: progress.append(n))
+    assert sorted(done.deleted) == sorted(dry.deleted)
+    assert staged <= set(done.deleted)  # the failed commit's files are collected
+    assert progress == list(range(1, len(done.deleted) + 1))
+    remaining = set(storage.list(""))
+    assert remaining == all_files - set(done.deleted)
+    # everything the retained versions need is still there
+    reopened = Lakehouse.open(uri, storage_options=options)
+    for version in (12, 13):
+        txn = reopened.begin(version=version, read_only=True)
+        for ns in txn.list_namespaces():
+            assert txn.load_namespace(ns).name == ns
+    assert "n003" not in _names(reopened)
+    # and a second pass finds nothing more
+    assert lake.collect_garbage(grace_period_millis=0).deleted == []
