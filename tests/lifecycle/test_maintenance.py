@@ -248,3 +248,16 @@ def test_garbage_collection_deletes_only_unreachable_files(backend: Backend) -> 
     assert "n003" not in _names(reopened)
     # and a second pass finds nothing more
     assert lake.collect_garbage(grace_period_millis=0).deleted == []
+
+
+def test_gc_removes_temporary_files_of_a_killed_local_writer(tmp_path: Any) -> None:
+    lake = Lakehouse.create(str(tmp_path / "lake"), small_definition(4, 2))
+    with lake.begin() as txn:
+        txn.create_namespace("a")
+    leftover = tmp_path / "lake" / "0101" / ".tmp-0f3c9a"
+    leftover.parent.mkdir(parents=True, exist_ok=True)
+    leftover.write_bytes(b"half a node file")
+    assert ".tmp-0f3c9a" not in " ".join(lake.storage.list(""))  # invisible to readers
+    result = lake.collect_garbage(grace_period_millis=0)
+    assert "0101/.tmp-0f3c9a" in result.deleted and not leftover.exists()
+    assert lake.begin().list_namespaces() == ["a"]

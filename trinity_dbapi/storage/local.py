@@ -164,27 +164,24 @@ class LocalStorage(Storage):
         return os.path.isfile(self._os_path(path))
 
     def _list(self, prefix: str) -> list[str]:
+        return self._files_under(prefix, temporary=False)
+
+    def _files_under(self, prefix: str, *, temporary: bool) -> list[str]:
         check_path(prefix, is_prefix=True)
         # The prefix is a string prefix: "a/b" matches "a/b.txt" and "a/bc/d".
         # Walk only the deepest directory the prefix fully names.
         directory, _, _ = prefix.rpartition("/")
-        start = os.path.join(self.root_dir, *directory.split("/")) if directory else (self.root_dir)
+        start = os.path.join(self.root_dir, *directory.split("/")) if directory else self.root_dir
         out: list[str] = []
         with self._errors("list", prefix):
-            self._walk(start, f"{directory}/" if directory else "", prefix, out)
+            self._walk(start, f"{directory}/" if directory else "", prefix, out, temporary=temporary)
         return out
 
     def _list_with_times(self, prefix: str) -> list[tuple[str, float | None]]:
         # Include temporary files: a writer killed between writing its temp
         # file and linking it leaves one behind, and only GC removes it.
-        check_path(prefix, is_prefix=True)
-        directory, _, _ = prefix.rpartition("/")
-        start = os.path.join(self.root_dir, *directory.split("/")) if directory else self.root_dir
-        out: list[str] = []
-        with self._errors("list", prefix):
-            self._walk(start, f"{directory}/" if directory else "", prefix, out, temporary=True)
         timed: list[tuple[str, float | None]] = []
-        for rel in out:
+        for rel in self._files_under(prefix, temporary=True):
             try:
                 timed.append((rel, os.stat(self._os_path_unchecked(rel)).st_mtime))
             except FileNotFoundError:
