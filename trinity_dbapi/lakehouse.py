@@ -167,6 +167,9 @@ class Lakehouse:
         #: The latest version when the lakehouse was opened or created; a reader
         #: that starts at once pins it without probing for the latest again.
         self.opened_version = 0
+        # The newest version this process has seen exist; versions only ever
+        # disappear from the old end, so probing may start here.
+        self._known_latest = 0
 
     def __repr__(self) -> str:
         return f"Lakehouse({self.storage.root_uri!r}, name={self.definition.name!r})"
@@ -233,7 +236,7 @@ class Lakehouse:
         definition = LakehouseDefinition.from_bytes(storage.read(def_path), def_path)
         lakehouse = cls(storage, definition, storage_options=storage_options)
         lakehouse._definitions[def_path] = definition
-        lakehouse.opened_version = version
+        lakehouse.opened_version = lakehouse._known_latest = version
         return lakehouse
 
     @classmethod
@@ -248,7 +251,9 @@ class Lakehouse:
 
     def latest_version(self) -> int:
         """The latest committed version (hint, then probe forward)."""
-        return find_latest_version(self.storage)
+        version = find_latest_version(self.storage, known=self._known_latest)
+        self._known_latest = version
+        return version
 
     def snapshot(self, version: int | None = None) -> Snapshot:
         """A pinned snapshot of ``version`` (the latest when None).
@@ -422,7 +427,7 @@ class Lakehouse:
                     "tree and its keys; export the lakehouse into a new one with the new value"
                 )
         path = new_lakehouse_definition_path()
-        self.storage.create_exclusive(path, definition.to_bytes())
+        self.storage.create_unique(path, definition.to_bytes())
         self._definitions[path] = definition
         return path
 
@@ -464,6 +469,8 @@ class Lakehouse:
                 raise self._conflict(base, version) from None
         new_root.path = name
         new_root.system = system
+        self.nodes.remember(new_root)  # the next transaction starts here: no decode
+        self._known_latest = max(self._known_latest, version)
         self._write_hint(version)
         return Snapshot(version, new_root, self)
 
@@ -505,18 +512,27 @@ def tree_config(definition: LakehouseDefinition) -> btree.TreeConfig:
     )
 
 
-def find_latest_version(storage: Storage) -> int:
+def find_latest_version(storage: Storage, *, known: int = 0) -> int:
     """The latest root version: start at the hint (or the oldest root) and probe forward.
 
     The hint may be missing, garbage, stale or point at a version that no
     longer exists; none of that can hide a version, because the answer is the
     last of a run of existing root files that ends in a missing one.
 
+    Args:
+        storage: the lakehouse storage.
+        known: a version the caller has seen exist (0: none), used as the
+            starting point when the hint is older.
+
     Raises:
         LakehouseNotFoundError: there is no root node file at all.
     """
+    if known and not storage.exists(root_node_file_name(known + 1)):
+        return known  # the common case: one request, no hint read
     start = _read_hint(storage)
-    if start is None or not storage.exists(root_node_file_name(start)):
+    if known and (start is None or start <= known):
+        start = known  # known to exist: no need to check it
+    elif start is None or not storage.exists(root_node_file_name(start)):
         start = 0
         if not storage.exists(root_node_file_name(0)):
             listed = _listed_versions(storage)  # version 0 may have been expired

@@ -280,7 +280,7 @@ class Transaction(ObjectOperations):
     def _commit_with_retries(self) -> Snapshot:
         storage = self.lakehouse.storage
         for path, data in self._files.items():
-            storage.create_exclusive(path, data)
+            storage.create_unique(path, data)  # fresh UUID names
         base = self.snapshot
         for attempt in range(self.retry.max_attempts):
             self.attempts = attempt + 1

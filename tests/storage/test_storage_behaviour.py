@@ -524,3 +524,18 @@ def test_importing_storage_does_not_import_backends() -> None:
         cwd=repo,
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_create_unique_creates_once_and_counts(storage: Storage) -> None:
+    """Uniquely named files (node files, definitions): created whole, never overwritten."""
+    before = storage.stats.snapshot()
+    storage.create_unique("0101/0000/1111/00000000-node-a.arrow", b"node bytes")
+    assert storage.read("0101/0000/1111/00000000-node-a.arrow") == b"node bytes"
+    used = storage.stats.since(before)
+    assert (used.creates, used.bytes_written, used.reads) == (1, 10, 0)  # read from cache
+    with pytest.raises(FileAlreadyExistsError) as info:
+        storage.create_unique("0101/0000/1111/00000000-node-a.arrow", b"other")
+    assert info.value.path == "0101/0000/1111/00000000-node-a.arrow"
+    storage.clear_cache()
+    assert storage.read("0101/0000/1111/00000000-node-a.arrow") == b"node bytes"
+    assert storage.list("0101/") == ["0101/0000/1111/00000000-node-a.arrow"]

@@ -42,9 +42,11 @@ class TreeMachine(RuleBasedStateMachine):
         self.config = self.lakehouse.tree_config
         assert (self.config.order, self.config.buffer_capacity) == (order, capacity)
         self.model: dict[str, str] = {}
+        self.states: list[dict[str, str]] = [{}]  # the model at every version
         self.version = 0
         self.last_batch: dict[str, str | None] = {}
         self.last_txn: str | None = None
+        self.keep: str | None = None  # the transaction whose messages may overfill the root
 
     @rule(batch=BATCH)
     def commit(self, batch: dict[str, str | None]) -> None:
@@ -57,13 +59,36 @@ class TreeMachine(RuleBasedStateMachine):
         self.version += 1
         assert snap.version == self.version
         self.last_batch, self.last_txn = batch, snap.latest_txn
+        self.keep = snap.latest_txn
         for key, value in batch.items():
             if value is None:
                 self.model.pop(key, None)
             else:
                 self.model[key] = value
+        self._versioned()
+
+    def _versioned(self) -> None:
+        self.states.append(dict(self.model))
         # Reopen from storage: a new Lakehouse with empty caches reads only files.
         self.lakehouse = Lakehouse.open(self.uri)
+
+    @rule()
+    def compact(self) -> None:
+        snap = self.lakehouse.compact()
+        self.version += 1
+        assert snap.version == self.version and snap.changed_keys() == set()
+        self.last_batch, self.last_txn = {}, snap.latest_txn
+        self._versioned()  # the previous transaction's messages may stay in the root
+
+    @rule(data=st.data())
+    def rollback(self, data: st.DataObject) -> None:
+        target = data.draw(st.integers(0, self.version), label="target")
+        snap = self.lakehouse.rollback(target)
+        self.version += 1
+        assert snap.version == self.version
+        self.model = dict(self.states[target])
+        self.last_batch, self.last_txn, self.keep = {}, snap.latest_txn, None
+        self._versioned()
 
     @rule(key=st.sampled_from(KEYS))
     def point_read(self, key: str) -> None:
@@ -84,10 +109,12 @@ class TreeMachine(RuleBasedStateMachine):
         snap = self.lakehouse.snapshot()
         assert snap.version == self.version
         assert dict(snap.scan()) == self.model
-        btree.check_invariants(self.lakehouse.nodes, snap.root, self.config, snap.latest_txn)
+        btree.check_invariants(self.lakehouse.nodes, snap.root, self.config, self.keep)
         # The latest transaction's messages are all in the root, tagged with its ID.
         latest = {m.key: m.value for m in snap.latest_messages()}
         assert latest == self.last_batch
+        for version in {0, self.version // 2, self.version}:  # old versions stay intact
+            assert dict(self.lakehouse.snapshot(version).scan()) == self.states[version]
         assert snap.latest_txn == self.last_txn
         if self.version:
             assert snap.previous_root == root_node_file_name(self.version - 1)

@@ -168,6 +168,23 @@ class Storage(ABC):
         if self._cache is not None and _is_immutable(path):
             self._cache.put(path, data)
 
+    def create_unique(self, path: str, data: bytes) -> None:
+        """Create a file whose name nobody else will ever create (a fresh UUID name).
+
+        Like :meth:`create_exclusive`, but it need not hide the file while it is
+        being written: no reader looks at such a file before a root that
+        points at it exists, and that root is created only after this call
+        returned. Backends may use it to save work (no temporary file).
+
+        Raises:
+            FileAlreadyExistsError: the file exists.
+        """
+        self.stats.creates += 1
+        self.stats.bytes_written += len(data)
+        self._create_unique(path, data)
+        if self._cache is not None:
+            self._cache.put(path, data)
+
     def delete(self, path: str) -> None:
         """Delete ``path``; deleting a missing file is not an error."""
         self.stats.deletes += 1
@@ -229,6 +246,10 @@ class Storage(ABC):
     @abstractmethod
     def _list(self, prefix: str) -> builtins.list[str]:
         """Paths (relative to the root) of all files starting with ``prefix``."""
+
+    def _create_unique(self, path: str, data: bytes) -> None:
+        """Create a uniquely named file; by default an exclusive create."""
+        self._create_exclusive(path, data)
 
     def _list_with_times(self, prefix: str) -> builtins.list[tuple[str, float | None]]:
         """Paths with modification times; backends that know them override this."""

@@ -66,6 +66,7 @@ class LocalStorage(Storage):
             )
         super().__init__(root_uri, cache_bytes=cache_bytes)
         self.root_dir = _uri_to_os_path(root_uri)
+        self._made_dirs: set[str] = set()
 
     # -- helpers --------------------------------------------------------------
 
@@ -86,14 +87,22 @@ class LocalStorage(Storage):
                 path=path,
             ) from exc
 
-    def _write_temp(self, directory: str, data: bytes) -> str:
-        os.makedirs(directory, exist_ok=True)
+    def _write_temp(self, directory: str, data: bytes, *, sync: bool = True) -> str:
+        if directory not in self._made_dirs:  # one makedirs per directory, not per file
+            os.makedirs(directory, exist_ok=True)
+            self._made_dirs.add(directory)
         temp = os.path.join(directory, f"{TEMP_PREFIX}{uuid.uuid4()}")
         try:
-            with open(temp, "xb") as handle:
+            try:
+                handle = open(temp, "xb")  # noqa: SIM115 - closed by the with below
+            except FileNotFoundError:  # the directory was removed behind our back
+                os.makedirs(directory, exist_ok=True)
+                handle = open(temp, "xb")  # noqa: SIM115
+            with handle:
                 handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+                if sync:
+                    handle.flush()
+                    os.fsync(handle.fileno())
         except BaseException:
             _unlink_quietly(temp)
             raise
@@ -114,16 +123,18 @@ class LocalStorage(Storage):
                 ) from exc
 
     def _write(self, path: str, data: bytes) -> None:
+        # Overwrites serve only the latest-version hint, which is best effort:
+        # readers probe forward past a stale hint. The rename keeps it atomic
+        # (never seen half-written); an fsync would only make it durable.
         full = self._os_path(path)
         directory = os.path.dirname(full)
         with self._errors("write", path):
-            temp = self._write_temp(directory, data)
+            temp = self._write_temp(directory, data, sync=False)
             try:
                 os.replace(temp, full)
             except BaseException:
                 _unlink_quietly(temp)
                 raise
-            _fsync_directory(directory)
 
     def _create_exclusive(self, path: str, data: bytes) -> None:
         full = self._os_path(path)
@@ -152,6 +163,30 @@ class LocalStorage(Storage):
                 _unlink_quietly(temp)
             _fsync_directory(directory)
 
+    def _create_unique(self, path: str, data: bytes) -> None:
+        # Straight to the final name with O_EXCL: no temporary file, link or
+        # unlink. A crash mid-write leaves a partial file that no root points
+        # at; garbage collection removes it.
+        full = self._os_path(path)
+        directory = os.path.dirname(full)
+        with self._errors("create", path):
+            if directory not in self._made_dirs:
+                os.makedirs(directory, exist_ok=True)
+                self._made_dirs.add(directory)
+            try:
+                with open(full, "xb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            except FileExistsError as exc:
+                raise FileAlreadyExistsError(
+                    f"file {path!r} already exists under {self.root_uri}", path=path
+                ) from exc
+            except BaseException:
+                _unlink_quietly(full)
+                raise
+            _fsync_directory(directory)
+
     def _delete(self, path: str) -> None:
         full = self._os_path(path)
         with self._errors("delete", path):
@@ -174,7 +209,9 @@ class LocalStorage(Storage):
         start = os.path.join(self.root_dir, *directory.split("/")) if directory else self.root_dir
         out: list[str] = []
         with self._errors("list", prefix):
-            self._walk(start, f"{directory}/" if directory else "", prefix, out, temporary=temporary)
+            self._walk(
+                start, f"{directory}/" if directory else "", prefix, out, temporary=temporary
+            )
         return out
 
     def _list_with_times(self, prefix: str) -> list[tuple[str, float | None]]:

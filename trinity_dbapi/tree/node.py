@@ -152,6 +152,14 @@ class NodeStore:
                 )
         return foreign.read(path)
 
+    def remember(self, node: Node) -> None:
+        """Cache a node just written (it is clean now: ``node.path`` is set)."""
+        assert node.path is not None
+        with self._lock:
+            self._cache[node.path] = node
+            while len(self._cache) > self._cache_nodes:
+                self._cache.popitem(last=False)
+
     def forget(self, path: str) -> None:
         """Drop one parsed node, after its file was deleted (expiration, GC)."""
         with self._lock:
@@ -218,15 +226,12 @@ class NodeStore:
     def _write_one(self, node: Node, system: dict[str, str]) -> None:
         data = self.encode(node, system)
         path = new_node_file_path()
-        # A fresh UUID name never collides; exclusive create still guarantees
-        # that no existing file is ever overwritten.
-        self.storage.create_exclusive(path, data)
+        # A fresh UUID name: nobody else creates it, and no reader looks at it
+        # before the root that points at it exists.
+        self.storage.create_unique(path, data)
         node.path = path
         node.system = dict(system)
-        with self._lock:
-            self._cache[path] = node
-            while len(self._cache) > self._cache_nodes:
-                self._cache.popitem(last=False)
+        self.remember(node)
 
 
 def _written_path(node: Node) -> str:
