@@ -24,6 +24,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
 from trinity_dbapi.format.paths import namespace_definition_path, table_definition_path
+from trinity_dbapi.tree.btree import prefix_end
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse import Snapshot
@@ -51,6 +52,14 @@ class ObjectOperations(ABC):
     @abstractmethod
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, str]]:
         """Every key and value under a prefix, as the transaction sees them."""
+
+    @abstractmethod
+    def require(self, key: str) -> str | None:
+        """Read a key that must stay unchanged until the commit."""
+
+    @abstractmethod
+    def require_range(self, lo: str | None, hi: str | None) -> list[tuple[str, str]]:
+        """Scan a range that must stay unchanged until the commit."""
 
     @abstractmethod
     def stage_file(self, path: str, data: bytes) -> None:
@@ -140,7 +149,10 @@ class ObjectOperations(ABC):
             if if_exists:
                 return False
             raise NoSuchNamespaceError(namespace)
-        table_keys = [k for k, _ in self.scan_prefix(self._tables_prefix(namespace))]
+        # A table created concurrently must stop the drop, at any isolation
+        # level: otherwise it would outlive its namespace.
+        prefix = self._tables_prefix(namespace)
+        table_keys = [k for k, _ in self.require_range(prefix, prefix_end(prefix))]
         if table_keys and not cascade:
             raise NamespaceNotEmptyError(namespace, len(table_keys))
         for table_key in table_keys:
@@ -248,7 +260,8 @@ class ObjectOperations(ABC):
         return keys.namespace_tables_prefix(namespace, self._limits)
 
     def _require_namespace(self, namespace: str) -> None:
-        if not self.namespace_exists(namespace):
+        # The namespace must still exist when this commits, at any isolation level.
+        if self.require(self._namespace_key(namespace)) is None:
             raise NoSuchNamespaceError(namespace)
 
     def _store_namespace(self, definition: NamespaceDefinition) -> None:

@@ -124,6 +124,10 @@ def _rng() -> random.Random:
     return rng
 
 
+def _in_any(key: str, ranges: list[tuple[str | None, str | None]]) -> bool:
+    return any((lo is None or key >= lo) and (hi is None or key < hi) for lo, hi in ranges)
+
+
 class Transaction(ObjectOperations):
     """A unit of work on a lakehouse; create it with :meth:`Lakehouse.begin`.
 
@@ -153,6 +157,10 @@ class Transaction(ObjectOperations):
         self._writes: dict[str, str | None] = {}
         self._reads: set[str] = set()
         self._ranges: list[tuple[str | None, str | None]] = []
+        # Keys and ranges that must stay unchanged at any isolation level: the
+        # catalog's own integrity (a table needs its namespace) depends on them.
+        self._required: set[str] = set()
+        self._required_ranges: list[tuple[str | None, str | None]] = []
         self._files: dict[str, bytes] = {}
         self._definition_change: Callable[[LakehouseDefinition], LakehouseDefinition] | None = None
 
@@ -207,6 +215,23 @@ class Transaction(ObjectOperations):
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, str]]:
         """Every ``(key, value)`` whose key starts with ``prefix``."""
         return self.scan(prefix, prefix_end(prefix))
+
+    def require(self, key: str) -> str | None:
+        """Read ``key`` and make the commit fail if anyone changes it meanwhile.
+
+        Unlike a plain read this holds under SNAPSHOT ISOLATION too: object
+        operations use it for what the catalog's integrity rests on.
+        """
+        value = self.get(key)
+        if key not in self._writes:
+            self._required.add(key)
+        return value
+
+    def require_range(self, lo: str | None, hi: str | None) -> list[tuple[str, str]]:
+        """Scan ``[lo, hi)`` and make the commit fail if any key in it changes meanwhile."""
+        items = list(self.scan(lo, hi))
+        self._required_ranges.append((lo, hi))
+        return items
 
     def read_file(self, path: str) -> bytes:
         """A file staged by this transaction, or else from storage."""
@@ -293,12 +318,15 @@ class Transaction(ObjectOperations):
                 )
             except CommitConflictError:
                 pass  # lost the race for base.version + 1: see who won
+            tried = base.version
             latest = self.lakehouse.latest_version()
             for version in range(base.version + 1, latest + 1):
                 self._check_conflicts(self.lakehouse.snapshot(version))
+            if attempt + 1 == self.retry.max_attempts:
+                raise RetriesExhaustedError(self.retry.max_attempts, tried)
             base = self.lakehouse.snapshot(latest)
             time.sleep(self.retry.delay(attempt, _rng()))
-        raise RetriesExhaustedError(self.retry.max_attempts, base.version)
+        raise AssertionError("unreachable: the last attempt raises")
 
     def _check_conflicts(self, other: Snapshot) -> None:
         """Raise if the version ``other`` conflicts with this transaction."""
@@ -309,14 +337,18 @@ class Transaction(ObjectOperations):
         changed = other.changed_keys()
         for key in sorted(changed & self._writes.keys()):
             raise self._conflict(key, other, "both transactions write it")
+        for key in sorted(changed & self._required):
+            raise self._conflict(key, other, "this transaction's changes depend on it")
+        for key in sorted(changed):
+            if _in_any(key, self._required_ranges):
+                raise self._conflict(key, other, "this transaction's changes depend on its range")
         if self.isolation is not IsolationLevel.SERIALIZABLE:
             return
         for key in sorted(changed & self._reads):
             raise self._conflict(key, other, "this transaction read it")
         for key in sorted(changed):
-            for lo, hi in self._ranges:
-                if (lo is None or key >= lo) and (hi is None or key < hi):
-                    raise self._conflict(key, other, "it lies in a range this transaction listed")
+            if _in_any(key, self._ranges):
+                raise self._conflict(key, other, "it lies in a range this transaction listed")
 
     def _conflict(self, key: str | None, other: Snapshot, why: str) -> CommitConflictError:
         what = "the lakehouse" if key is None else self.describe_key(key)

@@ -177,11 +177,20 @@ class Storage(ABC):
         returned. Backends may use it to save work (no temporary file).
 
         Raises:
-            FileAlreadyExistsError: the file exists.
+            FileAlreadyExistsError: the file exists with other content (a
+                file with exactly ``data`` is taken as this call's own create
+                whose reply was lost).
         """
         self.stats.creates += 1
         self.stats.bytes_written += len(data)
-        self._create_unique(path, data)
+        try:
+            self._create_unique(path, data)
+        except FileAlreadyExistsError:
+            # Nobody else creates this name: an object store lost the reply to
+            # our own create and its retry failed the precondition.
+            self.stats.reads += 1
+            if self._read(path) != data:
+                raise
         if self._cache is not None:
             self._cache.put(path, data)
 
