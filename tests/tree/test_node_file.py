@@ -128,3 +128,23 @@ def test_too_many_keys_for_the_order_are_refused_on_write() -> None:
     node = NodeData(keys=["a", "b", "c", "d"], values=["1", "2", "3", "4"])
     with pytest.raises(ValueError, match="at most 3 keys"):
         encode_node(node, ORDER)
+
+
+def test_a_cached_buffer_table_encodes_exactly_like_a_fresh_one() -> None:
+    """Reusing the Arrow table of a buffer prefix must not change a single byte."""
+    from trinity_dbapi.format.node_file import encode_node_and_buffer
+
+    old = [Message(f"k{i}", None if i % 5 == 0 else f"v{i}", f"t{i % 3}") for i in range(40)]
+    first, table = encode_node_and_buffer(NodeData(keys=["m"], values=["x"], buffer=old), ORDER)
+    grown = [*old, Message("z", "new", "t9")]
+    cached = NodeData(keys=["m"], values=["x"], buffer=grown, buffer_arrow=(old, table))
+    fresh = NodeData(keys=["m"], values=["x"], buffer=list(grown))
+    assert encode_node(cached, ORDER) == encode_node(fresh, ORDER)
+    # a buffer that no longer starts with the cached messages ignores the cache
+    flushed = grown[10:]
+    stale = NodeData(keys=["m"], values=["x"], buffer=flushed, buffer_arrow=(old, table))
+    assert decode_node(encode_node(stale, ORDER), "n", ORDER).buffer == flushed
+    # a decoded node carries its buffer table for the next encoding
+    decoded = decode_node(first, "n", ORDER)
+    assert decoded.buffer == old and decoded.buffer_arrow is not None
+    assert decoded.buffer_arrow[1].num_rows == len(old)

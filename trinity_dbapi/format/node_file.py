@@ -20,7 +20,7 @@ file for any violation, so a damaged or foreign file is never half-trusted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinity_dbapi.errors import CorruptFileError
 from trinity_dbapi.format import keys as system_keys
@@ -59,6 +59,11 @@ class NodeData:
     values: list[str] = field(default_factory=list)
     children: list[str] | None = None
     buffer: list[Message] = field(default_factory=list)
+    #: Optional cache: messages and the Arrow table holding exactly them, as
+    #: read or last written. When ``buffer`` still starts with those message
+    #: objects, encoding converts only the messages after them (a root's
+    #: buffer grows by one transaction per commit).
+    buffer_arrow: tuple[list[Message], Any] | None = field(default=None, compare=False)
 
 
 def _schema() -> pa.Schema:
@@ -76,6 +81,14 @@ def _schema() -> pa.Schema:
 
 def encode_node(node: NodeData, order: int, *, compression: str = DEFAULT_COMPRESSION) -> bytes:
     """Serialize ``node`` into Arrow IPC file bytes with a key table of ``order`` rows."""
+    return encode_node_and_buffer(node, order, compression=compression)[0]
+
+
+def encode_node_and_buffer(
+    node: NodeData, order: int, *, compression: str = DEFAULT_COMPRESSION
+) -> tuple[bytes, pa.Table]:
+    """Like :func:`encode_node`, also returning the Arrow table of the write buffer
+    (to cache for the next encoding of a node that starts with the same buffer)."""
     import pyarrow as pa
 
     n = len(node.keys)
@@ -84,29 +97,52 @@ def encode_node(node: NodeData, order: int, *, compression: str = DEFAULT_COMPRE
     system = {k: v for k, v in node.system.items() if k != system_keys.N_KEYS}
     system[system_keys.N_KEYS] = str(n)
     pad = order - 1 - n
-    buf = node.buffer
-    key_col: list[str | None] = [*system, None, *node.keys, *([None] * pad), *(m.key for m in buf)]
-    value_col: list[str | None] = [
-        *system.values(),
-        None,
-        *node.values,
-        *([None] * pad),
-        *(m.value for m in buf),
-    ]
     children: list[str | None] = (
         list(node.children) if node.children is not None else [None] * (n + 1)
     )
-    pnode_col = [*([None] * len(system)), *children, *([None] * (pad + len(buf)))]
-    txn_col = [*([None] * (len(system) + order)), *(m.txn for m in buf)]
-    table = pa.table(
-        [pa.array(c, pa.string()) for c in (key_col, value_col, pnode_col, txn_col)],
+    head = pa.table(
+        [
+            pa.array([*system, None, *node.keys, *([None] * pad)], pa.string()),
+            pa.array([*system.values(), None, *node.values, *([None] * pad)], pa.string()),
+            pa.array([*([None] * len(system)), *children, *([None] * pad)], pa.string()),
+            pa.nulls(len(system) + order, pa.string()),
+        ],
         schema=_schema(),
     )
+    buffer = _buffer_table(node.buffer, node.buffer_arrow)
+    table = pa.concat_tables([head, buffer]).combine_chunks()
     sink = pa.BufferOutputStream()
     options = pa.ipc.IpcWriteOptions(compression=None if compression == "none" else compression)
     with pa.ipc.new_file(sink, table.schema, options=options) as writer:
         writer.write_table(table)
-    return sink.getvalue().to_pybytes()
+    # A slice of the combined table: one chunk, so caches never pile chunks up.
+    return sink.getvalue().to_pybytes(), table.slice(head.num_rows)
+
+
+def _buffer_table(buffer: list[Message], cached: tuple[list[Message], Any] | None) -> pa.Table:
+    import pyarrow as pa
+
+    start, parts = 0, []
+    if cached is not None:
+        messages, table = cached
+        # A list comparison of the very same objects is an identity check per item.
+        if len(messages) <= len(buffer) and buffer[: len(messages)] == messages:
+            start, parts = len(messages), [table]
+    rest = buffer[start:]
+    if rest or not parts:
+        keys, values, txns = zip(*rest) if rest else ((), (), ())
+        parts.append(
+            pa.table(
+                [
+                    pa.array(keys, pa.string()),
+                    pa.array(values, pa.string()),
+                    pa.nulls(len(rest), pa.string()),
+                    pa.array(txns, pa.string()),
+                ],
+                schema=_schema(),
+            )
+        )
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
 def decode_node(data: bytes, path: str, order: int) -> NodeData:
@@ -128,7 +164,11 @@ def decode_node(data: bytes, path: str, order: int) -> NodeData:
             path, f"schema is {table.schema.names}, expected string columns key, value, pnode, txn"
         )
     cols = [table.column(i).to_pylist() for i in range(4)]
-    return _Parser(path, order, *cols).parse()
+    decoded = _Parser(path, order, *cols).parse()
+    if decoded.buffer and all(pa.types.is_string(t) for t in table.schema.types):
+        start = len(table) - len(decoded.buffer)
+        decoded.buffer_arrow = (list(decoded.buffer), table.slice(start))
+    return decoded
 
 
 @dataclass

@@ -23,7 +23,7 @@ from trinity_dbapi.format.node_file import (
     Message,
     NodeData,
     decode_node,
-    encode_node,
+    encode_node_and_buffer,
 )
 from trinity_dbapi.format.paths import new_node_file_path
 
@@ -36,7 +36,16 @@ ChildRef = Union["Node", str]
 class Node:
     """One node of the TrinityLake tree."""
 
-    __slots__ = ("_buffer_index", "buffer", "children", "keys", "path", "system", "values")
+    __slots__ = (
+        "_buffer_index",
+        "buffer",
+        "buffer_arrow",
+        "children",
+        "keys",
+        "path",
+        "system",
+        "values",
+    )
 
     def __init__(
         self,
@@ -55,6 +64,8 @@ class Node:
         self.path = path
         self.system: dict[str, str] = system if system is not None else {}
         self._buffer_index: dict[str, Message] | None = None
+        #: Messages and their Arrow table, as read or last written (see NodeData).
+        self.buffer_arrow: tuple[list[Message], Any] | None = None
 
     @property
     def is_leaf(self) -> bool:
@@ -62,12 +73,14 @@ class Node:
 
     def copy(self) -> Node:
         """A dirty copy that can be changed without touching this node."""
-        return Node(
+        node = Node(
             list(self.keys),
             list(self.values),
             list(self.children) if self.children is not None else None,
             list(self.buffer),
         )
+        node.buffer_arrow = self.buffer_arrow  # immutable: shared until the buffer changes
+        return node
 
     def buffered(self, key: str) -> Message | None:
         """The newest buffered message for ``key``, if any."""
@@ -189,8 +202,12 @@ class NodeStore:
         if node.children is not None:
             children = [c if isinstance(c, str) else _written_path(c) for c in node.children]
             node.children = list(children)
-        data = NodeData(system, node.keys, node.values, children, node.buffer)
-        return encode_node(data, self.order, compression=self.compression)
+        data = NodeData(system, node.keys, node.values, children, node.buffer, node.buffer_arrow)
+        encoded, buffer_table = encode_node_and_buffer(
+            data, self.order, compression=self.compression
+        )
+        node.buffer_arrow = (list(node.buffer), buffer_table)
+        return encoded
 
     def write_dirty_children(
         self, root: Node, now_millis: int, progress: Callable[[int], None] | None = None
@@ -258,4 +275,6 @@ def _qualified(data: NodeData, root_uri: str) -> NodeData:
 def node_from_data(data: NodeData, path: str | None) -> Node:
     """A clean :class:`Node` from decoded node-file content."""
     children: list[ChildRef] | None = list(data.children) if data.children is not None else None
-    return Node(data.keys, data.values, children, data.buffer, path=path, system=data.system)
+    node = Node(data.keys, data.values, children, data.buffer, path=path, system=data.system)
+    node.buffer_arrow = data.buffer_arrow
+    return node
