@@ -497,8 +497,10 @@ class Lakehouse:
 
     def _write_hint(self, version: int) -> None:
         # Best effort: the hint is only a starting point for the probe.
+        # Fixed width (10 digits hold any 32-bit version): stores that can
+        # overwrite in place then update it with one small write.
         with contextlib.suppress(StorageError):
-            self.storage.write(LATEST_HINT_FILE, str(version).encode())
+            self.storage.write(LATEST_HINT_FILE, f"{version:010d}".encode())
 
 
 def tree_config(definition: LakehouseDefinition) -> btree.TreeConfig:

@@ -41,7 +41,7 @@ def test_create_then_open(backend: Backend) -> None:
     assert opened.definition.name == "sales" and opened.definition.order == 16
     snap = opened.snapshot()
     assert (snap.version, list(snap.scan()), snap.previous_root) == (0, [], None)
-    assert opened.storage.read(LATEST_HINT_FILE) == b"0"
+    assert opened.storage.read(LATEST_HINT_FILE) == b"0000000000"  # fixed width
 
 
 def test_create_twice_and_open_missing(backend: Backend) -> None:

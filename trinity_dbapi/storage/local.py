@@ -129,12 +129,34 @@ class LocalStorage(Storage):
         full = self._os_path(path)
         directory = os.path.dirname(full)
         with self._errors("write", path):
+            if self._overwrite_in_place(full, data):
+                return
             temp = self._write_temp(directory, data, sync=False)
             try:
                 os.replace(temp, full)
             except BaseException:
                 _unlink_quietly(temp)
                 raise
+
+    @staticmethod
+    def _overwrite_in_place(full: str, data: bytes) -> bool:
+        """Overwrite a file of the same size with one ``pwrite``; False if it is not one.
+
+        The hint is written at a fixed width, so each update is one small
+        write into an existing file: no new inode, no rename. A reader racing
+        it could at worst see a torn number, which it treats like any stale
+        or garbage hint (it probes forward from a version that exists).
+        """
+        try:
+            fd = os.open(full, os.O_WRONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            if os.fstat(fd).st_size != len(data):
+                return False
+            return os.pwrite(fd, data, 0) == len(data)
+        finally:
+            os.close(fd)
 
     def _create_exclusive(self, path: str, data: bytes) -> None:
         full = self._os_path(path)
