@@ -220,9 +220,12 @@ def test_garbage_collection_deletes_only_unreachable_files(backend: Backend) -> 
     # an orphan of a failed commit: the definition file it wrote before losing
     loser = lake.begin(version=5, retry=RetryPolicy(max_attempts=1))
     loser.create_namespace("orph")
-    staged = set(loser._files)
+    listing = open_storage(uri, storage_options=options)
+    existing = set(listing.list(""))
     with pytest.raises(RetriesExhaustedError):
         loser.commit()
+    staged = set(listing.list("")) - existing - {"_latest_hint.txt"}
+    assert any("namespace-orph-" in path for path in staged)
     lake.expire_versions(older_than=time.time() * 1000 + 60_000, retain_last=2)
     storage = open_storage(uri, storage_options=options)
     all_files = set(storage.list(""))
