@@ -388,6 +388,7 @@ class Lakehouse:
         txn_id: str | None = None,
         definition: LakehouseDefinition | None = None,
         progress: Callable[[int], None] | None = None,
+        before_root: Callable[[], None] | None = None,
     ) -> Snapshot:
         """Commit ``changes`` (key -> value, None deletes) on top of ``base``.
 
@@ -408,7 +409,14 @@ class Lakehouse:
         messages = [Message(_check_key(k), _check_value(k, v), txn) for k, v in changes.items()]
         def_path = None if definition is None else self.write_definition(base, definition)
         new_root = btree.TreeWriter(self.nodes, self.tree_config).commit(base.root, messages, txn)
-        return self.write_root(base, new_root, txn=txn, definition_path=def_path, progress=progress)
+        return self.write_root(
+            base,
+            new_root,
+            txn=txn,
+            definition_path=def_path,
+            progress=progress,
+            before_root=before_root,
+        )
 
     def write_definition(self, base: Snapshot, definition: LakehouseDefinition) -> str:
         """Write a new lakehouse definition file for a commit on ``base``; return its path.
@@ -440,10 +448,14 @@ class Lakehouse:
         definition_path: str | None = None,
         extra_system: Mapping[str, str] | None = None,
         progress: Callable[[int], None] | None = None,
+        before_root: Callable[[], None] | None = None,
     ) -> Snapshot:
         """Write ``new_root``'s dirty nodes, then exclusively create root ``base.version + 1``.
 
         This is the commit point every kind of commit goes through.
+        ``before_root`` runs just before the root is created: a caller whose
+        files are still being written in the background waits there, so a
+        root never points at a file that is not complete and durable.
 
         Raises:
             CommitConflictError: another writer created that version first.
@@ -462,6 +474,8 @@ class Lakehouse:
             **(extra_system or {}),
         }
         data = self.nodes.encode(new_root, system)
+        if before_root is not None:
+            before_root()
         try:
             self.storage.create_exclusive(name, data)
         except FileAlreadyExistsError:

@@ -34,6 +34,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -115,6 +116,17 @@ class _State(enum.Enum):
 
 
 _thread_rng = threading.local()
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _io_pool() -> ThreadPoolExecutor:
+    """A small shared pool for file writes that overlap a commit's CPU work."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trinity-io")
+        return _pool
 
 
 def _rng() -> random.Random:
@@ -303,9 +315,16 @@ class Transaction(ObjectOperations):
             self._state = _State.ABORTED
 
     def _commit_with_retries(self) -> Snapshot:
+        # The staged files are written while the tree is updated and the root
+        # encoded (their I/O overlaps that CPU work); the root create waits
+        # for them, so it never points at an incomplete file.
         storage = self.lakehouse.storage
-        for path, data in self._files.items():
-            storage.create_unique(path, data)  # fresh UUID names
+        pending = [_io_pool().submit(storage.create_unique, p, d) for p, d in self._files.items()]
+
+        def files_written() -> None:
+            for future in pending:
+                future.result()  # re-raises the storage error of a failed write
+
         base = self.snapshot
         for attempt in range(self.retry.max_attempts):
             self.attempts = attempt + 1
@@ -314,7 +333,11 @@ class Transaction(ObjectOperations):
                 definition = self._definition_change(base.definition)
             try:
                 return self.lakehouse.commit(
-                    base, self._writes, txn_id=self.id, definition=definition
+                    base,
+                    self._writes,
+                    txn_id=self.id,
+                    definition=definition,
+                    before_root=files_written,
                 )
             except CommitConflictError:
                 pass  # lost the race for base.version + 1: see who won

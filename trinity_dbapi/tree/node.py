@@ -230,6 +230,8 @@ class NodeStore:
             if nxt:
                 levels.append(nxt)
             frontier = nxt
+        if not levels:
+            return 0
         system = {system_keys.CREATED_AT_MILLIS: str(now_millis)}
         written = 0
         with ThreadPoolExecutor(max_workers=8) as pool:
