@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from trinity_dbapi.errors import (
     CommitConflictError,
     LakehouseExistsError,
-    NoSuchVersionError,
     ObjectExistsError,
     ProgrammingError,
     RetriesExhaustedError,
@@ -484,7 +483,6 @@ __all__ = [
     "ExpireResult",
     "ExportResult",
     "GarbageResult",
-    "NoSuchVersionError",
     "collect_garbage",
     "compact",
     "expire_versions",
