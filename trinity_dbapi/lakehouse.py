@@ -453,9 +453,10 @@ class Lakehouse:
         """Write ``new_root``'s dirty nodes, then exclusively create root ``base.version + 1``.
 
         This is the commit point every kind of commit goes through.
-        ``before_root`` runs just before the root is created: a caller whose
-        files are still being written in the background waits there, so a
-        root never points at a file that is not complete and durable.
+        ``before_root`` runs just before the root becomes visible (after the
+        storage has staged it privately): a caller whose files are still being
+        written in the background waits there, so a root never points at a
+        file that is not complete and durable, and their syncs overlap.
 
         Raises:
             CommitConflictError: another writer created that version first.
@@ -474,10 +475,8 @@ class Lakehouse:
             **(extra_system or {}),
         }
         data = self.nodes.encode(new_root, system)
-        if before_root is not None:
-            before_root()
         try:
-            self.storage.create_exclusive(name, data)
+            self.storage.create_exclusive(name, data, before_publish=before_root)
         except FileAlreadyExistsError:
             if not self._is_own_root(name, data):
                 raise self._conflict(base, version) from None

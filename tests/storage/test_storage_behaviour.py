@@ -206,6 +206,29 @@ def test_create_exclusive_over_overwritten_file_fails(storage: Storage) -> None:
     assert storage.read("_latest_hint.txt") == b"3"
 
 
+def test_before_publish_runs_while_the_file_is_still_invisible(storage: Storage) -> None:
+    seen: list[bool] = []
+    storage.create_exclusive(
+        "v/_1.arrow", b"root", before_publish=lambda: seen.append(storage.exists("v/_1.arrow"))
+    )
+    assert seen == [False]  # called exactly once, before the file appeared
+    storage.clear_cache()
+    assert storage.read("v/_1.arrow") == b"root"
+
+
+def test_a_failing_before_publish_publishes_nothing(storage: Storage) -> None:
+    def fail() -> None:
+        raise StorageError("a file the root points at could not be written")
+
+    with pytest.raises(StorageError, match="could not be written"):
+        storage.create_exclusive("v/_1.arrow", b"root", before_publish=fail)
+    assert storage.exists("v/_1.arrow") is False
+    # no staged temp file left behind either (a local backend lists its own here)
+    assert storage.list_with_times("v/") == []
+    storage.create_exclusive("v/_1.arrow", b"retry")  # the name is still free
+    assert storage.read("v/_1.arrow") == b"retry"
+
+
 def _check_race(storage: Storage, path: str, outcomes: dict[int, str]) -> None:
     winners = [racer for racer, outcome in outcomes.items() if outcome == "won"]
     assert sorted(outcomes) == list(range(RACERS))

@@ -9,7 +9,10 @@ commit and after reopening the lakehouse.
 
 from __future__ import annotations
 
+import os
 import re
+import threading
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +29,7 @@ from trinity_dbapi.errors import (
     TransactionClosedError,
 )
 from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.storage.local import LocalStorage
 from trinity_dbapi.transaction import IsolationLevel, RetryPolicy, Transaction
 
 FAST_RETRY = RetryPolicy(max_attempts=8, base_delay=0.0, max_delay=0.0)
@@ -486,3 +490,40 @@ def test_concurrent_table_creations_in_one_namespace_both_commit(
     two.commit()
     assert two.attempts == 2
     assert open_lake(backend).begin().list_tables("ns1") == ["a", "b"]
+
+
+# -- commit I/O overlap ----------------------------------------------------------------
+
+
+class _OverlapProbe(LocalStorage):
+    """Local storage whose uniquely named files wait until a root has been staged."""
+
+    def __init__(self, root_uri: str) -> None:
+        super().__init__(root_uri)
+        self.root_staged = threading.Event()
+        self.waited: list[bool] = []
+
+    def _write_temp(self, directory: str, data: bytes, *, sync: bool = True) -> str:
+        temp = super()._write_temp(directory, data, sync=sync)
+        if os.path.normpath(directory) == os.path.normpath(self.root_dir):  # roots: top level
+            self.root_staged.set()
+        return temp
+
+    def _create_unique(self, path: str, data: bytes) -> None:
+        self.waited.append(self.root_staged.wait(timeout=10))
+        super()._create_unique(path, data)
+
+
+def test_staged_files_sync_while_the_root_is_staged(tmp_path: Path) -> None:
+    """The root's temp file is written and synced while the definition files are,
+    and is linked into place only after they are durable."""
+    uri = str(tmp_path / "lake")
+    Lakehouse.create(uri)
+    probe = _OverlapProbe(uri)
+    lake = Lakehouse.open(probe)
+    with lake.begin() as txn:
+        txn.create_namespace("ns1")
+    assert probe.waited == [True]  # the definition waited for the root's staging
+    assert Lakehouse.open(uri).snapshot().version == 1
+    with Lakehouse.open(uri).begin() as txn:
+        assert txn.namespace_exists("ns1")

@@ -225,3 +225,38 @@ def test_an_empty_commit_makes_no_version(backend: Backend) -> None:
     assert lake.commit(snap, {}) is snap
     assert lake.storage.stats.since(before).creates == 0
     assert lake.latest_version() == 1
+
+
+def test_writer_buffer_limit_is_below_the_format_bound(tmp_path: Any) -> None:
+    formula = btree.TreeConfig.from_sizes(
+        order=128,
+        namespace_name_max_size_bytes=100,
+        table_name_max_size_bytes=100,
+        file_name_max_size_bytes=200,
+        node_file_max_size_bytes=1048576,
+        max_buffer_messages=10**9,
+    )
+    assert formula.buffer_capacity == 2265  # the seed's size formula
+    lake = Lakehouse.create(str(tmp_path / "lake"))
+    assert lake.tree_config.buffer_capacity == btree.DEFAULT_MAX_BUFFER_MESSAGES == 256
+
+
+def test_a_fuller_foreign_root_buffer_is_flushed_by_our_next_commit(tmp_path: Any) -> None:
+    """Another writer may fill buffers up to the format's bound; we read and commit on it."""
+    uri = str(tmp_path / "lake")
+    foreign = Lakehouse.create(uri)
+    foreign.tree_config = btree.TreeConfig(128, 2265)  # a writer that fills buffers
+    expected = {}
+    for batch in range(12):
+        changes = {f"k{batch:02d}{i:03d}": f"v{batch}.{i}" for i in range(50)}
+        foreign.commit(foreign.snapshot(), changes)
+        expected.update(changes)
+    assert len(foreign.snapshot().root.buffer) > 256  # nothing flushed yet
+
+    ours = Lakehouse.open(uri)
+    snap = ours.commit(ours.snapshot(), {"zz": "last"})
+    expected["zz"] = "last"
+    assert len(snap.root.buffer) <= 256
+    btree.check_invariants(ours.nodes, snap.root, ours.tree_config, snap.latest_txn)
+    reopened = Lakehouse.open(uri).snapshot()
+    assert dict(reopened.scan()) == expected

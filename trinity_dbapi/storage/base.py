@@ -18,6 +18,7 @@ import builtins
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from trinity_dbapi.errors import FileAlreadyExistsError, StorageFileNotFoundError
@@ -152,11 +153,26 @@ class Storage(ABC):
             self._cache.discard(path)
         self._write(path, data)
 
-    def create_exclusive(self, path: str, data: bytes) -> None:
+    def create_exclusive(
+        self,
+        path: str,
+        data: bytes,
+        *,
+        before_publish: Callable[[], None] | None = None,
+    ) -> None:
         """Atomically create ``path`` with ``data`` unless it already exists.
 
         Exactly one of several concurrent creators of the same path wins; the
         file is never visible with partial content.
+
+        Args:
+            path: the file to create.
+            data: its whole content.
+            before_publish: called after the backend has done every step it can
+                do privately (a local backend writes and syncs a hidden temp
+                file) and before the file becomes visible. A commit waits there
+                for the files its root points at, so their I/O overlaps the
+                root's own; if it raises, nothing is published.
 
         Raises:
             FileAlreadyExistsError: the file existed, or another creator won.
@@ -164,7 +180,10 @@ class Storage(ABC):
         """
         self.stats.creates += 1
         self.stats.bytes_written += len(data)
-        self._create_exclusive(path, data)
+        if before_publish is None:
+            self._create_exclusive(path, data)
+        else:
+            self._create_exclusive_staged(path, data, before_publish)
         if self._cache is not None and _is_immutable(path):
             self._cache.put(path, data)
 
@@ -255,6 +274,17 @@ class Storage(ABC):
     @abstractmethod
     def _list(self, prefix: str) -> builtins.list[str]:
         """Paths (relative to the root) of all files starting with ``prefix``."""
+
+    def _create_exclusive_staged(
+        self, path: str, data: bytes, before_publish: Callable[[], None]
+    ) -> None:
+        """An exclusive create that calls ``before_publish`` before the file appears.
+
+        By default the hook runs first; backends with a private staging step
+        (a temp file) override this to run it in between.
+        """
+        before_publish()
+        self._create_exclusive(path, data)
 
     def _create_unique(self, path: str, data: bytes) -> None:
         """Create a uniquely named file; by default an exclusive create."""

@@ -19,7 +19,7 @@ import contextlib
 import errno
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from trinity_dbapi.errors import (
     ExclusiveCreateNotSupportedError,
@@ -159,11 +159,18 @@ class LocalStorage(Storage):
             os.close(fd)
 
     def _create_exclusive(self, path: str, data: bytes) -> None:
+        self._create_exclusive_staged(path, data, None)
+
+    def _create_exclusive_staged(
+        self, path: str, data: bytes, before_publish: Callable[[], None] | None
+    ) -> None:
         full = self._os_path(path)
         directory = os.path.dirname(full)
         with self._errors("exclusive create", path):
             temp = self._write_temp(directory, data)
             try:
+                if before_publish is not None:
+                    before_publish()  # the temp's sync overlapped the caller's I/O
                 os.link(temp, full)
             except FileExistsError as exc:
                 raise FileAlreadyExistsError(

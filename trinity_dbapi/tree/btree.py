@@ -53,6 +53,15 @@ from trinity_dbapi.tree.node import ChildRef, Node, NodeStore
 TXN_ID_BYTES = 36
 
 
+#: The writer's own buffer limit, below the format's size-derived bound (2,265
+#: messages with the default sizes). Every commit rewrites the root, so a
+#: full-size root buffer (about 60 KB at 2,000 messages) made each single-key
+#: commit write and fsync far more than it changed; 256 keeps roots near 10 KB
+#: while a flush still moves dozens of messages per child write
+#: (benchmarks/commits.py measured the trade-off; see docs/format.md).
+DEFAULT_MAX_BUFFER_MESSAGES = 256
+
+
 @dataclass(frozen=True)
 class TreeConfig:
     """Shape parameters of a tree.
@@ -88,12 +97,15 @@ class TreeConfig:
         table_name_max_size_bytes: int,
         file_name_max_size_bytes: int,
         node_file_max_size_bytes: int,
+        max_buffer_messages: int = DEFAULT_MAX_BUFFER_MESSAGES,
     ) -> TreeConfig:
         """Derive the buffer capacity from the seed's node size formula.
 
         The node key table takes about ``N * (ns max + table max + file max + 4)``
         bytes; the rest of ``node_file_max_size_bytes`` is write buffer, and a
-        message row costs one key-table row plus a transaction ID.
+        message row costs one key-table row plus a transaction ID. That is an
+        upper bound: the writer flushes at ``max_buffer_messages`` when it is
+        lower, because every commit rewrites the whole root.
         """
         row = (
             namespace_name_max_size_bytes + table_name_max_size_bytes + file_name_max_size_bytes + 4
@@ -105,7 +117,7 @@ class TreeConfig:
                 f"for the write buffer after a node key table of {order} rows of {row} bytes; "
                 f"raise it to at least {order * row + row + TXN_ID_BYTES}"
             )
-        return cls(order, buffer_bytes // (row + TXN_ID_BYTES))
+        return cls(order, min(buffer_bytes // (row + TXN_ID_BYTES), max_buffer_messages))
 
 
 # --- reading -------------------------------------------------------------------
