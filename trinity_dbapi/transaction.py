@@ -33,7 +33,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -138,6 +138,15 @@ def _rng() -> random.Random:
 
 def _in_any(key: str, ranges: list[tuple[str | None, str | None]]) -> bool:
     return any((lo is None or key >= lo) and (hi is None or key < hi) for lo, hi in ranges)
+
+
+@dataclass(frozen=True)
+class Savepoint:
+    """The staged changes of a transaction at one moment (see :meth:`Transaction.savepoint`)."""
+
+    writes: Mapping[str, str | None]
+    files: Mapping[str, bytes]
+    definition_change: Callable[[LakehouseDefinition], LakehouseDefinition] | None
 
 
 class Transaction(ObjectOperations):
@@ -282,6 +291,24 @@ class Transaction(ObjectOperations):
             self._definition_change = change
         else:
             self._definition_change = lambda d: change(previous(d))
+
+    # -- statement atomicity -----------------------------------------------------------
+
+    def savepoint(self) -> Savepoint:
+        """Remember the staged changes, so a failed statement can undo only its own."""
+        self._check_active()
+        return Savepoint(dict(self._writes), dict(self._files), self._definition_change)
+
+    def rollback_to(self, savepoint: Savepoint) -> None:
+        """Restore the staged changes remembered by ``savepoint``.
+
+        Reads and scanned ranges are kept: a conflict check on more than was
+        needed is safe, one on less would not be.
+        """
+        self._check_active()
+        self._writes = dict(savepoint.writes)
+        self._files = dict(savepoint.files)
+        self._definition_change = savepoint.definition_change
 
     # -- ending ----------------------------------------------------------------------
 

@@ -527,3 +527,16 @@ def test_staged_files_sync_while_the_root_is_staged(tmp_path: Path) -> None:
     assert Lakehouse.open(uri).snapshot().version == 1
     with Lakehouse.open(uri).begin() as txn:
         assert txn.namespace_exists("ns1")
+
+
+def test_rollback_to_savepoint_undoes_only_later_changes(tmp_path: Path) -> None:
+    lake = Lakehouse.create(str(tmp_path / "lake"))
+    txn = lake.begin()
+    txn.create_namespace("kept")
+    savepoint = txn.savepoint()
+    txn.create_namespace("undone")
+    txn.drop_namespace("kept")
+    txn.rollback_to(savepoint)
+    assert txn.list_namespaces() == ["kept"]
+    txn.commit()
+    assert lake.begin().list_namespaces() == ["kept"]
