@@ -277,3 +277,37 @@ class NamespaceNotEmptyError(ProgrammingError):
         )
         self.namespace = namespace
         self.tables = tables
+
+
+# -- SQL ---------------------------------------------------------------------------
+
+
+class SQLSyntaxError(ProgrammingError):
+    """SQL text that does not parse.
+
+    Attributes:
+        line: 1-based line of the offending token (0 when unknown).
+        column: 1-based column of the offending token (0 when unknown).
+        text: the offending token's text ("" when unknown).
+    """
+
+    def __init__(self, message: str, *, line: int = 0, column: int = 0, text: str = "") -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.text = text
+
+
+class UnsupportedStatementError(NotSupportedError):
+    """A statement that parses but that trinity-dbapi does not execute."""
+
+
+class ReservedNamespaceError(ProgrammingError):
+    """A write to a reserved namespace (``system``, ``information_schema``)."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(
+            f"namespace {namespace!r} is reserved for read-only catalog metadata: it cannot be "
+            "created, altered, dropped or written to; choose another namespace name"
+        )
+        self.namespace = namespace

@@ -1,0 +1,64 @@
+"""The ``trinity`` sqlglot dialect: DuckDB's SQL plus TrinityLake's statements.
+
+Importing this module registers the dialect with sqlglot under the name
+``trinity``; the ``sqlglot.dialects`` entry point of the package does the same
+without the import::
+
+    import sqlglot
+
+    sqlglot.parse_one("CREATE NAMESPACE sales", read="trinity")
+    sqlglot.parse_one("SELECT * FROM t FOR SYSTEM_VERSION AS OF 3", read="trinity")
+
+Queries are DuckDB's syntax, parsed into sqlglot's own nodes, so
+``expression.sql(dialect="duckdb")`` is SQL DuckDB runs (``?`` placeholders
+print as ``$1``, ``$2``, ...). The layout follows sqlglot 30's dialects:
+
+* :mod:`trinity_dbapi.sql.expressions` -- the node classes of the statements
+  the dialect adds;
+* :mod:`trinity_dbapi.sql.parser_base`, :mod:`trinity_dbapi.sql.parser_ddl` and
+  :mod:`trinity_dbapi.sql.parser` -- :class:`~trinity_dbapi.sql.parser.TrinityParser`;
+* :mod:`trinity_dbapi.sql.generator` --
+  :class:`~trinity_dbapi.sql.generator.TrinityGenerator`;
+* :mod:`trinity_dbapi.sql.types_sql` -- column types and their aliases;
+* this module -- the tokenizer and the :class:`Trinity` dialect itself.
+
+On top of the dialect, :mod:`trinity_dbapi.sql.statements` turns SQL text into
+the statement model (:mod:`trinity_dbapi.sql.model`), binding parameters with
+:mod:`trinity_dbapi.sql.binding` and reporting errors with
+:mod:`trinity_dbapi.sql.diagnostics`.
+
+``docs/sql.md`` is the reference of the language; ``grammar/trinity.ebnf`` its
+grammar and ``grammar/identity.sql`` the corpus every change must keep
+round-tripping.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.tokens import TokenType
+
+from trinity_dbapi.sql.generator import TrinityGenerator
+from trinity_dbapi.sql.parser import TrinityParser
+
+#: Keywords of DuckDB's tokenizer the trinity tokenizer drops: statements it would turn
+#: into opaque commands, and operators that would swallow a ``?`` placeholder.
+_DROPPED_KEYWORDS = frozenset({"CALL", "EXPLAIN", "?::", "??"})
+
+
+class Trinity(DuckDB):
+    """DuckDB's SQL plus namespaces, TrinityLake DDL, time travel and procedures."""
+
+    class Tokenizer(DuckDB.Tokenizer):
+        """DuckDB's tokenizer: no opaque commands, and ``?`` is always a placeholder."""
+
+        KEYWORDS: ClassVar[dict[str, TokenType]] = {
+            word: token
+            for word, token in DuckDB.Tokenizer.KEYWORDS.items()
+            if word not in _DROPPED_KEYWORDS
+        }
+        COMMANDS: ClassVar[set[TokenType]] = set()
+
+    Parser = TrinityParser
+    Generator = TrinityGenerator

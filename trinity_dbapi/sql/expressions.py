@@ -1,0 +1,231 @@
+"""Syntax tree nodes of the trinity dialect's own statements.
+
+Queries and DML use sqlglot's nodes unchanged (``exp.Select``, ``exp.Insert``,
+...), and so do ``COMMIT`` (``exp.Commit``) and ``ROLLBACK``
+(``exp.Rollback``). Everything else the grammar adds is one node class here,
+declared the sqlglot way: an :class:`~sqlglot.exp.Expression` subclass whose
+``arg_types`` name its children (``True`` = required). The generator renders
+each with a ``<key>_sql`` method (``key`` is the lower-cased class name).
+
+Conventions shared by the nodes:
+
+* ``this`` is the object the statement acts on: an ``exp.Identifier`` for a
+  namespace, an ``exp.Table`` for a table or a procedure.
+* ``kind`` keeps the spelling the user wrote where the grammar has synonyms
+  that must round-trip: ``"NAMESPACE"`` / ``"SCHEMA"`` (and ``"NAMESPACES"`` /
+  ``"SCHEMAS"``).
+* ``exists`` is ``IF [NOT] EXISTS``; ``comment`` and property values are an
+  ``exp.Literal`` string or an ``exp.Placeholder``; ``properties`` is a list of
+  :class:`PropertyItem`.
+* Time travel is sqlglot's own ``exp.Version`` on ``exp.Table`` (arg
+  ``version``), with ``this`` holding the spelling (``SYSTEM_VERSION``,
+  ``VERSION``, ``SYSTEM_TIME`` or ``TIMESTAMP``).
+* A typed literal such as ``TIMESTAMP '2026-01-01'`` is an ``exp.Cast`` whose
+  ``meta["typed_literal"]`` is true, so that it prints back as written.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from sqlglot import exp
+
+if TYPE_CHECKING:
+    from sqlglot.dialects.dialect import DialectType
+
+#: ``meta`` key marking an ``exp.Cast`` written as a typed literal (``DATE '...'``).
+TYPED_LITERAL = "typed_literal"
+
+
+class PropertyItem(exp.Expression):
+    """``key = 'value'``: ``this`` is an identifier, a dotted name or a string key."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "value": True}
+
+
+class CreateNamespace(exp.Expression):
+    """``CREATE NAMESPACE|SCHEMA [IF NOT EXISTS] ns [COMMENT c] [WITH (...)]``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,
+        "kind": True,
+        "exists": False,
+        "comment": False,
+        "properties": False,
+    }
+
+
+class DropNamespace(exp.Expression):
+    """``DROP NAMESPACE|SCHEMA [IF EXISTS] ns [RESTRICT|CASCADE]`` (``mode``)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,
+        "kind": True,
+        "exists": False,
+        "mode": False,
+    }
+
+
+class AlterNamespace(exp.Expression):
+    """``ALTER NAMESPACE|SCHEMA ns <action>``: ``SetProperties`` or ``UnsetProperties``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "kind": True, "action": True}
+
+
+class ShowNamespaces(exp.Expression):
+    """``SHOW NAMESPACES|SCHEMAS [LIKE pattern]``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"kind": True, "like": False}
+
+
+class DescribeNamespace(exp.Expression):
+    """``DESCRIBE NAMESPACE|SCHEMA ns``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "kind": True}
+
+
+class ColumnDefinition(exp.Expression):
+    """``name type [NOT NULL] [COMMENT c]`` in ``CREATE TABLE`` and ``ADD COLUMN``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,
+        "kind": True,
+        "not_null": False,
+        "comment": False,
+    }
+
+
+class CreateTable(exp.Expression):
+    """``CREATE TABLE [IF NOT EXISTS] t (columns [, PRIMARY KEY (...)]) ...``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,
+        "exists": False,
+        "expressions": True,
+        "primary_key": False,
+        "partitioned_by": False,
+        "comment": False,
+        "properties": False,
+    }
+
+
+class DropTable(exp.Expression):
+    """``DROP TABLE [IF EXISTS] t``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "exists": False}
+
+
+class AlterTable(exp.Expression):
+    """``ALTER TABLE t <action>``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "action": True}
+
+
+class AddColumn(exp.Expression):
+    """``ADD COLUMN <column definition>``."""
+
+
+class DropColumn(exp.Expression):
+    """``DROP COLUMN name``."""
+
+
+class RenameColumnTo(exp.Expression):
+    """``RENAME COLUMN old TO new`` (``this`` -> ``to``)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "to": True}
+
+
+class RenameTable(exp.Expression):
+    """``RENAME TO [ns.]t``."""
+
+
+class SetProperties(exp.Expression):
+    """``SET PROPERTIES (key = value, ...)``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class UnsetProperties(exp.Expression):
+    """``UNSET PROPERTIES (key, ...)``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class ShowTables(exp.Expression):
+    """``SHOW TABLES [IN ns] [LIKE pattern]``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": False, "like": False}
+
+
+class DescribeTable(exp.Expression):
+    """``DESCRIBE TABLE t``."""
+
+
+class ShowCreateTable(exp.Expression):
+    """``SHOW CREATE TABLE t``."""
+
+
+class Begin(exp.Expression):
+    """``BEGIN [ISOLATION LEVEL SERIALIZABLE|SNAPSHOT]`` (``isolation`` is an upper-case str)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"isolation": False}
+
+
+class SetTransaction(exp.Expression):
+    """``SET TRANSACTION ISOLATION LEVEL SERIALIZABLE|SNAPSHOT``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"isolation": True}
+
+
+class UseNamespace(exp.Expression):
+    """``USE ns``."""
+
+
+class Call(exp.Expression):
+    """``CALL [ns.]procedure(args)``: positional args, then ``exp.Kwarg`` named ones."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "expressions": False}
+
+
+class Explain(exp.Expression):
+    """``EXPLAIN [ANALYZE] query``; prints in every dialect, DuckDB's included."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "analyze": False}
+
+    def sql(self, dialect: DialectType = None, copy: bool = True, **opts: Any) -> str:
+        """The statement's text; a dialect without a handler for it gets ``EXPLAIN <query>``."""
+        from sqlglot.dialects.dialect import Dialect
+
+        if type(self) in Dialect.get_or_raise(dialect).generator_class.TRANSFORMS:
+            return super().sql(dialect, copy=copy, **opts)
+        analyze = "ANALYZE " if self.args.get("analyze") else ""
+        return f"EXPLAIN {analyze}{self.this.sql(dialect, copy=copy, **opts)}"
+
+
+#: Every node class of this module, for the generator's dispatch table.
+NODES: tuple[type[exp.Expression], ...] = (
+    PropertyItem,
+    CreateNamespace,
+    DropNamespace,
+    AlterNamespace,
+    ShowNamespaces,
+    DescribeNamespace,
+    ColumnDefinition,
+    CreateTable,
+    DropTable,
+    AlterTable,
+    AddColumn,
+    DropColumn,
+    RenameColumnTo,
+    RenameTable,
+    SetProperties,
+    UnsetProperties,
+    ShowTables,
+    DescribeTable,
+    ShowCreateTable,
+    Begin,
+    SetTransaction,
+    UseNamespace,
+    Call,
+    Explain,
+)

@@ -1,0 +1,198 @@
+"""The trinity generator: canonical SQL text of the dialect's syntax trees.
+
+Queries print as sqlglot's DuckDB generator prints them, except that every
+placeholder prints as ``?`` and a typed literal (``TIMESTAMP '...'``) prints
+as written. The dialect's own statements print in one canonical form:
+upper-case keywords, types by their TrinityLake names (``INT4``,
+``DECIMAL(10, 2)``, ``LIST<VARCHAR>``), noise words dropped (``BEGIN WORK`` ->
+``BEGIN``) and ``SCHEMA`` / ``NAMESPACE`` kept as written. Each node of
+:mod:`trinity_dbapi.sql.expressions` has its ``<key>_sql`` method, wired in
+``TRANSFORMS``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from sqlglot import exp
+from sqlglot.generators.duckdb import DuckDBGenerator
+
+from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import types_sql
+
+
+class TrinityGenerator(DuckDBGenerator):
+    """The trinity dialect's generator."""
+
+    # -- queries -------------------------------------------------------------------------
+
+    def placeholder_sql(self, expression: exp.Placeholder) -> str:
+        return "?"
+
+    def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
+        if expression.meta_get(tx.TYPED_LITERAL):
+            return f"{self.sql(expression, 'to')} {self.sql(expression, 'this')}"
+        return super().cast_sql(expression, safe_prefix)
+
+    # -- shared pieces ----------------------------------------------------------------------
+
+    def _clause(self, expression: exp.Expression, key: str, keyword: str) -> str:
+        value = self.sql(expression, key)
+        return f" {keyword} {value}" if value else ""
+
+    def _exists(self, expression: exp.Expression, text: str = " IF EXISTS") -> str:
+        return text if expression.args.get("exists") else ""
+
+    def _wrapped(self, expression: exp.Expression, key: str, keyword: str) -> str:
+        items = expression.args.get(key)
+        if not items:
+            return ""
+        return f" {keyword} ({', '.join(self.sql(item) for item in items)})"
+
+    def propertyitem_sql(self, expression: tx.PropertyItem) -> str:
+        return f"{self.sql(expression, 'this')} = {self.sql(expression, 'value')}"
+
+    def setproperties_sql(self, expression: tx.SetProperties) -> str:
+        return self._wrapped(expression, "expressions", "SET PROPERTIES").strip()
+
+    def unsetproperties_sql(self, expression: tx.UnsetProperties) -> str:
+        return self._wrapped(expression, "expressions", "UNSET PROPERTIES").strip()
+
+    # -- namespaces ---------------------------------------------------------------------------
+
+    def createnamespace_sql(self, expression: tx.CreateNamespace) -> str:
+        exists = self._exists(expression, " IF NOT EXISTS")
+        comment = self._clause(expression, "comment", "COMMENT")
+        properties = self._wrapped(expression, "properties", "WITH")
+        name = self.sql(expression, "this")
+        return f"CREATE {expression.text('kind')}{exists} {name}{comment}{properties}"
+
+    def dropnamespace_sql(self, expression: tx.DropNamespace) -> str:
+        mode = expression.args.get("mode")
+        mode = f" {mode}" if mode else ""
+        name = self.sql(expression, "this")
+        return f"DROP {expression.text('kind')}{self._exists(expression)} {name}{mode}"
+
+    def alternamespace_sql(self, expression: tx.AlterNamespace) -> str:
+        name = self.sql(expression, "this")
+        return f"ALTER {expression.text('kind')} {name} {self.sql(expression, 'action')}"
+
+    def shownamespaces_sql(self, expression: tx.ShowNamespaces) -> str:
+        return f"SHOW {expression.text('kind')}{self._clause(expression, 'like', 'LIKE')}"
+
+    def describenamespace_sql(self, expression: tx.DescribeNamespace) -> str:
+        return f"DESCRIBE {expression.text('kind')} {self.sql(expression, 'this')}"
+
+    # -- tables ---------------------------------------------------------------------------------
+
+    def column_type_sql(self, node: exp.DataType) -> str:
+        """A column type by its canonical TrinityLake name, e.g. ``MAP<VARCHAR(10), INT8>``."""
+        kind = types_sql.DTYPE_KINDS.get(node.this)
+        if kind is None:
+            return self.sql(node)
+        name = types_sql.CANONICAL_NAMES[kind]
+        if kind == "struct":
+            members = ", ".join(
+                f"{self.sql(member, 'this')}: {self.column_type_sql(member.args['kind'])}"
+                for member in node.expressions
+            )
+            return f"{name}<{members}>"
+        if kind in ("map", "list"):
+            return f"{name}<{', '.join(self.column_type_sql(c) for c in node.expressions)}>"
+        params = types_sql.type_parameters(node)
+        return f"{name}({', '.join(str(p) for p in params)})" if params else name
+
+    def columndefinition_sql(self, expression: tx.ColumnDefinition) -> str:
+        not_null = " NOT NULL" if expression.args.get("not_null") else ""
+        kind = self.column_type_sql(expression.args["kind"])
+        comment = self._clause(expression, "comment", "COMMENT")
+        return f"{self.sql(expression, 'this')} {kind}{not_null}{comment}"
+
+    def createtable_sql(self, expression: tx.CreateTable) -> str:
+        elements = [self.sql(column) for column in expression.expressions]
+        primary_key = self._wrapped(expression, "primary_key", "PRIMARY KEY")
+        if primary_key:
+            elements.append(primary_key.strip())
+        exists = self._exists(expression, " IF NOT EXISTS")
+        return (
+            f"CREATE TABLE{exists} {self.sql(expression, 'this')} ({', '.join(elements)})"
+            f"{self._wrapped(expression, 'partitioned_by', 'PARTITIONED BY')}"
+            f"{self._clause(expression, 'comment', 'COMMENT')}"
+            f"{self._wrapped(expression, 'properties', 'WITH')}"
+        )
+
+    def droptable_sql(self, expression: tx.DropTable) -> str:
+        return f"DROP TABLE{self._exists(expression)} {self.sql(expression, 'this')}"
+
+    def altertable_sql(self, expression: tx.AlterTable) -> str:
+        return f"ALTER TABLE {self.sql(expression, 'this')} {self.sql(expression, 'action')}"
+
+    def addcolumn_sql(self, expression: tx.AddColumn) -> str:
+        return f"ADD COLUMN {self.sql(expression, 'this')}"
+
+    def dropcolumn_sql(self, expression: tx.DropColumn) -> str:
+        return f"DROP COLUMN {self.sql(expression, 'this')}"
+
+    def renamecolumnto_sql(self, expression: tx.RenameColumnTo) -> str:
+        return f"RENAME COLUMN {self.sql(expression, 'this')} TO {self.sql(expression, 'to')}"
+
+    def renametable_sql(self, expression: tx.RenameTable) -> str:
+        return f"RENAME TO {self.sql(expression, 'this')}"
+
+    def showtables_sql(self, expression: tx.ShowTables) -> str:
+        namespace = self._clause(expression, "this", "IN")
+        return f"SHOW TABLES{namespace}{self._clause(expression, 'like', 'LIKE')}"
+
+    def describetable_sql(self, expression: tx.DescribeTable) -> str:
+        return f"DESCRIBE TABLE {self.sql(expression, 'this')}"
+
+    def showcreatetable_sql(self, expression: tx.ShowCreateTable) -> str:
+        return f"SHOW CREATE TABLE {self.sql(expression, 'this')}"
+
+    # -- sessions, transactions, procedures -------------------------------------------------
+
+    def begin_sql(self, expression: tx.Begin) -> str:
+        isolation = expression.args.get("isolation")
+        return f"BEGIN ISOLATION LEVEL {isolation}" if isolation else "BEGIN"
+
+    def settransaction_sql(self, expression: tx.SetTransaction) -> str:
+        return f"SET TRANSACTION ISOLATION LEVEL {expression.args['isolation']}"
+
+    def usenamespace_sql(self, expression: tx.UseNamespace) -> str:
+        return f"USE {self.sql(expression, 'this')}"
+
+    def call_sql(self, expression: tx.Call) -> str:
+        args = ", ".join(self.sql(arg) for arg in expression.expressions)
+        return f"CALL {self.sql(expression, 'this')}({args})"
+
+    def explain_sql(self, expression: tx.Explain) -> str:
+        analyze = " ANALYZE" if expression.args.get("analyze") else ""
+        return f"EXPLAIN{analyze} {self.sql(expression, 'this')}"
+
+    TRANSFORMS: ClassVar[dict] = {
+        **DuckDBGenerator.TRANSFORMS,
+        tx.PropertyItem: propertyitem_sql,
+        tx.SetProperties: setproperties_sql,
+        tx.UnsetProperties: unsetproperties_sql,
+        tx.CreateNamespace: createnamespace_sql,
+        tx.DropNamespace: dropnamespace_sql,
+        tx.AlterNamespace: alternamespace_sql,
+        tx.ShowNamespaces: shownamespaces_sql,
+        tx.DescribeNamespace: describenamespace_sql,
+        tx.ColumnDefinition: columndefinition_sql,
+        tx.CreateTable: createtable_sql,
+        tx.DropTable: droptable_sql,
+        tx.AlterTable: altertable_sql,
+        tx.AddColumn: addcolumn_sql,
+        tx.DropColumn: dropcolumn_sql,
+        tx.RenameColumnTo: renamecolumnto_sql,
+        tx.RenameTable: renametable_sql,
+        tx.ShowTables: showtables_sql,
+        tx.DescribeTable: describetable_sql,
+        tx.ShowCreateTable: showcreatetable_sql,
+        tx.Begin: begin_sql,
+        tx.SetTransaction: settransaction_sql,
+        tx.UseNamespace: usenamespace_sql,
+        tx.Call: call_sql,
+        tx.Explain: explain_sql,
+    }

@@ -1,0 +1,267 @@
+"""The statement model: what a SQL statement asks for, as frozen dataclasses.
+
+:func:`trinity_dbapi.sql.statements.to_statement` builds these (and the
+module re-exports them). Names are plain ``str`` after identifier
+normalisation: unquoted identifiers are case-insensitive and lower-cased,
+quoted ones keep their case; a namespace of ``None`` means the connection's
+current namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from sqlglot import exp
+
+from trinity_dbapi.format.definitions import Column
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A table (or procedure) name; ``namespace`` None is the current namespace."""
+
+    namespace: str | None
+    name: str
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """A time travel target: a version number, an export name or a point in time (UTC)."""
+
+    kind: Literal["version", "export", "timestamp"]
+    value: int | str | datetime
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A real table read by a query, its node in the tree and its time travel target."""
+
+    node: exp.Table
+    table: TableName
+    as_of: AsOf | None
+
+
+@dataclass(frozen=True)
+class CreateNamespace:
+    """``CREATE NAMESPACE``."""
+
+    name: str
+    if_not_exists: bool
+    comment: str | None
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True)
+class DropNamespace:
+    """``DROP NAMESPACE``; ``cascade`` also drops the namespace's tables."""
+
+    name: str
+    if_exists: bool
+    cascade: bool
+
+
+@dataclass(frozen=True)
+class AlterNamespace:
+    """``ALTER NAMESPACE ... SET | UNSET PROPERTIES``."""
+
+    name: str
+    set_properties: dict[str, str]
+    unset_properties: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ShowNamespaces:
+    """``SHOW NAMESPACES [LIKE pattern]``."""
+
+    like: str | None
+
+
+@dataclass(frozen=True)
+class DescribeNamespace:
+    """``DESCRIBE NAMESPACE``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    """``CREATE TABLE``: columns numbered 1..n depth first, nested columns included."""
+
+    table: TableName
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...]
+    partitioned_by: tuple[str, ...]
+    comment: str | None
+    properties: dict[str, str]
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class DropTable:
+    """``DROP TABLE``."""
+
+    table: TableName
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    """``ADD COLUMN``: the column and its nested columns have ID 0 (the executor numbers them)."""
+
+    column: Column
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    """``DROP COLUMN``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    """``RENAME COLUMN old TO new``."""
+
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class SetTableProperties:
+    """``SET PROPERTIES`` of a table."""
+
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True)
+class UnsetTableProperties:
+    """``UNSET PROPERTIES`` of a table."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RenameTable:
+    """``RENAME TO``; ``new.namespace`` None keeps the table in the current namespace."""
+
+    new: TableName
+
+
+AlterAction = (
+    AddColumn | DropColumn | RenameColumn | SetTableProperties | UnsetTableProperties | RenameTable
+)
+
+
+@dataclass(frozen=True)
+class AlterTable:
+    """``ALTER TABLE`` with one action."""
+
+    table: TableName
+    action: AlterAction
+
+
+@dataclass(frozen=True)
+class ShowTables:
+    """``SHOW TABLES [IN ns] [LIKE pattern]``."""
+
+    namespace: str | None
+    like: str | None
+
+
+@dataclass(frozen=True)
+class DescribeTable:
+    """``DESCRIBE [TABLE]``."""
+
+    table: TableName
+
+
+@dataclass(frozen=True)
+class ShowCreateTable:
+    """``SHOW CREATE TABLE``."""
+
+    table: TableName
+
+
+@dataclass(frozen=True)
+class Begin:
+    """``BEGIN`` / ``START TRANSACTION``; ``isolation`` "SERIALIZABLE", "SNAPSHOT" or None."""
+
+    isolation: str | None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """``COMMIT``."""
+
+
+@dataclass(frozen=True)
+class Rollback:
+    """``ROLLBACK``."""
+
+
+@dataclass(frozen=True)
+class SetTransaction:
+    """``SET TRANSACTION ISOLATION LEVEL``: "SERIALIZABLE" or "SNAPSHOT"."""
+
+    isolation: str
+
+
+@dataclass(frozen=True)
+class Use:
+    """``USE ns``: make ``ns`` the current namespace."""
+
+    namespace: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """``CALL procedure(args)`` with arguments as Python values."""
+
+    procedure: TableName
+    args: tuple[object, ...]
+    kwargs: dict[str, object]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query for DuckDB: placeholders renumbered $1..$n, ``params`` their values in order."""
+
+    expression: exp.Expression
+    tables: tuple[TableRef, ...]
+    param_count: int
+    params: tuple[object, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Dml:
+    """``INSERT`` / ``UPDATE`` / ``DELETE``, numbered like :class:`Query`."""
+
+    expression: exp.Expression
+    tables: tuple[TableRef, ...]
+    param_count: int
+    params: tuple[object, ...] = field(default=())
+
+
+Statement = (
+    CreateNamespace
+    | DropNamespace
+    | AlterNamespace
+    | ShowNamespaces
+    | DescribeNamespace
+    | CreateTable
+    | DropTable
+    | AlterTable
+    | ShowTables
+    | DescribeTable
+    | ShowCreateTable
+    | Begin
+    | Commit
+    | Rollback
+    | SetTransaction
+    | Use
+    | Call
+    | Query
+    | Dml
+)

@@ -1,0 +1,382 @@
+"""The trinity parser: statement dispatch, queries, time travel, transactions, CALL.
+
+:class:`TrinityParser` is sqlglot's DuckDB parser with a closed statement
+table: a statement starts with a key of ``STATEMENT_PARSERS`` (by token type)
+or of ``KEYWORD_STATEMENT_PARSERS`` (by word), or is a query (``SELECT``,
+``WITH``, ``VALUES``, ``FROM``, ``(``). Anything else raises: statements other
+SQL systems know raise :class:`~trinity_dbapi.errors.UnsupportedStatementError`,
+the rest a sqlglot ``ParseError`` (turned into
+:class:`~trinity_dbapi.errors.SQLSyntaxError` by
+:func:`trinity_dbapi.sql.statements.parse`). sqlglot's ``exp.Command``
+fallback is never produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from sqlglot import exp
+from sqlglot.parsers.duckdb import DuckDBParser
+from sqlglot.tokens import TokenType
+from sqlglot.trie import new_trie
+
+from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql.parser_ddl import DDLParser
+
+_StatementParser = Callable[["TrinityParser"], exp.Expression]
+
+#: sqlglot's own statement parsers the dialect keeps: DML.
+_DML_TOKENS = frozenset({TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE})
+
+#: Leading words of statements other SQL systems have and trinity SQL has not.
+UNSUPPORTED_STATEMENT_WORDS = frozenset(
+    {
+        "ABORT",
+        "ANALYZE",
+        "ATTACH",
+        "CACHE",
+        "CHECKPOINT",
+        "CLUSTER",
+        "COMMENT",
+        "COPY",
+        "DEALLOCATE",
+        "DECLARE",
+        "DETACH",
+        "END",
+        "EXECUTE",
+        "EXPORT",
+        "FETCH",
+        "FORCE",
+        "GRANT",
+        "IMPORT",
+        "INSTALL",
+        "KILL",
+        "LOAD",
+        "LOCK",
+        "MERGE",
+        "OPTIMIZE",
+        "PIVOT",
+        "PRAGMA",
+        "PREPARE",
+        "REFRESH",
+        "REINDEX",
+        "RELEASE",
+        "RENAME",
+        "REPLACE",
+        "RESET",
+        "REVOKE",
+        "SAVEPOINT",
+        "SUMMARIZE",
+        "TRUNCATE",
+        "UNCACHE",
+        "UNLOCK",
+        "UNPIVOT",
+        "UPSERT",
+        "VACUUM",
+    }
+)
+_STATEMENTS = (
+    "SELECT, WITH, VALUES, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, SHOW, DESCRIBE, USE, "
+    "BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION, CALL and EXPLAIN"
+)
+_ISOLATION_HINT = "TrinityLake isolation levels are SERIALIZABLE (the default) and SNAPSHOT"
+
+
+def _typed_literal(self: TrinityParser, this: exp.Expression, to: exp.DataType) -> exp.Cast:
+    cast = self.expression(exp.Cast(this=this, to=to))
+    cast.meta[tx.TYPED_LITERAL] = True
+    return cast
+
+
+class TrinityParser(DDLParser):
+    """The trinity dialect's parser."""
+
+    STATEMENT_PARSERS: ClassVar[dict[TokenType, _StatementParser]] = {
+        **{k: v for k, v in DuckDBParser.STATEMENT_PARSERS.items() if k in _DML_TOKENS},
+        TokenType.CREATE: lambda self: self._dispatch(
+            "CREATE", self.CREATE_PARSERS, self.CREATE_TRIE
+        ),
+        TokenType.DROP: lambda self: self._dispatch("DROP", self.DROP_PARSERS, self.DROP_TRIE),
+        TokenType.ALTER: lambda self: self._dispatch(
+            "ALTER", self.ALTER_PARSERS_BY_OBJECT, self.ALTER_OBJECT_TRIE
+        ),
+        TokenType.SHOW: lambda self: self._dispatch(
+            "SHOW", self.SHOW_PARSERS, self.SHOW_TRIE, unsupported=None
+        ),
+        TokenType.DESCRIBE: lambda self: self._parse_describe_statement(),
+        TokenType.DESC: lambda self: self._parse_describe_statement(),
+        TokenType.USE: lambda self: tx.UseNamespace(this=self._parse_namespace_name()),
+        TokenType.BEGIN: lambda self: self._parse_begin(),
+        TokenType.COMMIT: lambda self: self._parse_end_transaction(exp.Commit()),
+        TokenType.ROLLBACK: lambda self: self._parse_end_transaction(exp.Rollback()),
+        TokenType.SET: lambda self: self._parse_set_statement(),
+    }
+    #: Statements whose leading word has no token type of its own.
+    KEYWORD_STATEMENT_PARSERS: ClassVar[dict[str, _StatementParser]] = {
+        "CALL": lambda self: self._parse_call(),
+        "EXPLAIN": lambda self: self._parse_explain(),
+        "START": lambda self: self._parse_start_transaction(),
+    }
+    #: Tokens that start a query.
+    QUERY_TOKENS: ClassVar[frozenset[TokenType]] = frozenset(
+        {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN}
+    )
+    #: Statements sqlglot parses that trinity SQL does not support.
+    UNSUPPORTED_STATEMENT_TOKENS: ClassVar[frozenset[TokenType]] = frozenset(
+        {*DuckDBParser.STATEMENT_PARSERS, TokenType.COMMAND} - set(STATEMENT_PARSERS)
+    )
+
+    SHOW_PARSERS: ClassVar[dict[str, _StatementParser]] = {
+        "NAMESPACES": lambda self: tx.ShowNamespaces(kind="NAMESPACES", like=self._parse_like()),
+        "SCHEMAS": lambda self: tx.ShowNamespaces(kind="SCHEMAS", like=self._parse_like()),
+        "TABLES": lambda self: self._parse_show_tables(),
+        "CREATE TABLE": lambda self: tx.ShowCreateTable(this=self._parse_table_name()),
+    }
+    SHOW_TRIE: ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+    #: Time travel clauses: the words after the table name and the spelling kept in the tree.
+    VERSION_PHRASES: ClassVar[dict[tuple[str, ...], str]] = {
+        ("FOR", "SYSTEM_VERSION"): "SYSTEM_VERSION",
+        ("FOR", "VERSION"): "VERSION",
+        ("FOR", "SYSTEM_TIME"): "SYSTEM_TIME",
+        ("FOR", "TIMESTAMP"): "TIMESTAMP",
+    }
+    #: Whether each spelling travels to a version (or export) or to a point in time.
+    TIME_TRAVEL_BY_TIME: ClassVar[dict[str, bool]] = {
+        "SYSTEM_VERSION": False,
+        "VERSION": False,
+        "SYSTEM_TIME": True,
+        "TIMESTAMP": True,
+    }
+
+    #: Every ``TYPE 'text'`` literal is a Cast marked to print back as written.
+    TYPE_LITERAL_PARSERS: ClassVar[dict] = {
+        **dict.fromkeys(exp.DType, _typed_literal),
+        **DuckDBParser.TYPE_LITERAL_PARSERS,
+    }
+
+    # -- statements ------------------------------------------------------------------
+
+    def _parse_statement(self) -> exp.Expr | None:
+        token = self._curr
+        if not token:
+            return None
+        parser = self.STATEMENT_PARSERS.get(token.token_type)
+        if parser is None and token.token_type not in (TokenType.STRING, TokenType.IDENTIFIER):
+            parser = self.KEYWORD_STATEMENT_PARSERS.get(token.text.upper())
+        if parser is not None:
+            self._advance()
+            comments = self._prev_comments
+            statement = parser(self)
+            statement.add_comments(comments, prepend=True)
+            return statement
+        if token.token_type in self.QUERY_TOKENS:
+            return self._parse_query(allow_dml=True)
+        word = token.text.upper()
+        if token.token_type in self.UNSUPPORTED_STATEMENT_TOKENS or (
+            token.token_type != TokenType.IDENTIFIER and word in UNSUPPORTED_STATEMENT_WORDS
+        ):
+            self._unsupported(f"The {word} statement", _STATEMENTS, token)
+        self._expected("a statement", f"statements start with {_STATEMENTS}")
+
+    def _parse_query(self, allow_dml: bool = False) -> exp.Expr:
+        """A query (or, with a leading WITH, a DML statement) in sqlglot's own nodes."""
+        token = self._curr
+        if not token or token.token_type not in self.QUERY_TOKENS:
+            self._expected("a query (SELECT, WITH, VALUES, FROM or a parenthesized query)")
+        expression = super()._parse_statement()
+        allowed: tuple[type[exp.Expr], ...] = (exp.Query, exp.Values)
+        if allow_dml:
+            allowed += (exp.Insert, exp.Update, exp.Delete)
+        if not isinstance(expression, allowed):
+            self._fail("Expected a query", "a statement is a query, not a bare expression", token)
+        return expression
+
+    def _parse_explain(self) -> tx.Explain:
+        analyze = self._match(TokenType.ANALYZE)
+        return tx.Explain(this=self._parse_query(), analyze=analyze or None)
+
+    def _parse_like(self) -> exp.Expression | None:
+        return self._parse_text_value("the LIKE pattern") if self._match(TokenType.LIKE) else None
+
+    def _parse_show_tables(self) -> tx.ShowTables:
+        namespace = None
+        if self._match_set((TokenType.IN, TokenType.FROM)):
+            namespace = self._parse_namespace_name()
+        return tx.ShowTables(this=namespace, like=self._parse_like())
+
+    def _parse_describe_statement(self) -> exp.Expression:
+        word = self._curr.text.upper() if self._curr else ""
+        if word in ("NAMESPACE", "SCHEMA") and self._next:
+            self._advance()
+            return tx.DescribeNamespace(this=self._parse_namespace_name(), kind=word)
+        self._match(TokenType.TABLE)
+        return tx.DescribeTable(this=self._parse_table_name())
+
+    # -- transactions ------------------------------------------------------------------
+
+    def _parse_begin(self) -> tx.Begin:
+        self._match_texts(("TRANSACTION", "WORK"))
+        return tx.Begin(isolation=self._parse_isolation(optional=True))
+
+    def _parse_start_transaction(self) -> tx.Begin:
+        if not self._match_text_seq("TRANSACTION"):
+            self._expected("TRANSACTION after START", "write START TRANSACTION")
+        return tx.Begin(isolation=self._parse_isolation(optional=True))
+
+    def _parse_end_transaction(self, statement: exp.Expression) -> exp.Expression:
+        self._match_texts(("WORK", "TRANSACTION"))
+        if isinstance(statement, exp.Rollback) and self._match_text_seq("TO"):
+            self._unsupported("ROLLBACK TO SAVEPOINT", "ROLLBACK of the whole transaction")
+        return statement
+
+    def _parse_set_statement(self) -> tx.SetTransaction:
+        if not self._match_text_seq("TRANSACTION"):
+            self._unsupported(
+                "SET " + (self._curr.text.upper() if self._curr else ""),
+                "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE | SNAPSHOT",
+            )
+        isolation = self._parse_isolation(optional=False)
+        return tx.SetTransaction(isolation=isolation)
+
+    def _parse_isolation(self, optional: bool) -> str | None:
+        if not self._match_text_seq("ISOLATION", "LEVEL"):
+            if optional:
+                return None
+            self._expected("ISOLATION LEVEL", "write SET TRANSACTION ISOLATION LEVEL SNAPSHOT")
+        token = self._curr
+        if self._match_texts(("SERIALIZABLE", "SNAPSHOT")):
+            level = self._prev.text.upper()
+            if level == "SNAPSHOT":
+                self._match_text_seq("ISOLATION")
+            return level
+        if self._match_texts(("READ", "REPEATABLE")):
+            level = f"{token.text} {self._curr.text}".upper() if self._curr else token.text
+            self._fail(f"Isolation level {level} is not supported", _ISOLATION_HINT, token)
+        self._expected("SERIALIZABLE or SNAPSHOT", _ISOLATION_HINT)
+
+    # -- CALL ------------------------------------------------------------------------------
+
+    def _parse_call(self) -> tx.Call:
+        procedure = self._parse_table_name("a procedure name")
+        self._expect(TokenType.L_PAREN, "( after the procedure name", "write CALL system.compact()")
+        args: list[exp.Expr] = []
+        names: set[str] = set()
+        if not self._match(TokenType.R_PAREN):
+            while True:
+                args.append(self._parse_call_argument(names))
+                if not self._match(TokenType.COMMA):
+                    break
+            self._expect(TokenType.R_PAREN, ", or ) after the argument")
+        return tx.Call(this=procedure, expressions=args or None)
+
+    def _parse_call_argument(self, names: set[str]) -> exp.Expr:
+        if self._next.token_type != TokenType.FARROW:
+            if names:
+                self._fail(
+                    "A positional argument follows a named one",
+                    "pass positional arguments first, then name => value pairs",
+                )
+            return self._parse_literal_value("a procedure argument")
+        token = self._curr
+        name = self._parse_name("an argument name")
+        key = name.name if name.quoted else name.name.lower()
+        if key in names:
+            self._fail(f"Argument {key} is given twice", "name each argument once", token)
+        names.add(key)
+        self._advance()  # =>
+        value = self._parse_literal_value(f"argument {key}")
+        return self.expression(exp.Kwarg(this=name, expression=value))
+
+    def _parse_literal_value(self, what: str) -> exp.Expr:
+        """A literal: string, number, TRUE, FALSE, NULL, ``TYPE 'text'`` or ``?``."""
+        token = self._curr
+        value = self._parse_unary()
+        if value is None or not _is_literal(value):
+            self._fail(
+                f"Expected a literal for {what}",
+                "write a string, a number, TRUE, FALSE, NULL, TIMESTAMP '...' or ?",
+                token,
+            )
+        return value
+
+    # -- time travel --------------------------------------------------------------------
+
+    def _parse_version(self) -> exp.Version | None:
+        """``FOR SYSTEM_VERSION|VERSION|SYSTEM_TIME|TIMESTAMP AS OF value`` after a table name."""
+        spelling = next(
+            (
+                word
+                for phrase, word in self.VERSION_PHRASES.items()
+                if self._match_text_seq(*phrase)
+            ),
+            None,
+        )
+        if spelling is None:
+            return None
+        if not self._match_text_seq("AS", "OF"):
+            self._expected(f"AS OF after FOR {spelling}")
+        token = self._curr
+        value = self._parse_unary()
+        by_time = self.TIME_TRAVEL_BY_TIME[spelling]
+        allowed = _is_time_value(value) if by_time else _is_version_value(value)
+        if not allowed:
+            what = "TIMESTAMP '...', a string or ?" if by_time else "an integer, a string or ?"
+            self._fail(
+                f"FOR {spelling} AS OF takes {what}",
+                f"write FOR {spelling} AS OF "
+                + ("TIMESTAMP '2026-01-01 00:00:00'" if by_time else "3 (a version number)"),
+                token,
+            )
+        return self.expression(exp.Version(this=spelling, kind="AS OF", expression=value))
+
+    def _parse_historical_data(self) -> exp.HistoricalData | None:
+        # DuckDB's AT (VERSION => n) is not trinity SQL: FOR SYSTEM_VERSION AS OF n is.
+        return None
+
+
+def _is_typed_string(value: exp.Expr | None) -> bool:
+    return (
+        isinstance(value, exp.Cast)
+        and bool(value.meta_get(tx.TYPED_LITERAL))
+        and isinstance(value.this, exp.Literal)
+        and value.this.is_string
+    )
+
+
+def _is_literal(value: exp.Expr | None) -> bool:
+    if isinstance(value, exp.Neg):
+        value = value.this
+        return isinstance(value, exp.Literal) and value.is_number
+    return isinstance(value, (exp.Literal, exp.Boolean, exp.Null, exp.Placeholder)) or (
+        _is_typed_string(value) and isinstance(value, exp.Cast) and value.to.this in _TIME_TYPES
+    )
+
+
+def _is_version_value(value: exp.Expr | None) -> bool:
+    return isinstance(value, exp.Placeholder) or (
+        isinstance(value, exp.Literal) and (value.is_string or value.is_int)
+    )
+
+
+def _is_time_value(value: exp.Expr | None) -> bool:
+    return (
+        isinstance(value, exp.Placeholder)
+        or (isinstance(value, exp.Literal) and value.is_string)
+        or (
+            _is_typed_string(value) and isinstance(value, exp.Cast) and value.to.this in _TIME_TYPES
+        )
+    )
+
+
+#: Types of the typed literals the grammar takes: TIMESTAMP, TIMESTAMPTZ and DATE.
+_TIME_TYPES = frozenset(
+    {
+        exp.DType.TIMESTAMP,
+        exp.DType.TIMESTAMPNTZ,
+        exp.DType.TIMESTAMPTZ,
+        exp.DType.TIMESTAMPLTZ,
+        exp.DType.DATE,
+    }
+)

@@ -1,0 +1,310 @@
+"""The DDL of the trinity parser: namespaces, tables and column types.
+
+:class:`DDLParser` parses ``CREATE``, ``DROP`` and ``ALTER`` of namespaces and
+tables, and every TrinityLake column type with its aliases
+(:data:`~trinity_dbapi.sql.types_sql.TYPE_NAMES`). Sub-statements are chosen
+by tables keyed by their leading words (``CREATE_PARSERS``,
+``ALTER_TABLE_PARSERS``, ``TYPE_PARSERS``, ...), each with its trie, never by
+``if`` chains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
+from trinity_dbapi.format.definitions import MAX_DECIMAL_PRECISION, MAX_TIME_PRECISION
+from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import types_sql
+from trinity_dbapi.sql.parser_base import BaseParser, trie
+
+_MAX_LENGTH = types_sql.UNBOUNDED_LENGTH
+
+
+class DDLParser(BaseParser):
+    """The namespace and table statements and the column types."""
+
+    CREATE_PARSERS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
+        "NAMESPACE": lambda self: self._parse_create_namespace(),
+        "SCHEMA": lambda self: self._parse_create_namespace(),
+        "TABLE": lambda self: self._parse_create_table(),
+    }
+    DROP_PARSERS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
+        "NAMESPACE": lambda self: self._parse_drop_namespace(),
+        "SCHEMA": lambda self: self._parse_drop_namespace(),
+        "TABLE": lambda self: self._parse_drop_table(),
+    }
+    ALTER_PARSERS_BY_OBJECT: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
+        "NAMESPACE": lambda self: self._parse_alter_namespace(),
+        "SCHEMA": lambda self: self._parse_alter_namespace(),
+        "TABLE": lambda self: self._parse_alter_table(),
+    }
+    PROPERTY_ACTIONS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
+        "SET PROPERTIES": lambda self: tx.SetProperties(expressions=self._parse_property_list()),
+        "UNSET PROPERTIES": lambda self: tx.UnsetProperties(expressions=self._parse_keys()),
+    }
+    ALTER_TABLE_PARSERS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
+        **PROPERTY_ACTIONS,
+        "ADD": lambda self: self._parse_column_addition(),
+        "DROP": lambda self: self._parse_column_drop(),
+        "RENAME COLUMN": lambda self: self._parse_rename_column(),
+        "RENAME TO": lambda self: tx.RenameTable(this=self._parse_table_name()),
+    }
+    CREATE_TRIE: ClassVar[dict] = trie(CREATE_PARSERS)
+    DROP_TRIE: ClassVar[dict] = trie(DROP_PARSERS)
+    ALTER_OBJECT_TRIE: ClassVar[dict] = trie(ALTER_PARSERS_BY_OBJECT)
+    PROPERTY_ACTION_TRIE: ClassVar[dict] = trie(PROPERTY_ACTIONS)
+    ALTER_TABLE_TRIE: ClassVar[dict] = trie(ALTER_TABLE_PARSERS)
+
+    #: How the parameters and children of each kind are parsed.
+    TYPE_PARSERS: ClassVar[dict[str, Callable[[DDLParser, str], exp.DataType]]] = {
+        **dict.fromkeys(
+            ("boolean", "int2", "int4", "int8", "float4", "float8", "date"),
+            lambda self, kind: self._type_node(kind),
+        ),
+        "decimal": lambda self, kind: self._parse_decimal_type(),
+        "char": lambda self, kind: self._parse_length_type(kind, types_sql.DEFAULT_CHAR_LENGTH),
+        "varchar": lambda self, kind: self._parse_length_type(kind, None),
+        "binary": lambda self, kind: self._parse_length_type(kind, None),
+        "fixed": lambda self, kind: self._parse_length_type(kind, "required"),
+        **dict.fromkeys(
+            ("time", "timetz", "timestamp", "timestamptz"),
+            lambda self, kind: self._parse_time_type(kind),
+        ),
+        "struct": lambda self, kind: self._parse_struct_type(),
+        "map": lambda self, kind: self._parse_map_type(),
+        "list": lambda self, kind: self._parse_list_type(),
+    }
+
+    # -- namespaces ------------------------------------------------------------------------
+
+    def _namespace_kind(self) -> str:
+        return self._prev.text.upper()
+
+    def _parse_create_namespace(self) -> tx.CreateNamespace:
+        kind = self._namespace_kind()
+        exists = self._parse_exists(not_=True)
+        return tx.CreateNamespace(
+            this=self._parse_namespace_name(),
+            kind=kind,
+            exists=exists,
+            comment=self._parse_comment_clause(),
+            properties=self._parse_with_properties(),
+        )
+
+    def _parse_drop_namespace(self) -> tx.DropNamespace:
+        kind = self._namespace_kind()
+        exists = self._parse_exists()
+        this = self._parse_namespace_name()
+        mode = self._prev.text.upper() if self._match_texts(("RESTRICT", "CASCADE")) else None
+        return tx.DropNamespace(this=this, kind=kind, exists=exists, mode=mode)
+
+    def _parse_alter_namespace(self) -> tx.AlterNamespace:
+        kind = self._namespace_kind()
+        this = self._parse_namespace_name()
+        action = self._dispatch(
+            "ALTER NAMESPACE ns", self.PROPERTY_ACTIONS, self.PROPERTY_ACTION_TRIE
+        )
+        return tx.AlterNamespace(this=this, kind=kind, action=action)
+
+    # -- tables ------------------------------------------------------------------------------
+
+    def _parse_create_table(self) -> tx.CreateTable:
+        exists = self._parse_exists(not_=True)
+        table = self._parse_table_name()
+        if self._match(TokenType.ALIAS, advance=False):
+            self._unsupported(
+                "CREATE TABLE ... AS query", "CREATE TABLE t (columns), then INSERT INTO t query"
+            )
+        self._expect(TokenType.L_PAREN, "( and the column definitions", "write t (id INT8, ...)")
+        columns = [self._parse_column_definition()]
+        primary_key = None
+        while self._match(TokenType.COMMA):
+            if self._match(TokenType.PRIMARY_KEY):
+                primary_key = self._parse_names("a primary key column")
+                break
+            columns.append(self._parse_column_definition())
+        self._expect(TokenType.R_PAREN, ", or ) after the column", "PRIMARY KEY (...) comes last")
+        partitioned_by = None
+        if self._curr.token_type == TokenType.PARTITION_BY:
+            if " ".join(self._curr.text.upper().split()) != "PARTITIONED BY":
+                self._expected("PARTITIONED BY")
+            self._advance()
+            partitioned_by = self._parse_names("a partition column")
+        return tx.CreateTable(
+            this=table,
+            exists=exists,
+            expressions=columns,
+            primary_key=primary_key,
+            partitioned_by=partitioned_by,
+            comment=self._parse_comment_clause(),
+            properties=self._parse_with_properties(),
+        )
+
+    def _parse_column_definition(self) -> tx.ColumnDefinition:
+        name = self._parse_name("a column name")
+        kind = self._parse_column_type()
+        not_null = self._match_pair(TokenType.NOT, TokenType.NULL)
+        if self._curr.token_type in (TokenType.PRIMARY_KEY, TokenType.NULL, TokenType.DEFAULT):
+            self._fail(
+                f"Column constraint {self._curr.text.upper()} is not supported",
+                "a column takes NOT NULL and COMMENT '...'; declare PRIMARY KEY (col) after the "
+                "columns",
+            )
+        return self.expression(
+            tx.ColumnDefinition(
+                this=name, kind=kind, not_null=not_null, comment=self._parse_comment_clause()
+            )
+        )
+
+    def _parse_drop_table(self) -> tx.DropTable:
+        exists = self._parse_exists()
+        return tx.DropTable(this=self._parse_table_name(), exists=exists)
+
+    def _parse_alter_table(self) -> tx.AlterTable:
+        this = self._parse_table_name()
+        action = self._dispatch(
+            "ALTER TABLE t", self.ALTER_TABLE_PARSERS, self.ALTER_TABLE_TRIE, unsupported=None
+        )
+        return tx.AlterTable(this=this, action=action)
+
+    def _parse_column_addition(self) -> tx.AddColumn:
+        self._match(TokenType.COLUMN)
+        return tx.AddColumn(this=self._parse_column_definition())
+
+    def _parse_column_drop(self) -> tx.DropColumn:
+        self._match(TokenType.COLUMN)
+        return tx.DropColumn(this=self._parse_name("a column name"))
+
+    def _parse_rename_column(self) -> tx.RenameColumnTo:
+        old = self._parse_name("a column name")
+        if not self._match_text_seq("TO"):
+            self._expected("TO after the column name", "write RENAME COLUMN old TO new")
+        return tx.RenameColumnTo(this=old, to=self._parse_name("the new column name"))
+
+    # -- column types -----------------------------------------------------------------------
+
+    def _parse_column_type(self) -> exp.DataType:
+        """A TrinityLake type by any of its names, with ``[]`` list suffixes."""
+        token = self._curr
+        name = " ".join(token.text.upper().split()) if token else ""
+        kind = types_sql.TYPE_NAMES.get(name)
+        if kind is None or token.token_type in (TokenType.STRING, TokenType.IDENTIFIER):
+            self._expected(
+                "a column type", "the types are " + ", ".join(types_sql.CANONICAL_NAMES.values())
+            )
+        self._advance()
+        if name == "BINARY":
+            self._match_text_seq("VARYING")
+        node = self.TYPE_PARSERS[kind](self, kind)
+        while self._match(TokenType.L_BRACKET):
+            if not self._match(TokenType.R_BRACKET):
+                self._fail("Fixed-size arrays are not supported", "write t[] or LIST<t>")
+            node = self._type_node("list", [node])
+        return node
+
+    def _type_node(
+        self, kind: str, children: Sequence[exp.Expr] | None = None, params: tuple = ()
+    ) -> exp.DataType:
+        expressions = children or [
+            exp.DataTypeParam(this=exp.Literal.number(p)) for p in params if p is not None
+        ]
+        return exp.DataType(
+            this=types_sql.KIND_DTYPES[kind],
+            expressions=expressions or None,
+            nested=True if children else None,
+        )
+
+    _param_tokens: tuple[Token, ...] = ()
+
+    def _parse_type_params(self, most: int) -> list[int]:
+        """``(n [, m])``; the tokens are kept for :meth:`_check_range`'s error position."""
+        tokens: list[Token] = []
+        self._param_tokens = ()
+        if not self._match(TokenType.L_PAREN):
+            return []
+        while True:
+            if not self._match(TokenType.NUMBER) or not self._prev.text.isdigit():
+                self._expected("an unsigned integer type parameter")
+            tokens.append(self._prev)
+            if not self._match(TokenType.COMMA):
+                break
+        if len(tokens) > most or not self._match(TokenType.R_PAREN):
+            self._expected(") after the type parameters", f"this type takes at most {most}")
+        self._param_tokens = tuple(tokens)
+        return [int(token.text) for token in tokens]
+
+    def _check_range(self, what: str, value: int, low: int, high: int, position: int = 0) -> None:
+        """Fail unless ``low <= value <= high``, pointing at type parameter ``position``."""
+        if not low <= value <= high:
+            tokens = self._param_tokens
+            self._fail(
+                f"The {what} {value} is out of range",
+                f"use a {what} between {low} and {high}",
+                tokens[position] if position < len(tokens) else None,
+            )
+
+    def _parse_decimal_type(self) -> exp.DataType:
+        params = self._parse_type_params(2) or list(types_sql.DEFAULT_DECIMAL)
+        precision, scale = params[0], params[1] if len(params) > 1 else 0
+        self._check_range("decimal precision", precision, 1, MAX_DECIMAL_PRECISION)
+        self._check_range("decimal scale", scale, 0, precision, position=1)
+        return self._type_node("decimal", params=(precision, scale))
+
+    def _parse_length_type(self, kind: str, default: int | str | None) -> exp.DataType:
+        params = self._parse_type_params(1)
+        if not params and default == "required":
+            self._expected(f"the length of {kind.upper()}, as in {kind.upper()}(16)")
+        length = params[0] if params else default
+        if isinstance(length, int):
+            self._check_range(f"{kind} length", length, 1, _MAX_LENGTH)
+        return self._type_node(kind, params=(length,))
+
+    def _parse_time_type(self, kind: str) -> exp.DataType:
+        params = self._parse_type_params(1)
+        precision = params[0] if params else types_sql.DEFAULT_TIME_PRECISION
+        self._check_range(f"{kind} precision", precision, 0, MAX_TIME_PRECISION)
+        if kind in types_sql.WITH_TIME_ZONE and self._match_text_seq("WITH", "TIME", "ZONE"):
+            kind = types_sql.WITH_TIME_ZONE[kind]
+        elif kind in types_sql.WITH_TIME_ZONE:
+            self._match_text_seq("WITHOUT", "TIME", "ZONE")
+        return self._type_node(kind, params=(precision,))
+
+    def _parse_list_type(self) -> exp.DataType:
+        self._expect(TokenType.LT, "< after LIST", "write LIST<INT4> or INT4[]")
+        element = self._parse_column_type()
+        self._expect(TokenType.GT, "> after the element type")
+        return self._type_node("list", [element])
+
+    def _parse_map_type(self) -> exp.DataType:
+        self._expect(TokenType.LT, "< after MAP", "write MAP<key type, value type>")
+        key = self._parse_column_type()
+        self._expect(TokenType.COMMA, ", between the key and value types")
+        value = self._parse_column_type()
+        self._expect(TokenType.GT, "> after the value type")
+        return self._type_node("map", [key, value])
+
+    _STRUCT_HINT: ClassVar[dict[bool, str]] = {
+        False: "write STRUCT<name: type, ...>",
+        True: "write ROW(name type, ...)",
+    }
+
+    def _parse_struct_type(self) -> exp.DataType:
+        row = self._prev.text.upper() == "ROW"
+        opening, closing = (
+            (TokenType.L_PAREN, TokenType.R_PAREN) if row else (TokenType.LT, TokenType.GT)
+        )
+        self._expect(opening, "( after ROW" if row else "< after STRUCT", self._STRUCT_HINT[row])
+        members = []
+        while True:
+            name = self._parse_field_name()
+            if not row:
+                self._expect(TokenType.COLON, ": after the field name", self._STRUCT_HINT[row])
+            members.append(exp.ColumnDef(this=name, kind=self._parse_column_type()))
+            if not self._match(TokenType.COMMA):
+                break
+        self._expect(closing, ", or the end of the fields", self._STRUCT_HINT[row])
+        return self._type_node("struct", members)

@@ -1,0 +1,434 @@
+"""SQL text to the statement model: :func:`parse` and :func:`to_statement`.
+
+:func:`parse` splits SQL text into statements and parses each with the
+``trinity`` dialect into a :class:`Parsed` (syntax tree, own text, number of
+``?`` placeholders); :func:`to_statement` binds one execution's parameter
+values and returns the statement's model object (the frozen dataclasses of
+:mod:`trinity_dbapi.sql.model`, re-exported here), which the executor runs.
+Names in the model are plain ``str`` after identifier normalisation:
+unquoted identifiers are case-insensitive and lower-cased, quoted ones keep
+their case; a namespace of ``None`` means the connection's current namespace.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timezone
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
+
+from trinity_dbapi.errors import ProgrammingError, UnsupportedStatementError
+from trinity_dbapi.format.definitions import Column
+from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql.binding import Binder, as_utc, literal_value, parse_timestamp, text_value
+from trinity_dbapi.sql.binding import value_node as _value_node
+from trinity_dbapi.sql.diagnostics import syntax_error, token_error
+from trinity_dbapi.sql.dialect import Trinity
+from trinity_dbapi.sql.model import (  # the model, re-exported
+    AddColumn,
+    AlterAction,
+    AlterNamespace,
+    AlterTable,
+    AsOf,
+    Begin,
+    Call,
+    Commit,
+    CreateNamespace,
+    CreateTable,
+    DescribeNamespace,
+    DescribeTable,
+    Dml,
+    DropColumn,
+    DropNamespace,
+    DropTable,
+    Query,
+    RenameColumn,
+    RenameTable,
+    Rollback,
+    SetTableProperties,
+    SetTransaction,
+    ShowCreateTable,
+    ShowNamespaces,
+    ShowTables,
+    Statement,
+    TableName,
+    TableRef,
+    UnsetTableProperties,
+    Use,
+)
+from trinity_dbapi.sql.parser import TrinityParser
+from trinity_dbapi.sql.types_sql import convert_type, name_of
+
+__all__ = [
+    "AddColumn",
+    "AlterAction",
+    "AlterNamespace",
+    "AlterTable",
+    "AsOf",
+    "Begin",
+    "Call",
+    "Commit",
+    "CreateNamespace",
+    "CreateTable",
+    "DescribeNamespace",
+    "DescribeTable",
+    "Dml",
+    "DropColumn",
+    "DropNamespace",
+    "DropTable",
+    "Parsed",
+    "Query",
+    "RenameColumn",
+    "RenameTable",
+    "Rollback",
+    "SetTableProperties",
+    "SetTransaction",
+    "ShowCreateTable",
+    "ShowNamespaces",
+    "ShowTables",
+    "Statement",
+    "TableName",
+    "TableRef",
+    "UnsetTableProperties",
+    "Use",
+    "parse",
+    "to_statement",
+]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One parsed statement: its syntax tree, its own text and its number of ``?``."""
+
+    expression: exp.Expression
+    sql: str
+    param_count: int
+
+
+# -- parsing ------------------------------------------------------------------------------
+
+
+def parse(sql: str) -> list[Parsed]:
+    """Split and parse a SQL string (one or more ;-separated statements).
+
+    Each ``?`` is numbered by its textual position in its statement (1-based):
+    the tree holds ``exp.Placeholder(this="1")``, ... which DuckDB's generator
+    prints as ``$1``, .... Empty statements (``;;``, comments) are skipped.
+
+    Raises:
+        SQLSyntaxError: The text does not parse; it carries the line, column
+            and text of the offending token, and its message a snippet with
+            the token underlined and a hint.
+        UnsupportedStatementError: A statement outside the grammar (GRANT,
+            VACUUM, CREATE VIEW, ...).
+    """
+    if not isinstance(sql, str):
+        raise ProgrammingError(f"SQL must be a str, not {type(sql).__name__}")
+    dialect = Trinity()
+    tokenizer = dialect.tokenizer()
+    try:
+        tokens = tokenizer.tokenize(sql)
+    except TokenError as error:
+        core = getattr(tokenizer, "_core", tokenizer)  # where the bad token starts
+        raise token_error(sql, getattr(core, "_start", None), error) from None
+    statements = []
+    for chunk in _split(tokens):
+        parser = dialect.parser(error_level=ErrorLevel.IMMEDIATE)
+        try:
+            expression = parser.parse(chunk, sql)[0]
+        except ParseError as error:
+            raise syntax_error(sql, error) from None
+        if expression is None:
+            continue
+        if not isinstance(expression, exp.Expression) or expression.find(exp.Command):
+            raise UnsupportedStatementError(  # the parser never falls back to Command: a guard
+                f"statement {sql[chunk[0].start : chunk[-1].end + 1]!r} is outside the trinity "
+                "grammar; see docs/sql.md for the supported statements"
+            )
+        count = sum(1 for token in chunk if token.token_type == TokenType.PLACEHOLDER)
+        statements.append(Parsed(expression, sql[chunk[0].start : chunk[-1].end + 1], count))
+    return statements
+
+
+def _split(tokens: list[Token]) -> list[list[Token]]:
+    chunks: list[list[Token]] = [[]]
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            chunks.append([])
+        else:
+            chunks[-1].append(token)
+    return [chunk for chunk in chunks if chunk]
+
+
+# -- conversion ---------------------------------------------------------------------------
+
+
+def to_statement(parsed: Parsed, params: Sequence[object] = ()) -> Statement:
+    """Convert a parsed statement into the model, binding ``params`` to its ``?``.
+
+    ``params[i - 1]`` is the value of placeholder ``i``. Where the grammar
+    allows a literal (comments, property values, LIKE patterns, procedure
+    arguments, time travel values) the value is bound into the model; in
+    queries and DML the remaining placeholders stay in the tree for DuckDB.
+
+    Raises:
+        ProgrammingError: Wrong number of parameters, a parameter of the wrong
+            type, or an invalid definition (unknown primary key column, ...).
+    """
+    binder = Binder(params, parsed.param_count)
+    node = parsed.expression
+    for node_type, convert in _CONVERTERS.items():
+        if isinstance(node, node_type):
+            return convert(node, binder)
+    raise ProgrammingError(  # parse() never returns other nodes
+        f"{type(node).__name__} is not a trinity statement: {parsed.sql!r}; see docs/sql.md"
+    )
+
+
+def _table_name(table: exp.Table) -> TableName:
+    if table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
+        raise ProgrammingError(
+            f"{table.sql(dialect='trinity')} is not a table name: write [namespace.]table "
+            "(a ? placeholder cannot stand for a name)"
+        )
+    db = table.args.get("db")
+    return TableName(name_of(db) if db else None, name_of(table.this))
+
+
+def _properties(items: list[exp.Expression] | None, binder: Binder) -> dict[str, str]:
+    properties = {}
+    for item in items or ():
+        key = _key(item.this)
+        value = text_value(item.args["value"], binder, f"the value of property {key!r}")
+        if value is None:
+            raise ProgrammingError(
+                f"property {key!r} has no value (its ? parameter is None); property values are "
+                "strings: pass a str, or UNSET the property"
+            )
+        properties[key] = value
+    return properties
+
+
+def _key(node: exp.Expression) -> str:
+    """A property key: a string as written, a (dotted) name normalised part by part."""
+    if isinstance(node, exp.Literal):
+        return node.name
+    parts = node.flatten() if isinstance(node, exp.Dot) else [node]
+    return ".".join(name_of(part) for part in parts)
+
+
+def _like(node: exp.Expression | None, binder: Binder) -> str | None:
+    if node is None:
+        return None
+    pattern = text_value(node, binder, "the LIKE pattern")
+    if pattern is None:
+        raise ProgrammingError(
+            "the LIKE pattern's ? parameter is None; pass a str pattern such as 'sales%', or "
+            "leave out the LIKE clause"
+        )
+    return pattern
+
+
+def _column(node: tx.ColumnDefinition, binder: Binder, next_id: Callable[[], int]) -> Column:
+    column_id = next_id()
+    return Column(
+        column_id,
+        name_of(node.this),
+        convert_type(node.args["kind"], next_id),
+        nullable=not node.args.get("not_null"),
+        comment=text_value(node.args.get("comment"), binder, "a column comment"),
+    )
+
+
+def _names(nodes: list[exp.Expression] | None) -> tuple[str, ...]:
+    return tuple(name_of(node) for node in nodes or ())
+
+
+def _create_table(node: tx.CreateTable, binder: Binder) -> CreateTable:
+    table = _table_name(node.this)
+    ids = itertools.count(1)
+    columns = [_column(c, binder, lambda: next(ids)) for c in node.expressions]
+    names = [c.name for c in columns]
+    where = f"table {table.name!r}"
+    for name in names:
+        if names.count(name) > 1:
+            raise ProgrammingError(
+                f"column {name!r} is declared twice in {where}; give each column a unique name"
+            )
+    primary_key = _names(node.args.get("primary_key"))
+    partitioned_by = _names(node.args.get("partitioned_by"))
+    for clause, keys in (("PRIMARY KEY", primary_key), ("PARTITIONED BY", partitioned_by)):
+        for key in keys:
+            if key not in names or keys.count(key) > 1:
+                rule = "is not a column of" if key not in names else "appears twice in"
+                raise ProgrammingError(
+                    f"{clause} column {key!r} {rule} {where}; list each declared column "
+                    f"({', '.join(names)}) at most once"
+                )
+    # A primary key column is NOT NULL, as in standard SQL.
+    columns = [replace(c, nullable=False) if c.name in primary_key else c for c in columns]
+    return CreateTable(
+        table=table,
+        columns=tuple(columns),
+        primary_key=primary_key,
+        partitioned_by=partitioned_by,
+        comment=text_value(node.args.get("comment"), binder, "the table comment"),
+        properties=_properties(node.args.get("properties"), binder),
+        if_not_exists=bool(node.args.get("exists")),
+    )
+
+
+def _alter_table(node: tx.AlterTable, binder: Binder) -> AlterTable:
+    action = node.args["action"]
+    converted: AlterAction
+    if isinstance(action, tx.AddColumn):
+        converted = AddColumn(_column(action.this, binder, lambda: 0))
+    elif isinstance(action, tx.DropColumn):
+        converted = DropColumn(name_of(action.this))
+    elif isinstance(action, tx.RenameColumnTo):
+        converted = RenameColumn(name_of(action.this), name_of(action.args["to"]))
+    elif isinstance(action, tx.SetProperties):
+        converted = SetTableProperties(_properties(action.expressions, binder))
+    elif isinstance(action, tx.UnsetProperties):
+        converted = UnsetTableProperties(tuple(_key(k) for k in action.expressions))
+    else:
+        converted = RenameTable(_table_name(action.this))
+    return AlterTable(_table_name(node.this), converted)
+
+
+def _alter_namespace(node: tx.AlterNamespace, binder: Binder) -> AlterNamespace:
+    action = node.args["action"]
+    if isinstance(action, tx.SetProperties):
+        return AlterNamespace(name_of(node.this), _properties(action.expressions, binder), ())
+    return AlterNamespace(name_of(node.this), {}, tuple(_key(k) for k in action.expressions))
+
+
+def _call(node: tx.Call, binder: Binder) -> Call:
+    args, kwargs = [], {}
+    for arg in node.expressions:
+        if isinstance(arg, exp.Kwarg):
+            kwargs[name_of(arg.this)] = literal_value(arg.expression, binder)
+        else:
+            args.append(literal_value(arg, binder))
+    return Call(_table_name(node.this), tuple(args), kwargs)
+
+
+# -- queries ------------------------------------------------------------------------------
+
+
+def _as_of(version: exp.Version | None, binder: Binder) -> AsOf | None:
+    if version is None:
+        return None
+    spelling = version.name
+    value = literal_value(version.expression, binder)
+    clause = f"FOR {spelling} AS OF"
+    if TrinityParser.TIME_TRAVEL_BY_TIME[spelling]:
+        if isinstance(value, datetime):
+            return AsOf("timestamp", as_utc(value))
+        if isinstance(value, date):
+            midnight = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+            return AsOf("timestamp", midnight)
+        if isinstance(value, str):
+            return AsOf("timestamp", parse_timestamp(value, f"the {clause} value"))
+        rule = "a datetime or an ISO timestamp string"
+    else:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return AsOf("version", value)
+        if isinstance(value, str):
+            return AsOf("export", value)
+        rule = "a version number (int >= 0) or an export name (str)"
+    raise ProgrammingError(f"{clause} got {value!r}; it takes {rule}")
+
+
+def _is_cte(table: exp.Table) -> bool:
+    if table.args.get("db") or table.args.get("catalog"):
+        return False
+    name = name_of(table.this)
+    ancestor = table.parent
+    while ancestor is not None:
+        with_ = ancestor.args.get("with_")
+        if with_ and any(name_of(cte.args["alias"].this) == name for cte in with_.expressions):
+            if table.args.get("version"):
+                raise ProgrammingError(
+                    f"{name!r} is a common table expression, which has no versions to travel "
+                    "to; put FOR SYSTEM_VERSION / FOR SYSTEM_TIME on the tables it reads"
+                )
+            return True
+        ancestor = ancestor.parent
+    return False
+
+
+def _text_position(table: exp.Table) -> int:
+    """Where a table reference starts in the statement text (parsed identifiers know)."""
+    start = table.this.meta_get("start") if isinstance(table.this, exp.Expression) else None
+    return start if isinstance(start, int) else -1
+
+
+def _table_refs(expression: exp.Expression, binder: Binder) -> tuple[TableRef, ...]:
+    refs = []
+    tables = sorted(expression.find_all(exp.Table), key=_text_position)
+    for table in tables:
+        if isinstance(table.this, exp.Placeholder):
+            _table_name(table)  # raises: a placeholder is not a name
+        if not isinstance(table.this, exp.Identifier) or _is_cte(table):
+            continue  # a table function, or a common table expression
+        refs.append(TableRef(table, _table_name(table), _as_of(table.args.get("version"), binder)))
+    return tuple(refs)
+
+
+def _query(node: exp.Expression, binder: Binder, model: type[Query | Dml] = Query) -> Any:
+    """Copy the tree, bind time travel values into it and number the other ``?`` 1..n."""
+    expression = node.copy()
+    refs = _table_refs(expression, binder)
+    for version in expression.find_all(exp.Version):
+        for placeholder in list(version.find_all(exp.Placeholder)):
+            placeholder.replace(_value_node(binder.value(placeholder)))
+    remaining = sorted(expression.find_all(exp.Placeholder), key=lambda p: int(p.name))
+    values = []
+    for number, placeholder in enumerate(remaining, start=1):
+        values.append(binder.value(placeholder))
+        placeholder.set("this", str(number))
+    return model(expression, refs, len(values), tuple(values))
+
+
+_CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
+    tx.CreateNamespace: lambda node, binder: CreateNamespace(
+        name_of(node.this),
+        bool(node.args.get("exists")),
+        text_value(node.args.get("comment"), binder, "the namespace comment"),
+        _properties(node.args.get("properties"), binder),
+    ),
+    tx.DropNamespace: lambda node, binder: DropNamespace(
+        name_of(node.this), bool(node.args.get("exists")), node.args.get("mode") == "CASCADE"
+    ),
+    tx.AlterNamespace: _alter_namespace,
+    tx.ShowNamespaces: lambda node, binder: ShowNamespaces(_like(node.args.get("like"), binder)),
+    tx.DescribeNamespace: lambda node, binder: DescribeNamespace(name_of(node.this)),
+    tx.CreateTable: _create_table,
+    tx.DropTable: lambda node, binder: DropTable(
+        _table_name(node.this), bool(node.args.get("exists"))
+    ),
+    tx.AlterTable: _alter_table,
+    tx.ShowTables: lambda node, binder: ShowTables(
+        name_of(node.this) if node.this else None, _like(node.args.get("like"), binder)
+    ),
+    tx.DescribeTable: lambda node, binder: DescribeTable(_table_name(node.this)),
+    tx.ShowCreateTable: lambda node, binder: ShowCreateTable(_table_name(node.this)),
+    tx.Begin: lambda node, binder: Begin(node.args.get("isolation")),
+    exp.Commit: lambda node, binder: Commit(),
+    exp.Rollback: lambda node, binder: Rollback(),
+    tx.SetTransaction: lambda node, binder: SetTransaction(node.args["isolation"]),
+    tx.UseNamespace: lambda node, binder: Use(name_of(node.this)),
+    tx.Call: _call,
+    tx.Explain: _query,
+    exp.Query: _query,
+    exp.Values: _query,
+    exp.Insert: lambda node, binder: _query(node, binder, Dml),
+    exp.Update: lambda node, binder: _query(node, binder, Dml),
+    exp.Delete: lambda node, binder: _query(node, binder, Dml),
+}
