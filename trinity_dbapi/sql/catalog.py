@@ -1,0 +1,620 @@
+"""Catalog metadata as Arrow tables: the ``system`` and ``information_schema`` namespaces.
+
+Two namespaces are reserved (:data:`RESERVED_NAMESPACES`): they are never stored
+in the lakehouse tree, and each of their tables is computed on demand from one
+pinned read view (an :class:`~trinity_dbapi.objects.ObjectOperations`, usually a
+:class:`~trinity_dbapi.transaction.Transaction`) and its snapshot. Time travel
+is therefore free: pass an older snapshot and ``Transaction(lakehouse,
+snapshot, read_only=True)`` on it, and every table shows the catalog as it was.
+A read-write transaction also shows its own uncommitted changes.
+
+``system`` describes the lakehouse objects, in TrinityLake terms:
+
+* ``system.namespaces`` -- one row per namespace;
+* ``system.tables`` -- one row per table;
+* ``system.columns`` -- one row per top-level column of every table;
+* ``system.versions`` -- one row per retained version up to the snapshot's.
+
+``information_schema`` describes everything SQL can see, in the column layout
+of DuckDB's ``information_schema`` (itself the SQL standard's, as in Postgres),
+so BI tools that know DuckDB or Postgres can browse a lakehouse:
+
+* ``information_schema.schemata`` -- every namespace, plus ``system`` and
+  ``information_schema`` themselves (tools expect them);
+* ``information_schema.tables`` -- every table, plus the catalog tables;
+* ``information_schema.columns`` -- their columns.
+
+Conventions shared with the SQL layer:
+
+* A namespace or table ``COMMENT`` is stored in its ``comment`` property
+  (:data:`COMMENT_PROPERTY`); the catalog tables show it in a ``comment``
+  column and leave it out of the ``properties`` map. Column comments are
+  :attr:`Column.comment <trinity_dbapi.format.definitions.Column.comment>`.
+* A table's partition columns are the comma-separated column names of its
+  ``format_properties["partitioned_by"]`` (:data:`PARTITIONED_BY_PROPERTY`,
+  read by :func:`partition_columns`).
+* The catalog name (``catalog_name``, ``table_catalog``) is the lakehouse name
+  from the lakehouse definition the snapshot points at.
+* Catalog tables have ``table_type`` ``VIEW`` in ``information_schema.tables``,
+  as Postgres lists its own ``information_schema`` views (DuckDB does not list
+  its catalog views there at all); user tables are ``BASE TABLE``.
+* ``data_type`` in ``information_schema.columns`` is DuckDB type text
+  (:func:`~trinity_dbapi.sql.arrow_types.duckdb_type`, e.g. ``DECIMAL(10,2)``,
+  ``TIMESTAMP WITH TIME ZONE``), and ``udt_name`` is the TrinityLake type text
+  (``decimal(10,2)``, ``timestamptz(6)``). The numeric facts follow DuckDB
+  (``INTEGER`` has precision 32, radix 2); lengths and datetime precisions,
+  which DuckDB does not have, follow the SQL standard (``character_octet_length``
+  of ``varchar(n)`` is ``4 * n``, UTF-8), and are NULL beyond the int32 range
+  (unbounded). The columns of catalog tables are typed by inference from their
+  Arrow schema (:func:`~trinity_dbapi.sql.arrow_types.columns_from_schema`).
+
+Names are matched exactly (``is_catalog_table("system", "tables")``); folding
+the case of SQL identifiers is the SQL layer's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from trinity_dbapi.errors import InvalidNameError, NoSuchTableError
+from trinity_dbapi.format import keys
+from trinity_dbapi.format.definitions import (
+    Column,
+    DataType,
+    FrozenMap,
+    NamespaceDefinition,
+    TableDefinition,
+)
+from trinity_dbapi.sql.arrow_types import columns_from_schema, duckdb_type
+
+if TYPE_CHECKING:
+    from trinity_dbapi.history import VersionInfo
+    from trinity_dbapi.lakehouse import Snapshot
+    from trinity_dbapi.objects import ObjectOperations
+
+__all__ = [
+    "CATALOG_TABLES",
+    "COMMENT_PROPERTY",
+    "INFORMATION_SCHEMA",
+    "PARTITIONED_BY_PROPERTY",
+    "RESERVED_NAMESPACES",
+    "SYSTEM",
+    "CatalogTable",
+    "catalog_schema",
+    "catalog_table",
+    "catalog_table_names",
+    "is_catalog_table",
+    "partition_columns",
+]
+
+SYSTEM = "system"
+INFORMATION_SCHEMA = "information_schema"
+#: Namespaces holding read-only catalog tables; the SQL layer refuses writes to them.
+RESERVED_NAMESPACES = frozenset({SYSTEM, INFORMATION_SCHEMA})
+#: The namespace or table property holding its ``COMMENT``.
+COMMENT_PROPERTY = "comment"
+#: The table format property listing its partition columns, comma-separated.
+PARTITIONED_BY_PROPERTY = "partitioned_by"
+
+_INT32_MAX = 2**31 - 1
+#: Bytes per character of the UTF-8 ``character_octet_length``.
+_UTF8_MAX_BYTES = 4
+
+Row = Mapping[str, Any]
+
+
+def partition_columns(table: TableDefinition) -> list[str]:
+    """The partition column names of a table, from ``format_properties["partitioned_by"]``."""
+    text = table.format_properties.get(PARTITIONED_BY_PROPERTY, "")
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+# --- what one catalog read sees ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Relation:
+    """A table as ``information_schema`` shows it: a user table or a catalog table."""
+
+    namespace: str
+    name: str
+    columns: tuple[Column, ...]
+    comment: str | None
+    is_catalog: bool
+
+
+class _Catalog:
+    """The objects of one pinned view, each loaded once per catalog table built."""
+
+    def __init__(self, view: ObjectOperations, snapshot: Snapshot) -> None:
+        self.view = view
+        self.snapshot = snapshot
+
+    @cached_property
+    def name(self) -> str:
+        return self.snapshot.definition.name
+
+    @cached_property
+    def namespaces(self) -> list[NamespaceDefinition]:
+        return [self.view.load_namespace(name) for name in self.view.list_namespaces()]
+
+    @cached_property
+    def tables(self) -> list[tuple[str, TableDefinition]]:
+        return [
+            (ns.name, self.view.load_table(ns.name, table))
+            for ns in self.namespaces
+            for table in self.view.list_tables(ns.name)
+        ]
+
+    @cached_property
+    def relations(self) -> list[_Relation]:
+        user = [
+            _Relation(ns, t.name, tuple(t.columns), t.properties.get(COMMENT_PROPERTY), False)
+            for ns, t in self.tables
+        ]
+        catalog = [
+            _Relation(t.namespace, t.name, _catalog_columns(t.namespace, t.name), t.comment, True)
+            for t in CATALOG_TABLES.values()
+        ]
+        return sorted(user + catalog, key=lambda rel: (rel.namespace, rel.name))
+
+    def versions(self) -> Iterator[VersionInfo]:
+        """Every retained version up to the snapshot's, oldest first."""
+        for info in self.snapshot.lakehouse.history():
+            if info.version > self.snapshot.version:
+                return
+            yield info
+
+
+# --- catalog tables --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CatalogTable:
+    """One read-only catalog table.
+
+    Attributes:
+        namespace: ``system`` or ``information_schema``.
+        name: the table name.
+        comment: what the table holds (its ``TABLE_COMMENT``).
+        schema: the fixed Arrow schema, whatever the lakehouse holds.
+        rows: builds the rows, as dicts keyed by column name (missing = NULL).
+    """
+
+    namespace: str
+    name: str
+    comment: str
+    schema: pa.Schema
+    rows: Callable[[_Catalog], Iterable[Row]]
+
+    def build(self, catalog: _Catalog) -> pa.Table:
+        return pa.Table.from_pylist(list(self.rows(catalog)), schema=self.schema)
+
+
+def _schema(*fields: tuple[str, pa.DataType] | tuple[str, pa.DataType, bool]) -> pa.Schema:
+    """A schema from ``(name, type)`` or ``(name, type, nullable)`` tuples."""
+    return pa.schema([pa.field(*field) for field in fields])
+
+
+_STRING = pa.string()
+_STRING_LIST = pa.list_(pa.string())
+_STRING_MAP = pa.map_(pa.string(), pa.string())
+
+
+def _without_comment(properties: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in properties.items() if k != COMMENT_PROPERTY}
+
+
+def _column_names(table: TableDefinition, ids: Iterable[int]) -> list[str]:
+    by_id = {col.id: col.name for col in table.columns}
+    return [by_id[column_id] for column_id in ids]
+
+
+# system.namespaces
+
+_NAMESPACES_SCHEMA = _schema(
+    ("namespace_name", _STRING, False),
+    ("comment", _STRING),
+    ("properties", _STRING_MAP),
+)
+
+
+def _namespaces_rows(catalog: _Catalog) -> Iterator[Row]:
+    for ns in catalog.namespaces:
+        yield {
+            "namespace_name": ns.name,
+            "comment": ns.properties.get(COMMENT_PROPERTY),
+            "properties": _without_comment(ns.properties),
+        }
+
+
+# system.tables
+
+_TABLES_SCHEMA = _schema(
+    ("namespace_name", _STRING, False),
+    ("table_name", _STRING, False),
+    ("table_type", _STRING, False),
+    ("table_format", _STRING, False),
+    ("comment", _STRING),
+    ("column_count", pa.int32(), False),
+    ("primary_key", _STRING_LIST, False),
+    ("partition_columns", _STRING_LIST, False),
+    ("properties", _STRING_MAP),
+    ("format_properties", _STRING_MAP),
+)
+
+
+def _tables_rows(catalog: _Catalog) -> Iterator[Row]:
+    for ns, table in catalog.tables:
+        yield {
+            "namespace_name": ns,
+            "table_name": table.name,
+            "table_type": table.table_type,
+            "table_format": table.table_format,
+            "comment": table.properties.get(COMMENT_PROPERTY),
+            "column_count": len(table.columns),
+            "primary_key": _column_names(table, table.primary_key),
+            "partition_columns": partition_columns(table),
+            "properties": _without_comment(table.properties),
+            "format_properties": dict(table.format_properties),
+        }
+
+
+# system.columns
+
+_COLUMNS_SCHEMA = _schema(
+    ("namespace_name", _STRING, False),
+    ("table_name", _STRING, False),
+    ("column_name", _STRING, False),
+    ("ordinal_position", pa.int32(), False),
+    ("column_id", pa.int64(), False),  # IDs are uint32: int32 would not hold them all
+    ("data_type", _STRING, False),
+    ("is_nullable", pa.bool_(), False),
+    ("comment", _STRING),
+    ("is_primary_key", pa.bool_(), False),
+    ("is_partition_key", pa.bool_(), False),
+)
+
+
+def _columns_rows(catalog: _Catalog) -> Iterator[Row]:
+    for ns, table in catalog.tables:
+        primary_key = set(table.primary_key)
+        partitions = set(partition_columns(table))
+        for position, col in enumerate(table.columns, 1):
+            yield {
+                "namespace_name": ns,
+                "table_name": table.name,
+                "column_name": col.name,
+                "ordinal_position": position,
+                "column_id": col.id,
+                "data_type": col.type.to_sql(),
+                "is_nullable": col.nullable,
+                "comment": col.comment,
+                "is_primary_key": col.id in primary_key,
+                "is_partition_key": col.name in partitions,
+            }
+
+
+# system.versions
+
+_VERSIONS_SCHEMA = _schema(
+    ("version", pa.int64(), False),
+    ("created_at", pa.timestamp("ms", tz="UTC"), False),
+    ("previous_root", _STRING),
+    ("rollback_from_root", _STRING),
+    ("txn_id", _STRING),
+    ("changed_keys", _STRING_LIST, False),
+    ("changed_objects", _STRING_LIST, False),
+)
+
+
+def _describe_key(key: str, limits: keys.KeyLimits) -> str:
+    """``namespace ns1`` or ``table ns1.t1`` for an object key, else the key itself."""
+    try:
+        obj = keys.decode_key(key, limits)
+    except InvalidNameError:
+        return key
+    if obj.table is None:
+        return f"namespace {obj.namespace}"
+    return f"table {obj.namespace}.{obj.table}"
+
+
+def _versions_rows(catalog: _Catalog) -> Iterator[Row]:
+    limits = catalog.snapshot.definition.key_limits
+    for info in catalog.versions():
+        yield {
+            "version": info.version,
+            "created_at": info.created_at_millis,
+            "previous_root": info.previous_root,
+            "rollback_from_root": info.rollback_from_root,
+            "txn_id": info.txn_id,
+            "changed_keys": list(info.changed_keys),
+            "changed_objects": [_describe_key(key, limits) for key in info.changed_keys],
+        }
+
+
+# information_schema.schemata
+
+_SCHEMATA_SCHEMA = pa.schema(
+    [
+        pa.field(name, _STRING)
+        for name in (
+            "catalog_name",
+            "schema_name",
+            "schema_owner",
+            "default_character_set_catalog",
+            "default_character_set_schema",
+            "default_character_set_name",
+            "sql_path",
+        )
+    ]
+)
+
+
+def _schemata_rows(catalog: _Catalog) -> Iterator[Row]:
+    names = {ns.name for ns in catalog.namespaces} | RESERVED_NAMESPACES
+    for name in sorted(names):
+        yield {"catalog_name": catalog.name, "schema_name": name}
+
+
+# information_schema.tables
+
+_INFO_TABLES_SCHEMA = pa.schema(
+    [
+        pa.field(name, _STRING)
+        for name in (
+            "table_catalog",
+            "table_schema",
+            "table_name",
+            "table_type",
+            "self_referencing_column_name",
+            "reference_generation",
+            "user_defined_type_catalog",
+            "user_defined_type_schema",
+            "user_defined_type_name",
+            "is_insertable_into",
+            "is_typed",
+            "commit_action",
+            "TABLE_COMMENT",
+        )
+    ]
+)
+
+
+def _info_tables_rows(catalog: _Catalog) -> Iterator[Row]:
+    for rel in catalog.relations:
+        yield {
+            "table_catalog": catalog.name,
+            "table_schema": rel.namespace,
+            "table_name": rel.name,
+            "table_type": "VIEW" if rel.is_catalog else "BASE TABLE",
+            "is_insertable_into": "NO" if rel.is_catalog else "YES",
+            "is_typed": "NO",
+            "TABLE_COMMENT": rel.comment,
+        }
+
+
+# information_schema.columns
+
+_INT = pa.int32()
+#: DuckDB's information_schema.columns, column for column.
+_INFO_COLUMNS_SCHEMA = _schema(
+    ("table_catalog", _STRING),
+    ("table_schema", _STRING),
+    ("table_name", _STRING),
+    ("column_name", _STRING),
+    ("ordinal_position", _INT),
+    ("column_default", _STRING),
+    ("is_nullable", _STRING),
+    ("data_type", _STRING),
+    ("character_maximum_length", _INT),
+    ("character_octet_length", _INT),
+    ("numeric_precision", _INT),
+    ("numeric_precision_radix", _INT),
+    ("numeric_scale", _INT),
+    ("datetime_precision", _INT),
+    ("interval_type", _STRING),
+    ("interval_precision", _INT),
+    ("character_set_catalog", _STRING),
+    ("character_set_schema", _STRING),
+    ("character_set_name", _STRING),
+    ("collation_catalog", _STRING),
+    ("collation_schema", _STRING),
+    ("collation_name", _STRING),
+    ("domain_catalog", _STRING),
+    ("domain_schema", _STRING),
+    ("domain_name", _STRING),
+    ("udt_catalog", _STRING),
+    ("udt_schema", _STRING),
+    ("udt_name", _STRING),
+    ("scope_catalog", _STRING),
+    ("scope_schema", _STRING),
+    ("scope_name", _STRING),
+    ("maximum_cardinality", pa.int64()),
+    ("dtd_identifier", _STRING),
+    ("is_self_referencing", pa.bool_()),
+    ("is_identity", pa.bool_()),
+    ("identity_generation", _STRING),
+    ("identity_start", _STRING),
+    ("identity_increment", _STRING),
+    ("identity_maximum", _STRING),
+    ("identity_minimum", _STRING),
+    ("identity_cycle", pa.bool_()),
+    ("is_generated", _STRING),
+    ("generation_expression", _STRING),
+    ("is_updatable", pa.bool_()),
+    ("COLUMN_COMMENT", _STRING),
+)
+
+
+def _int32(value: int | None) -> int | None:
+    """An int32 column value; NULL (unbounded) when it does not fit."""
+    return value if value is not None and value <= _INT32_MAX else None
+
+
+def _binary_numeric(bits: int) -> Callable[[DataType], Row]:
+    return lambda t: {"numeric_precision": bits, "numeric_precision_radix": 2, "numeric_scale": 0}
+
+
+def _characters(t: DataType) -> Row:
+    assert t.length is not None  # validated by DataType
+    return {
+        "character_maximum_length": _int32(t.length),
+        "character_octet_length": _int32(t.length * _UTF8_MAX_BYTES),
+    }
+
+
+def _octets(t: DataType) -> Row:
+    return {
+        "character_maximum_length": _int32(t.length),
+        "character_octet_length": _int32(t.length),
+    }
+
+
+def _datetime(t: DataType) -> Row:
+    return {"datetime_precision": t.precision}
+
+
+#: The length, precision and scale columns of each kind (other kinds: all NULL).
+_TYPE_FACTS: Mapping[str, Callable[[DataType], Row]] = {
+    "int2": _binary_numeric(16),
+    "int4": _binary_numeric(32),
+    "int8": _binary_numeric(64),
+    "float4": _binary_numeric(24),
+    "float8": _binary_numeric(53),
+    "decimal": lambda t: {
+        "numeric_precision": t.precision,
+        "numeric_precision_radix": 10,
+        "numeric_scale": t.scale,
+    },
+    "char": _characters,
+    "varchar": _characters,
+    "fixed": _octets,
+    "binary": _octets,
+    "date": lambda t: {"datetime_precision": 0},
+    "time": _datetime,
+    "timetz": _datetime,
+    "timestamp": _datetime,
+    "timestamptz": _datetime,
+}
+
+
+def _info_columns_rows(catalog: _Catalog) -> Iterator[Row]:
+    for rel in catalog.relations:
+        for position, col in enumerate(rel.columns, 1):
+            yield {
+                "table_catalog": catalog.name,
+                "table_schema": rel.namespace,
+                "table_name": rel.name,
+                "column_name": col.name,
+                "ordinal_position": position,
+                "is_nullable": "YES" if col.nullable else "NO",
+                "data_type": duckdb_type(col.type),
+                **_TYPE_FACTS.get(col.type.kind, lambda t: {})(col.type),
+                "udt_name": col.type.to_sql(),
+                "is_self_referencing": False,
+                "is_identity": False,
+                "is_generated": "NEVER",
+                "is_updatable": not rel.is_catalog,
+                "COLUMN_COMMENT": col.comment,
+            }
+
+
+# --- the registry ----------------------------------------------------------------
+
+_TABLES = (
+    CatalogTable(
+        SYSTEM, "namespaces", "One row per namespace", _NAMESPACES_SCHEMA, _namespaces_rows
+    ),
+    CatalogTable(SYSTEM, "tables", "One row per table", _TABLES_SCHEMA, _tables_rows),
+    CatalogTable(
+        SYSTEM, "columns", "One row per top-level table column", _COLUMNS_SCHEMA, _columns_rows
+    ),
+    CatalogTable(
+        SYSTEM, "versions", "One row per retained version", _VERSIONS_SCHEMA, _versions_rows
+    ),
+    CatalogTable(
+        INFORMATION_SCHEMA,
+        "schemata",
+        "Every namespace, the catalog ones included",
+        _SCHEMATA_SCHEMA,
+        _schemata_rows,
+    ),
+    CatalogTable(
+        INFORMATION_SCHEMA,
+        "tables",
+        "Every table and catalog view",
+        _INFO_TABLES_SCHEMA,
+        _info_tables_rows,
+    ),
+    CatalogTable(
+        INFORMATION_SCHEMA,
+        "columns",
+        "Every column of every table and catalog view",
+        _INFO_COLUMNS_SCHEMA,
+        _info_columns_rows,
+    ),
+)
+
+#: Every catalog table by ``(namespace, name)``.
+CATALOG_TABLES: Mapping[tuple[str, str], CatalogTable] = FrozenMap(
+    {(table.namespace, table.name): table for table in _TABLES}
+)
+
+
+@cache
+def _catalog_columns(namespace: str, name: str) -> tuple[Column, ...]:
+    return columns_from_schema(CATALOG_TABLES[namespace, name].schema)
+
+
+def _lookup(namespace: str, name: str) -> CatalogTable:
+    table = CATALOG_TABLES.get((namespace, name))
+    if table is None:
+        raise NoSuchTableError(namespace, name)
+    return table
+
+
+def is_catalog_table(namespace: str, name: str) -> bool:
+    """Whether ``namespace.name`` is a catalog table (exact, case-sensitive match)."""
+    return (namespace, name) in CATALOG_TABLES
+
+
+def catalog_table_names(namespace: str) -> list[str]:
+    """The sorted catalog table names of ``namespace``; empty unless it is reserved."""
+    return sorted(name for ns, name in CATALOG_TABLES if ns == namespace)
+
+
+def catalog_schema(namespace: str, name: str) -> pa.Schema:
+    """The fixed Arrow schema of a catalog table (for ``DESCRIBE system.tables``).
+
+    Raises:
+        NoSuchTableError: ``namespace.name`` is not a catalog table.
+    """
+    return _lookup(namespace, name).schema
+
+
+def catalog_table(
+    view: ObjectOperations, snapshot: Snapshot, namespace: str, name: str
+) -> pa.Table:
+    """Build a catalog table from a pinned view and its snapshot.
+
+    Args:
+        view: reads namespaces and tables; a read-only ``Transaction`` on
+            ``snapshot`` for time travel.
+        snapshot: the version whose history (``system.versions``) and
+            lakehouse name (the catalog name) are shown.
+        namespace: ``system`` or ``information_schema``.
+        name: the catalog table name.
+
+    Returns:
+        The table, with :func:`catalog_schema` as its schema even when empty.
+
+    Raises:
+        NoSuchTableError: ``namespace.name`` is not a catalog table.
+    """
+    return _lookup(namespace, name).build(_Catalog(view, snapshot))
