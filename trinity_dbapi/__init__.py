@@ -6,6 +6,8 @@ fsspec back ends) are imported by the modules that use them, on first use.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from trinity_dbapi.errors import (
     DatabaseError,
     DataError,
@@ -21,13 +23,66 @@ from trinity_dbapi.errors import (
 
 __version__ = "0.1.0"
 
+# PEP 249 module globals.
+apilevel = "2.0"
+#: Threads may share the module and connections (each connection serialises
+#: its statements); cursors are not shared.
+threadsafety = 2
+paramstyle = "qmark"
+
+# PEP 249 type objects and constructors, loaded on first use so that
+# ``import trinity_dbapi`` stays cheap.
+_TYPES = frozenset(
+    {
+        "Date",
+        "Time",
+        "Timestamp",
+        "DateFromTicks",
+        "TimeFromTicks",
+        "TimestampFromTicks",
+        "Binary",
+        "STRING",
+        "BINARY",
+        "NUMBER",
+        "DATETIME",
+        "ROWID",
+    }
+)
+
+
+def connect(uri: str, **options: Any) -> Connection:
+    """Open a PEP 249 connection; see :func:`trinity_dbapi.dbapi.connection.connect`."""
+    from trinity_dbapi.dbapi.connection import connect as _connect
+
+    return _connect(uri, **options)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TYPES:
+        from trinity_dbapi.dbapi import types
+
+        return getattr(types, name)
+    raise AttributeError(f"module 'trinity_dbapi' has no attribute {name!r}")
+
+
 #: The TrinityLake format major version this implementation reads and writes.
 FORMAT_MAJOR_VERSION = 0
 
+if TYPE_CHECKING:
+    from trinity_dbapi.dbapi.connection import Connection
+
 __all__ = [
+    "BINARY",
+    "DATETIME",
     "FORMAT_MAJOR_VERSION",
+    "NUMBER",
+    "ROWID",
+    "STRING",
+    "Binary",
     "DataError",
     "DatabaseError",
+    "Date",
+    "DateFromTicks",
     "Error",
     "IntegrityError",
     "InterfaceError",
@@ -35,6 +90,14 @@ __all__ = [
     "NotSupportedError",
     "OperationalError",
     "ProgrammingError",
+    "Time",
+    "TimeFromTicks",
+    "Timestamp",
+    "TimestampFromTicks",
     "Warning",
     "__version__",
+    "apilevel",
+    "connect",
+    "paramstyle",
+    "threadsafety",
 ]

@@ -1,0 +1,235 @@
+"""Checking and normalizing query parameters (paramstyle qmark)."""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import decimal
+import enum
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trinity_dbapi.dbapi.params import (
+    ACCEPTED,
+    MAX_INT,
+    MIN_INT,
+    check_params,
+    check_seq_of_params,
+)
+from trinity_dbapi.errors import DataError, ProgrammingError
+
+
+class Color(str, enum.Enum):
+    RED = "red"
+
+
+class Size(enum.IntEnum):
+    BIG = 3
+
+
+def test_none_means_no_parameters() -> None:
+    assert check_params(None) == ()
+    assert check_params([]) == ()
+    assert check_params(()) == ()
+
+
+def test_every_accepted_scalar() -> None:
+    values = [
+        None,
+        True,
+        False,
+        0,
+        -(2**63),
+        2**63 - 1,
+        1.5,
+        decimal.Decimal("1.25"),
+        "text",
+        "",
+        b"\x00\xff",
+        datetime.date(2024, 2, 29),
+        datetime.time(12, 30, 1, 5),
+        datetime.datetime(2024, 2, 29, 12, 30, 1, 5),
+        datetime.datetime(2024, 2, 29, tzinfo=datetime.timezone.utc),
+    ]
+    result = check_params(values)
+    assert result == tuple(values)
+    assert [type(v) for v in result] == [type(v) for v in values]
+
+
+def test_tuple_and_other_sequences_are_accepted() -> None:
+    assert check_params((1, "a")) == (1, "a")
+    assert check_params(collections.UserList([1, 2])) == (1, 2)
+
+
+def test_bytes_like_become_bytes() -> None:
+    result = check_params([bytearray(b"ab"), memoryview(b"cd"), [bytearray(b"ef")]])
+    assert result == (b"ab", b"cd", [b"ef"])
+    assert type(result[0]) is bytes
+    assert type(result[1]) is bytes
+    assert type(result[2][0]) is bytes  # type: ignore[index]
+
+
+def test_subclasses_become_their_base_type() -> None:
+    result = check_params([Color.RED, Size.BIG, True])
+    assert result == ("red", 3, True)
+    assert [type(v) for v in result] == [str, int, bool]
+
+
+def test_nested_lists_keep_their_shape() -> None:
+    value = [1, [2, (3, None)], ()]
+    result = check_params([value, (1, 2)])
+    assert result == (value, (1, 2))
+    assert isinstance(result[0], list)
+    assert isinstance(result[0][1][1], tuple)  # type: ignore[index]
+
+
+def test_special_floats_are_accepted() -> None:
+    nan, inf, ninf = check_params([math.nan, math.inf, -math.inf])
+    assert math.isnan(nan)  # type: ignore[arg-type]
+    assert (inf, ninf) == (math.inf, -math.inf)
+
+
+def test_hugeint_range() -> None:
+    assert check_params([MIN_INT, MAX_INT]) == (-(2**127), 2**128 - 1)
+    with pytest.raises(DataError, match=r"parameter 2 is the integer 3402.*outside the range"):
+        check_params([1, MAX_INT + 1])
+    with pytest.raises(DataError, match="parameter 1 at \\[0\\]"):
+        check_params([[MIN_INT - 1]])
+    with pytest.raises(DataError, match="integer of 16610 bits"):
+        check_params([10**5000])
+
+
+def test_dict_is_refused_with_paramstyle() -> None:
+    with pytest.raises(ProgrammingError, match="paramstyle is qmark") as info:
+        check_params({"a": 1})
+    assert "dict" in str(info.value)
+
+
+@pytest.mark.parametrize("params", ["abc", b"abc", bytearray(b"x"), 5, 1.5, {1, 2}, object()])
+def test_non_sequences_are_refused(params: object) -> None:
+    with pytest.raises(ProgrammingError, match="list or tuple"):
+        check_params(params)
+
+
+@pytest.mark.parametrize(
+    ("value", "type_name"),
+    [
+        ({1}, "set"),
+        ({"a": 1}, "dict"),
+        (1j, "complex"),
+        (object(), "object"),
+        (frozenset(), "frozenset"),
+        (datetime.timedelta(1), "datetime.timedelta"),
+        (Color, f"enum.{type(Color).__name__}"),
+    ],
+)
+def test_unsupported_values_name_position_and_type(value: object, type_name: str) -> None:
+    with pytest.raises(ProgrammingError, match="parameter 2") as info:
+        check_params([1, value])
+    message = str(info.value)
+    assert f"parameter 2 has unsupported type {type_name};" in message
+    assert message.endswith(f"accepted types are {ACCEPTED}")
+
+
+def test_unsupported_nested_value_names_its_path() -> None:
+    with pytest.raises(
+        ProgrammingError, match=r"parameter 3 at \[1\]\[0\] has unsupported type set"
+    ):
+        check_params([1, 2, [0, [{1}]]])
+
+
+def test_self_containing_list_is_refused() -> None:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    with pytest.raises(ProgrammingError, match=r"parameter 1 at \[1\] contains itself"):
+        check_params([loop])
+
+
+def test_shared_sublists_are_fine() -> None:
+    shared = [1, 2]
+    assert check_params([[shared, shared]]) == ([[1, 2], [1, 2]],)
+
+
+# --- executemany ------------------------------------------------------------------
+
+
+def test_seq_of_params() -> None:
+    assert check_seq_of_params([]) == []
+    assert check_seq_of_params(iter([])) == []
+    assert check_seq_of_params([(1, "a"), [2, bytearray(b"b")], ()]) == [
+        (1, "a"),
+        (2, b"b"),
+        (),
+    ]
+    assert check_seq_of_params((row,) for row in range(3)) == [(0,), (1,), (2,)]
+
+
+def test_seq_of_params_names_the_set() -> None:
+    with pytest.raises(ProgrammingError, match="parameter set 2: parameter 1 has unsupported"):
+        check_seq_of_params([(1,), (set(),)])
+    with pytest.raises(ProgrammingError, match=r"parameter set 1: .*paramstyle is qmark"):
+        check_seq_of_params([{"a": 1}])
+    with pytest.raises(ProgrammingError, match=r"parameter set 3: .*not NoneType"):
+        check_seq_of_params([(), (), None])
+
+
+@pytest.mark.parametrize("seq", ["abc", b"abc", 5, None, {"a": (1,)}])
+def test_seq_of_params_must_be_iterable(seq: object) -> None:
+    with pytest.raises(ProgrammingError, match="executemany takes"):
+        check_seq_of_params(seq)
+
+
+# --- properties -------------------------------------------------------------------
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=MIN_INT, max_value=MAX_INT),
+    st.floats(allow_nan=False),
+    st.decimals(allow_nan=False),
+    st.text(),
+    st.binary(),
+    st.dates(),
+    st.times(),
+    st.datetimes(),
+)
+_values = st.recursive(
+    _scalars,
+    lambda children: st.lists(children, max_size=4) | st.tuples(children, children),
+    max_leaves=12,
+)
+_foreign = st.one_of(
+    st.sets(st.integers(), max_size=3),
+    st.frozensets(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
+    st.complex_numbers(),
+    st.builds(object),
+    st.timedeltas(),
+    st.builds(bytearray).map(iter),
+)
+
+
+@given(st.lists(_values, max_size=6))
+def test_accepted_values_pass_unchanged(params: list[object]) -> None:
+    assert check_params(params) == tuple(params)
+
+
+@given(
+    st.lists(_values, max_size=4),
+    _foreign,
+    st.lists(_values, max_size=4),
+    st.integers(min_value=0, max_value=3),
+)
+def test_foreign_values_are_refused(
+    before: list[object], foreign: object, after: list[object], depth: int
+) -> None:
+    value = foreign
+    for _ in range(depth):
+        value = [value]
+    position = len(before) + 1
+    with pytest.raises(ProgrammingError, match=f"parameter {position}\\b.*unsupported type"):
+        check_params([*before, value, *after])

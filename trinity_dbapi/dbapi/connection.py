@@ -1,0 +1,245 @@
+"""The PEP 249 connection: :func:`connect` and :class:`Connection`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from trinity_dbapi import errors
+from trinity_dbapi.errors import InterfaceError, LakehouseNotFoundError, ProgrammingError
+from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self is Python 3.11+
+
+#: Lakehouse definition fields ``connect`` accepts for a new lakehouse.
+DEFINITION_FIELDS = frozenset(
+    {
+        "name",
+        "order",
+        "namespace_name_max_size_bytes",
+        "table_name_max_size_bytes",
+        "file_name_max_size_bytes",
+        "node_file_max_size_bytes",
+        "properties",
+        "maximum_version_age_millis",
+        "minimum_versions_to_keep",
+    }
+)
+
+
+def connect(
+    uri: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    create: bool = True,
+    autocommit: bool = False,
+    isolation_level: IsolationLevel | str = DEFAULT_ISOLATION,
+    read_only: bool = False,
+    namespace: str = "default",
+    retry: RetryPolicy | None = None,
+    **definition: Any,
+) -> Connection:
+    """Open a connection to the lakehouse at ``uri``.
+
+    Args:
+        uri: the lakehouse root: a local path, ``file://``, ``memory://``,
+            ``s3://bucket/prefix`` or any fsspec URL.
+        storage_options: options of the fsspec file system (credentials,
+            endpoint), never shown in error messages.
+        create: create the lakehouse when none exists at ``uri``.
+        autocommit: commit after every statement (PEP 249 default: off).
+        isolation_level: ``"SERIALIZABLE"`` (default) or ``"SNAPSHOT"``.
+        read_only: refuse every statement that would change the lakehouse.
+        namespace: the namespace unqualified table names resolve in.
+        retry: how commits retry after losing a race with another writer.
+        **definition: lakehouse definition fields for a new lakehouse
+            (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
+            ``maximum_version_age_millis``, ``minimum_versions_to_keep``, ``properties``).
+
+    Raises:
+        LakehouseNotFoundError: none exists and ``create`` is false.
+        ProgrammingError: an unknown option.
+
+    Example:
+        >>> import trinity_dbapi
+        >>> conn = trinity_dbapi.connect("memory://doc-connect", autocommit=True)
+        >>> cur = conn.cursor()
+        >>> cur.execute("CREATE NAMESPACE sales").execute("SHOW NAMESPACES").fetchall()[-1]
+        ('sales',)
+    """
+    from trinity_dbapi.lakehouse import Lakehouse
+
+    unknown = sorted(set(definition) - DEFINITION_FIELDS)
+    if unknown:
+        raise ProgrammingError(
+            f"connect() got unknown options {', '.join(unknown)}; the options are "
+            "storage_options, create, autocommit, isolation_level, read_only, namespace, "
+            f"retry and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
+        )
+    try:
+        lake = Lakehouse.open(uri, storage_options=storage_options)
+    except LakehouseNotFoundError:
+        if not create:
+            raise
+        if read_only:
+            raise  # a read-only connection never creates anything
+        lake = _create(uri, storage_options, definition)
+    return Connection(
+        lake,
+        autocommit=autocommit,
+        isolation_level=isolation_level,
+        read_only=read_only,
+        namespace=namespace,
+        retry=retry,
+    )
+
+
+def _create(uri: str, storage_options: Mapping[str, Any] | None, definition: dict[str, Any]) -> Any:
+    from trinity_dbapi.lakehouse import Lakehouse
+
+    try:
+        return Lakehouse.create(uri, storage_options=storage_options, **definition)
+    except errors.LakehouseExistsError:  # another process created it meanwhile
+        return Lakehouse.open(uri, storage_options=storage_options)
+
+
+class Connection:
+    """A PEP 249 connection to one lakehouse.
+
+    Outside autocommit, the first statement begins a TrinityLake transaction
+    pinned to the latest version; :meth:`commit` commits it and
+    :meth:`rollback` discards it. Two connections see each other's changes
+    only after commit. Used as a context manager it commits on success, rolls
+    back on an exception, and closes.
+
+    Connections may be shared between threads (``threadsafety`` 2): every
+    operation takes the connection's lock. Cursors must not be.
+    """
+
+    # PEP 249 optional extension: the exception classes as attributes.
+    Warning = errors.Warning
+    Error = errors.Error
+    InterfaceError = errors.InterfaceError
+    DatabaseError = errors.DatabaseError
+    DataError = errors.DataError
+    OperationalError = errors.OperationalError
+    IntegrityError = errors.IntegrityError
+    InternalError = errors.InternalError
+    ProgrammingError = errors.ProgrammingError
+    NotSupportedError = errors.NotSupportedError
+
+    def __init__(
+        self,
+        lakehouse: Any,
+        *,
+        autocommit: bool = False,
+        isolation_level: IsolationLevel | str = DEFAULT_ISOLATION,
+        read_only: bool = False,
+        namespace: str = "default",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        from trinity_dbapi.sql.session import Session
+
+        self.lakehouse = lakehouse
+        self.lock = threading.RLock()
+        self.session = Session(
+            lakehouse,
+            autocommit=autocommit,
+            isolation=isolation_level,
+            read_only=read_only,
+            namespace=namespace,
+            retry=retry,
+        )
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"namespace={self.session.namespace!r}"
+        return f"<trinity_dbapi.Connection {self.lakehouse.storage.root_uri} {state}>"
+
+    # -- attributes ---------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self.session.closed
+
+    @property
+    def autocommit(self) -> bool:
+        """Whether every statement commits on its own (settable)."""
+        return self.session.autocommit
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        with self.lock:
+            self._check_open()
+            if value and not self.session.autocommit:
+                self.session.commit()  # like sqlite3 and psycopg: switching on commits
+            self.session.autocommit = bool(value)
+
+    @property
+    def isolation_level(self) -> str:
+        """The isolation level of the transactions this connection begins."""
+        return self.session.isolation.value
+
+    @property
+    def namespace(self) -> str:
+        """The current namespace (changed by ``USE``)."""
+        return self.session.namespace
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.session.in_transaction
+
+    # -- PEP 249 --------------------------------------------------------------------
+
+    def cursor(self) -> Any:
+        """A new cursor on this connection."""
+        from trinity_dbapi.dbapi.cursor import Cursor
+
+        self._check_open()
+        return Cursor(self)
+
+    def commit(self) -> None:
+        """Commit the open transaction (a no-op when none is open).
+
+        Raises:
+            CommitConflictError: a concurrent commit conflicts; the
+                transaction is rolled back.
+            RetriesExhaustedError: the retry policy ran out of attempts.
+        """
+        with self.lock:
+            self._check_open()
+            self.session.commit()
+
+    def rollback(self) -> None:
+        """Discard the open transaction's changes."""
+        with self.lock:
+            self._check_open()
+            self.session.rollback()
+
+    def close(self) -> None:
+        """Close the connection; uncommitted changes are discarded (PEP 249)."""
+        with self.lock:
+            self.session.close()
+
+    def execute(self, sql: str, parameters: Any = None) -> Any:
+        """Shortcut: a new cursor, executed (as sqlite3 and DuckDB offer)."""
+        return self.cursor().execute(sql, parameters)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self.closed:
+            return
+        try:
+            if exc_type is None:
+                self.commit()
+            else:
+                self.rollback()
+        finally:
+            self.close()
+
+    def _check_open(self) -> None:
+        if self.session.closed:
+            raise InterfaceError("the connection is closed: open a new one with connect()")

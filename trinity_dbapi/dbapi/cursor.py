@@ -1,0 +1,239 @@
+"""The PEP 249 cursor: statements in, rows out (as tuples or as Arrow)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from trinity_dbapi.errors import Error, InterfaceError, InternalError, ProgrammingError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from typing_extensions import Self  # typing.Self is Python 3.11+
+
+    from trinity_dbapi.dbapi.connection import Connection
+    from trinity_dbapi.sql.session import Result
+
+
+class Cursor:
+    """A PEP 249 cursor of a :class:`~trinity_dbapi.dbapi.connection.Connection`.
+
+    Results are held as an Arrow table: :meth:`fetch_arrow_table` and
+    :meth:`fetch_record_batch` hand it over without conversion, the
+    ``fetch*`` methods convert rows to tuples on demand.
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.arraysize = 1
+        self._result: pa.Table | None = None
+        self._position = 0
+        self._rows: list[tuple[Any, ...]] | None = None
+        self._description: list[tuple[Any, ...]] | None = None
+        self.rowcount = -1
+        self.closed = False
+
+    # -- attributes -----------------------------------------------------------------
+
+    @property
+    def description(self) -> list[tuple[Any, ...]] | None:
+        """Seven-item column descriptions of the last result set, or None."""
+        if self._description is None and self._result is not None:
+            from trinity_dbapi.dbapi.types import describe
+
+            self._description = describe(self._result.schema)
+        return self._description
+
+    @property
+    def rownumber(self) -> int | None:
+        """Index of the next row to fetch (PEP 249 extension)."""
+        return None if self._result is None else self._position
+
+    # -- executing ----------------------------------------------------------------------
+
+    def execute(self, operation: str, parameters: Any = None) -> Cursor:
+        """Execute one SQL statement with ``?`` parameters bound as values.
+
+        Raises:
+            SQLSyntaxError: the text does not parse (line, column, snippet).
+            ProgrammingError: wrong parameters, missing objects, bad names.
+            NotSupportedError: a statement outside the supported grammar.
+            OperationalError: commit conflicts, storage failures.
+        """
+        from trinity_dbapi.dbapi.params import check_params
+
+        params = check_params(parameters)
+        parsed = self._parse_one(operation)
+        self._run(lambda: self.connection.session.execute(parsed, params))
+        return self
+
+    def executemany(self, operation: str, seq_of_parameters: Any) -> Cursor:
+        """Execute one statement once per parameter sequence.
+
+        The statement is parsed once. ``rowcount`` is the total of the
+        executions' row counts (or -1 if any is unknown).
+        """
+        from trinity_dbapi.dbapi.params import check_seq_of_params
+
+        all_params = check_seq_of_params(seq_of_parameters)
+        parsed = self._parse_one(operation)
+        total = 0
+        for params in all_params:
+            self._run(lambda p=params: self.connection.session.execute(parsed, p))
+            total = -1 if total < 0 or self.rowcount < 0 else total + self.rowcount
+        self._clear()
+        self.rowcount = total if all_params else 0
+        return self
+
+    def _parse_one(self, operation: object) -> Any:
+        self._check_open()
+        if not isinstance(operation, str):
+            raise ProgrammingError(
+                f"the operation must be a SQL string, not {type(operation).__name__}"
+            )
+        from trinity_dbapi.sql.statements import parse
+
+        statements = _guard(lambda: parse(operation))
+        if len(statements) != 1:
+            raise ProgrammingError(
+                f"execute() runs exactly one statement, and the text holds {len(statements)}; "
+                "split it, or run a script with executescript()"
+            )
+        return statements[0]
+
+    def executescript(self, script: str) -> Cursor:
+        """Execute several ``;``-separated statements without parameters (like sqlite3).
+
+        The cursor holds the last statement's result.
+        """
+        self._check_open()
+        from trinity_dbapi.sql.statements import parse
+
+        for parsed in _guard(lambda: parse(script)):
+            self._run(lambda p=parsed: self.connection.session.execute(p, ()))
+        return self
+
+    def _run(self, work: Any) -> None:
+        self._check_open()
+        self._clear()
+        with self.connection.lock:
+            result: Result = _guard(work)
+        self._result = result.table
+        self.rowcount = result.rowcount
+
+    def _clear(self) -> None:
+        self._result = None
+        self._rows = None
+        self._description = None
+        self._position = 0
+        self.rowcount = -1
+
+    # -- fetching -------------------------------------------------------------------------
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        """The next row, or None when the result is exhausted."""
+        rows = self._materialised()
+        if self._position >= len(rows):
+            return None
+        self._position += 1
+        return rows[self._position - 1]
+
+    def fetchmany(self, size: int | None = None) -> list[tuple[Any, ...]]:
+        """The next ``size`` rows (``arraysize`` by default)."""
+        rows = self._materialised()
+        count = self.arraysize if size is None else size
+        if count < 0:
+            raise ProgrammingError(f"fetchmany size must be 0 or more, not {count}")
+        chunk = rows[self._position : self._position + count]
+        self._position += len(chunk)
+        return chunk
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        """Every remaining row."""
+        rows = self._materialised()
+        chunk = rows[self._position :]
+        self._position = len(rows)
+        return chunk
+
+    def fetch_arrow_table(self) -> pa.Table:
+        """The remaining rows as an Arrow table (zero-copy slice)."""
+        table = self._table()
+        rest = table.slice(self._position)
+        self._position = table.num_rows
+        return rest
+
+    def fetch_record_batch(self, rows_per_batch: int = 1_000_000) -> pa.RecordBatchReader:
+        """The remaining rows as a reader of record batches of at most ``rows_per_batch``."""
+        import pyarrow as pa
+
+        if rows_per_batch < 1:
+            raise ProgrammingError(f"rows_per_batch must be 1 or more, not {rows_per_batch}")
+        rest = self.fetch_arrow_table()
+        return pa.RecordBatchReader.from_batches(
+            rest.schema, rest.to_batches(max_chunksize=rows_per_batch)
+        )
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        while (row := self.fetchone()) is not None:
+            yield row
+
+    def _table(self) -> pa.Table:
+        self._check_open()
+        if self._result is None:
+            raise ProgrammingError(
+                "no result set to fetch from: execute a statement that returns rows "
+                "(such as SELECT or SHOW) first"
+            )
+        return self._result
+
+    def _materialised(self) -> list[tuple[Any, ...]]:
+        if self._rows is None:
+            table = self._table()
+            columns = [column.to_pylist() for column in table.columns]
+            self._rows = list(zip(*columns, strict=True)) if columns else []
+        return self._rows
+
+    # -- the rest of PEP 249 -------------------------------------------------------------
+
+    def setinputsizes(self, sizes: Sequence[Any]) -> None:
+        """Accepted and ignored (PEP 249 allows it): values carry their own types."""
+
+    def setoutputsize(self, size: int, column: int | None = None) -> None:
+        """Accepted and ignored (PEP 249 allows it)."""
+
+    def close(self) -> None:
+        """Close the cursor; later use raises InterfaceError."""
+        self._clear()
+        self.closed = True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise InterfaceError("the cursor is closed: create a new one with connection.cursor()")
+        if self.connection.closed:
+            raise InterfaceError("the connection is closed: open a new one with connect()")
+
+
+def _guard(work: Any) -> Any:
+    """Run ``work``; any exception outside our hierarchy becomes an InternalError.
+
+    PEP 249 callers catch ``trinity_dbapi.Error``; nothing else may escape,
+    whatever the input. Such an exception is a bug of ours, and the message
+    says so.
+    """
+    try:
+        return work()
+    except Error:
+        raise
+    except (KeyboardInterrupt, SystemExit, MemoryError):
+        raise
+    except Exception as exc:  # the one place that converts
+        raise InternalError(
+            f"internal error ({type(exc).__name__}: {exc}); this is a bug in trinity-dbapi, "
+            "please report it with the statement that caused it"
+        ) from exc

@@ -1,0 +1,221 @@
+"""Checking and normalizing query parameters (paramstyle ``qmark``).
+
+A statement's parameters are a sequence (list or tuple) whose items bind, in
+order, to its ``?`` placeholders. Mappings are refused: the paramstyle is
+``qmark``, not ``named``. Each value must have one of the accepted types of
+:data:`ACCEPTED`: anything else is refused up front with a
+:class:`~trinity_dbapi.errors.ProgrammingError` naming the parameter, rather
+than failing later, deep inside the engine, or being bound as something
+unexpected.
+
+Normalization:
+    - ``bytearray`` and ``memoryview`` become ``bytes``;
+    - subclasses of ``int``, ``float`` and ``str`` (``IntEnum`` members,
+      ``numpy.float64``...) become the base type; ``bool`` stays ``bool``;
+    - nested lists and tuples keep their type, with their items normalized;
+    - every other accepted value is returned as is.
+
+Decisions:
+    - Integers may use DuckDB's full range, ``-2**127`` (``HUGEINT``) to
+      ``2**128 - 1`` (``UHUGEINT``), which is what DuckDB itself binds. A value
+      outside it raises :class:`~trinity_dbapi.errors.DataError`, the PEP 249
+      class for "numeric value out of range". Storing a value into a narrower
+      column is checked by the engine when the statement runs.
+    - Floats may be NaN or infinite (DuckDB's ``DOUBLE`` holds them).
+    - A list or tuple binds as a SQL ``LIST``; nested lists make lists of
+      lists. There is no way to bind a ``STRUCT`` or ``MAP`` (dicts are
+      refused): build them in SQL (``{'a': ?}``, ``MAP([?], [?])``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from trinity_dbapi.errors import DataError, ProgrammingError
+
+__all__ = ["ACCEPTED", "MAX_INT", "MIN_INT", "check_params", "check_seq_of_params"]
+
+#: Smallest integer a parameter may hold (DuckDB ``HUGEINT``).
+MIN_INT = -(2**127)
+#: Largest integer a parameter may hold (DuckDB ``UHUGEINT``).
+MAX_INT = 2**128 - 1
+
+#: Human-readable list of the accepted parameter types, used in error messages.
+ACCEPTED = (
+    "None, bool, int, float, decimal.Decimal, str, bytes, bytearray, memoryview, "
+    "datetime.date, datetime.time, datetime.datetime, or a list or tuple of these"
+)
+
+
+def _int(value: Any) -> int:
+    return int(value)
+
+
+def _float(value: Any) -> float:
+    return float(value)
+
+
+def _str(value: Any) -> str:
+    return str.__str__(value)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+#: Accepted scalar types and how a value of each is normalized; looked up by
+#: exact type first, then by ``isinstance`` in this order (``bool`` before
+#: ``int``, ``datetime`` before ``date``).
+_SCALARS: dict[type, Callable[[Any], Any]] = {
+    bool: bool,
+    int: _int,
+    float: _float,
+    decimal.Decimal: _same,
+    str: _str,
+    bytes: bytes,
+    bytearray: bytes,
+    memoryview: bytes,
+    datetime.datetime: _same,
+    datetime.date: _same,
+    datetime.time: _same,
+}
+
+_CONTAINERS = (list, tuple)
+
+
+def _describe(position: int, path: tuple[int, ...]) -> str:
+    if not path:
+        return f"parameter {position}"
+    return f"parameter {position} at " + "".join(f"[{index}]" for index in path)
+
+
+def _type_name(kind: type) -> str:
+    return (
+        kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    )
+
+
+def _converter(value: object) -> Callable[[Any], Any] | None:
+    """How to normalize scalar ``value``; None when its type is not accepted."""
+    convert = _SCALARS.get(type(value))
+    if convert is None:
+        convert = next((fn for base, fn in _SCALARS.items() if isinstance(value, base)), None)
+    return convert
+
+
+def _normalize(
+    value: Any, position: int, path: tuple[int, ...], open_containers: set[int], where: str
+) -> Any:
+    """The normalized value, or an error naming it by position and path."""
+    if value is None:
+        return None
+    if isinstance(value, _CONTAINERS):
+        return _normalize_items(value, position, path, open_containers, where)
+    convert = _converter(value)
+    if convert is None:
+        raise ProgrammingError(
+            f"{where}{_describe(position, path)} has unsupported type "
+            f"{_type_name(type(value))}; accepted types are {ACCEPTED}"
+        )
+    if convert is _int and not MIN_INT <= value <= MAX_INT:
+        shown = str(int(value)) if value.bit_length() <= 256 else f"of {value.bit_length()} bits"
+        raise DataError(
+            f"{where}{_describe(position, path)} is the integer {shown}, outside the range "
+            "DuckDB can bind (-2**127 to 2**128 - 1); pass it as a decimal.Decimal or a str "
+            "and cast it in SQL"
+        )
+    return convert(value)
+
+
+def _normalize_items(
+    value: list[Any] | tuple[Any, ...],
+    position: int,
+    path: tuple[int, ...],
+    open_containers: set[int],
+    where: str,
+) -> list[Any] | tuple[Any, ...]:
+    """A list or tuple with its items normalized; a list holding itself is refused."""
+    if id(value) in open_containers:
+        raise ProgrammingError(
+            f"{where}{_describe(position, path)} contains itself; nested lists must be finite"
+        )
+    open_containers.add(id(value))
+    try:
+        items = [
+            _normalize(item, position, (*path, index), open_containers, where)
+            for index, item in enumerate(value)
+        ]
+    finally:
+        open_containers.discard(id(value))
+    return items if isinstance(value, list) else tuple(items)
+
+
+def _check(params: object, where: str) -> tuple[object, ...]:
+    if isinstance(params, Mapping):
+        raise ProgrammingError(
+            f"{where}parameters are a {type(params).__name__}, but paramstyle is qmark: "
+            "write ? placeholders and pass the values as a list or tuple, in order"
+        )
+    if isinstance(params, (str, bytes, bytearray, memoryview)) or not isinstance(params, Sequence):
+        raise ProgrammingError(
+            f"{where}parameters must be a list or tuple of values (paramstyle is qmark), "
+            f"not {type(params).__name__}"
+        )
+    open_containers: set[int] = set()
+    return tuple(
+        _normalize(value, position, (), open_containers, where)
+        for position, value in enumerate(params, start=1)
+    )
+
+
+def check_params(params: object) -> tuple[object, ...]:
+    """Check the parameters of one statement and return them normalized.
+
+    Args:
+        params: None (no parameters) or a sequence of values, one per ``?``.
+
+    Returns:
+        The values as a tuple, normalized as described in the module docstring.
+
+    Raises:
+        ProgrammingError: ``params`` is a mapping, a str or bytes, or not a
+            sequence; or a value has a type that is not accepted (the message
+            names its 1-based position, its type and the accepted types).
+        DataError: an integer is outside ``MIN_INT..MAX_INT``.
+    """
+    if params is None:
+        return ()
+    return _check(params, "")
+
+
+def check_seq_of_params(seq_of_params: object) -> list[tuple[object, ...]]:
+    """Check the parameter sets of ``executemany`` and return them normalized.
+
+    Args:
+        seq_of_params: an iterable (a sequence or an iterator) of parameter
+            sequences; it may be empty.
+
+    Returns:
+        One normalized tuple per parameter set, in order.
+
+    Raises:
+        ProgrammingError: ``seq_of_params`` is a str, bytes, mapping or not
+            iterable; or a parameter set is refused by :func:`check_params`
+            (the message starts with ``parameter set N:``, 1-based; None is not
+            a parameter set).
+        DataError: an integer is out of range.
+    """
+    if isinstance(seq_of_params, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(
+        seq_of_params, Iterable
+    ):
+        raise ProgrammingError(
+            "executemany takes a sequence or iterator of parameter sequences, "
+            f"not {type(seq_of_params).__name__}"
+        )
+    return [
+        _check(params, f"parameter set {number}: ")
+        for number, params in enumerate(seq_of_params, start=1)
+    ]

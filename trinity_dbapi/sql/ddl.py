@@ -1,0 +1,255 @@
+"""Namespace and table DDL: statements staged in the session's transaction.
+
+Comments are stored as the ``comment`` property of a namespace or table
+(the definitions have no comment field of their own); partition columns as
+the ``partitioned_by`` format property, a comma-separated list of column
+names. ``docs/sql.md`` documents both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pyarrow as pa
+
+from trinity_dbapi.errors import NoSuchObjectError, ObjectExistsError, ProgrammingError
+from trinity_dbapi.format.definitions import Column, TableDefinition
+from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql.session import DEFAULT_NAMESPACE, Result, Session
+from trinity_dbapi.sql.types_sql import type_sql
+
+#: The table format of tables created through SQL.
+TABLE_FORMAT = "parquet"
+COMMENT = "comment"
+PARTITIONED_BY = "partitioned_by"
+
+
+def _properties(properties: dict[str, str], comment: str | None) -> dict[str, str]:
+    merged = dict(properties)
+    if comment is not None:
+        merged[COMMENT] = comment
+    return merged
+
+
+# -- namespaces ---------------------------------------------------------------------
+
+
+def create_namespace(session: Session, stmt: st.CreateNamespace) -> Result:
+    session.check_writable_namespace(stmt.name)
+    session.writable().create_namespace(
+        stmt.name, _properties(stmt.properties, stmt.comment), if_not_exists=stmt.if_not_exists
+    )
+    return Result()
+
+
+def drop_namespace(session: Session, stmt: st.DropNamespace) -> Result:
+    session.check_writable_namespace(stmt.name)
+    session.writable().drop_namespace(stmt.name, cascade=stmt.cascade, if_exists=stmt.if_exists)
+    return Result()
+
+
+def alter_namespace(session: Session, stmt: st.AlterNamespace) -> Result:
+    session.check_writable_namespace(stmt.name)
+    session.writable().alter_namespace(
+        stmt.name,
+        set_properties=stmt.set_properties,
+        unset_properties=list(stmt.unset_properties),
+    )
+    return Result()
+
+
+# -- tables -------------------------------------------------------------------------
+
+
+def create_table(session: Session, stmt: st.CreateTable) -> Result:
+    namespace, name = session.resolve(stmt.table)
+    session.check_writable_namespace(namespace)
+    txn = session.writable()
+    if namespace == DEFAULT_NAMESPACE and not txn.namespace_exists(namespace):
+        txn.create_namespace(namespace)  # "default" is created on first use
+    by_name = {column.name: column for column in stmt.columns}
+    format_properties = {}
+    if stmt.partitioned_by:
+        for column in stmt.partitioned_by:
+            _check_partition_column(namespace, name, by_name, column)
+        format_properties[PARTITIONED_BY] = ",".join(stmt.partitioned_by)
+    definition = TableDefinition(
+        name,
+        stmt.columns,
+        primary_key=[_column(namespace, name, by_name, c).id for c in stmt.primary_key],
+        table_format=TABLE_FORMAT,
+        format_properties=format_properties,
+        properties=_properties(stmt.properties, stmt.comment),
+    )
+    txn.create_table(namespace, definition, if_not_exists=stmt.if_not_exists)
+    return Result()
+
+
+def _column(namespace: str, table: str, by_name: dict[str, Column], name: str) -> Column:
+    column = by_name.get(name)
+    if column is None:
+        raise ProgrammingError(
+            f"column {name!r} of table {namespace}.{table} does not exist: keys and partition "
+            f"columns must name declared columns ({', '.join(by_name)})"
+        )
+    return column
+
+
+def _check_partition_column(
+    namespace: str, table: str, by_name: dict[str, Column], name: str
+) -> None:
+    column = _column(namespace, table, by_name, name)
+    if column.type.kind in ("struct", "map", "list"):
+        raise ProgrammingError(
+            f"column {name!r} of table {namespace}.{table} cannot partition the table: it has "
+            f"the nested type {column.type.to_sql()}; partition by a column of a primitive type"
+        )
+
+
+def drop_table(session: Session, stmt: st.DropTable) -> Result:
+    namespace, name = session.resolve(stmt.table)
+    session.check_writable_namespace(namespace)
+    session.writable().drop_table(namespace, name, if_exists=stmt.if_exists)
+    return Result()
+
+
+def alter_table(session: Session, stmt: st.AlterTable) -> Result:
+    namespace, name = session.resolve(stmt.table)
+    session.check_writable_namespace(namespace)
+    txn = session.writable()
+    action = stmt.action
+    if isinstance(action, st.RenameTable):
+        new_namespace, new_name = session.resolve(action.new)
+        session.check_writable_namespace(new_namespace)
+        txn.rename_table(namespace, name, new_namespace, new_name)
+        return Result()
+    current = txn.load_table(namespace, name)
+    txn.replace_table(namespace, _altered(namespace, current, action))
+    return Result()
+
+
+def _altered(namespace: str, table: TableDefinition, action: object) -> TableDefinition:
+    where = f"{namespace}.{table.name}"
+    names = [c.name for c in table.columns]
+    if isinstance(action, st.AddColumn):
+        if action.column.name in names:
+            raise ObjectExistsError("column", f"{where}.{action.column.name}")
+        next_id = max((c.id for c in table.all_columns()), default=0) + 1
+        return table.replace(columns=(*table.columns, renumber(action.column, next_id)))
+    if isinstance(action, st.DropColumn):
+        column = _existing(where, table, action.name)
+        if column.id in table.primary_key or action.name in _partition_columns(table):
+            raise ProgrammingError(
+                f"column {action.name!r} of table {where} cannot be dropped: it is part of the "
+                "primary key or the partitioning; recreate the table without it instead"
+            )
+        if len(table.columns) == 1:
+            raise ProgrammingError(
+                f"column {action.name!r} is the last column of table {where}: a table needs at "
+                "least one column; drop the table instead"
+            )
+        return table.replace(columns=tuple(c for c in table.columns if c.name != action.name))
+    if isinstance(action, st.RenameColumn):
+        _existing(where, table, action.old)
+        if action.new in names:
+            raise ObjectExistsError("column", f"{where}.{action.new}")
+        partitions = [action.new if p == action.old else p for p in _partition_columns(table)]
+        format_properties = dict(table.format_properties)
+        if partitions:
+            format_properties[PARTITIONED_BY] = ",".join(partitions)
+        columns = tuple(
+            replace(c, name=action.new) if c.name == action.old else c for c in table.columns
+        )
+        return table.replace(columns=columns, format_properties=format_properties)
+    if isinstance(action, st.SetTableProperties):
+        return table.replace(properties={**table.properties, **action.properties})
+    if isinstance(action, st.UnsetTableProperties):
+        properties = {k: v for k, v in table.properties.items() if k not in action.names}
+        return table.replace(properties=properties)
+    raise ProgrammingError(f"unknown ALTER TABLE action {type(action).__name__}")
+
+
+def _existing(where: str, table: TableDefinition, name: str) -> Column:
+    for column in table.columns:
+        if column.name == name:
+            return column
+    raise NoSuchObjectError("column", f"{where}.{name}", "check the name with DESCRIBE")
+
+
+def _partition_columns(table: TableDefinition) -> list[str]:
+    value = table.format_properties.get(PARTITIONED_BY, "")
+    return [name for name in value.split(",") if name]
+
+
+def renumber(column: Column, first_id: int) -> Column:
+    """``column`` with its ID and its nested columns' IDs assigned from ``first_id`` on.
+
+    IDs are given depth first, the column before its children, as CREATE
+    TABLE numbers them.
+    """
+    counter = iter(range(first_id, first_id + 1_000_000))
+
+    def walk(col: Column) -> Column:
+        new_id = next(counter)
+        t = col.type
+        changes: dict[str, Any] = {}
+        if t.fields:
+            changes["fields"] = tuple(walk(f) for f in t.fields)
+        for name in ("key", "value", "element"):
+            child = getattr(t, name)
+            if child is not None:
+                changes[name] = walk(child)
+        return replace(col, id=new_id, type=replace(t, **changes) if changes else t)
+
+    return walk(column)
+
+
+# -- SHOW CREATE TABLE --------------------------------------------------------------
+
+
+def show_create_table(session: Session, stmt: st.ShowCreateTable) -> Result:
+    namespace, name = session.resolve(stmt.table)
+    table = session.transaction().load_table(namespace, name)
+    text = create_table_sql(namespace, table)
+    return Result(pa.table({"create_statement": pa.array([text], pa.string())}), 1)
+
+
+def create_table_sql(namespace: str, table: TableDefinition) -> str:
+    """The CREATE TABLE statement that recreates ``table`` (in the trinity dialect)."""
+    parts = []
+    for column in table.columns:
+        text = f"{quote_identifier(column.name)} {type_sql(column.type)}"
+        if not column.nullable:
+            text += " NOT NULL"
+        if column.comment is not None:
+            text += f" COMMENT {_string(column.comment)}"
+        parts.append(text)
+    if table.primary_key:
+        ids = {c.id: c.name for c in table.columns}
+        keys = ", ".join(quote_identifier(ids[i]) for i in table.primary_key)
+        parts.append(f"PRIMARY KEY ({keys})")
+    sql = (
+        f"CREATE TABLE {quote_identifier(namespace)}.{quote_identifier(table.name)} "
+        f"({', '.join(parts)})"
+    )
+    partitions = _partition_columns(table)
+    if partitions:
+        sql += f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in partitions)})"
+    properties = dict(table.properties)
+    comment = properties.pop(COMMENT, None)
+    if comment is not None:
+        sql += f" COMMENT {_string(comment)}"
+    if properties:
+        pairs = ", ".join(f"{quote_identifier(k)} = {_string(v)}" for k, v in properties.items())
+        sql += f" WITH ({pairs})"
+    return sql
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a quoted identifier: exact case, any characters."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"

@@ -1,0 +1,186 @@
+"""What each SQL statement does: one handler per statement type.
+
+Handlers are looked up in tables (``CONTROL``, ``HANDLERS``) by the type of
+the statement model; each receives the session and the statement and
+returns a :class:`~trinity_dbapi.sql.session.Result`. DDL stages changes in
+the session's transaction through the object operations; SHOW and DESCRIBE
+are queries over the catalog tables, so they answer from exactly the data
+``SELECT * FROM system.tables`` shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from trinity_dbapi.errors import (
+    NoSuchNamespaceError,
+    NoSuchTableError,
+)
+from trinity_dbapi.sql import catalog, ddl, procedures
+from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql.query import run_query
+from trinity_dbapi.sql.session import Result, Session
+
+Handler = Callable[[Session, Any], Result]
+
+
+# -- transaction control (no transaction of their own) -------------------------------
+
+
+def _begin(session: Session, stmt: st.Begin) -> Result:
+    session.begin(stmt.isolation)
+    return Result()
+
+
+def _commit(session: Session, stmt: st.Commit) -> Result:
+    session.commit()
+    return Result()
+
+
+def _rollback(session: Session, stmt: st.Rollback) -> Result:
+    session.rollback()
+    return Result()
+
+
+def _set_transaction(session: Session, stmt: st.SetTransaction) -> Result:
+    session.set_isolation(stmt.isolation)
+    return Result()
+
+
+# -- queries ----------------------------------------------------------------------------
+
+
+def _query(session: Session, stmt: st.Query) -> Result:
+    table = run_query(session, stmt.expression, stmt.tables, stmt.params)
+    return Result(table, table.num_rows)
+
+
+def catalog_query(session: Session, sql: str, params: tuple[Any, ...] = ()) -> Result:
+    """Run one of our own queries over the catalog tables (SHOW, DESCRIBE)."""
+    (parsed,) = st.parse(sql)
+    query = st.to_statement(parsed, params)
+    assert isinstance(query, st.Query)
+    return _query(session, query)
+
+
+def _like(column: str, like: str | None) -> tuple[str, tuple[Any, ...]]:
+    return ("", ()) if like is None else (f" AND {column} LIKE ?", (like,))
+
+
+def _show_namespaces(session: Session, stmt: st.ShowNamespaces) -> Result:
+    where, params = _like("schema_name", stmt.like)
+    return catalog_query(
+        session,
+        "SELECT schema_name AS namespace_name FROM information_schema.schemata "
+        f"WHERE TRUE{where} ORDER BY namespace_name",
+        params,
+    )
+
+
+def _show_tables(session: Session, stmt: st.ShowTables) -> Result:
+    namespace = stmt.namespace or session.namespace
+    _require_namespace(session, namespace)
+    where, params = _like("table_name", stmt.like)
+    return catalog_query(
+        session,
+        "SELECT table_name FROM information_schema.tables "
+        f"WHERE table_schema = ?{where} ORDER BY table_name",
+        (namespace, *params),
+    )
+
+
+def _describe_namespace(session: Session, stmt: st.DescribeNamespace) -> Result:
+    _require_namespace(session, stmt.name, default_ok=False)
+    if stmt.name in catalog.RESERVED_NAMESPACES:
+        return catalog_query(
+            session,
+            "SELECT schema_name AS namespace_name, 'read-only catalog metadata' AS comment, "
+            "MAP {}::MAP(VARCHAR, VARCHAR) AS properties "
+            "FROM information_schema.schemata WHERE schema_name = ?",
+            (stmt.name,),
+        )
+    return catalog_query(
+        session,
+        "SELECT namespace_name, comment, properties FROM system.namespaces "
+        "WHERE namespace_name = ?",
+        (stmt.name,),
+    )
+
+
+def _describe_table(session: Session, stmt: st.DescribeTable) -> Result:
+    namespace, name = session.resolve(stmt.table)
+    if namespace in catalog.RESERVED_NAMESPACES:
+        if not catalog.is_catalog_table(namespace, name):
+            raise NoSuchTableError(namespace, name)
+        return catalog_query(
+            session,
+            "SELECT column_name, udt_name AS data_type, is_nullable = 'YES' AS nullable, "
+            "NULL::VARCHAR AS comment, FALSE AS primary_key, FALSE AS partition_key "
+            "FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+            "ORDER BY ordinal_position",
+            (namespace, name),
+        )
+    session.transaction().load_table(namespace, name)  # NoSuchTableError names it
+    return catalog_query(
+        session,
+        "SELECT column_name, data_type, is_nullable AS nullable, comment, "
+        "is_primary_key AS primary_key, is_partition_key AS partition_key "
+        "FROM system.columns WHERE namespace_name = ? AND table_name = ? "
+        "ORDER BY ordinal_position",
+        (namespace, name),
+    )
+
+
+def _require_namespace(session: Session, namespace: str, *, default_ok: bool = True) -> None:
+    if namespace in catalog.RESERVED_NAMESPACES:
+        return
+    if default_ok and namespace == session.namespace:
+        return  # the current namespace may not exist yet: it is created on first use
+    if not session.transaction().namespace_exists(namespace):
+        raise NoSuchNamespaceError(namespace)
+
+
+def _use(session: Session, stmt: st.Use) -> Result:
+    namespace = stmt.namespace
+    ordinary = namespace not in catalog.RESERVED_NAMESPACES and namespace != "default"
+    if ordinary and not session.transaction().namespace_exists(namespace):
+        raise NoSuchNamespaceError(namespace)
+    session.namespace = namespace
+    return Result()
+
+
+def _dml(session: Session, stmt: st.Dml) -> Result:
+    from trinity_dbapi.errors import UnsupportedStatementError
+
+    kind = type(stmt.expression).__name__.upper()
+    raise UnsupportedStatementError(
+        f"{kind} statements change table data, which this version does not store yet: "
+        "tables hold a catalog definition only; data files arrive with the dataset layer"
+    )
+
+
+CONTROL: Mapping[type, Handler] = {
+    st.Begin: _begin,
+    st.Commit: _commit,
+    st.Rollback: _rollback,
+    st.SetTransaction: _set_transaction,
+    st.Call: procedures.call,
+}
+
+HANDLERS: Mapping[type, Handler] = {
+    st.Query: _query,
+    st.ShowNamespaces: _show_namespaces,
+    st.ShowTables: _show_tables,
+    st.DescribeNamespace: _describe_namespace,
+    st.DescribeTable: _describe_table,
+    st.ShowCreateTable: ddl.show_create_table,
+    st.Use: _use,
+    st.CreateNamespace: ddl.create_namespace,
+    st.DropNamespace: ddl.drop_namespace,
+    st.AlterNamespace: ddl.alter_namespace,
+    st.CreateTable: ddl.create_table,
+    st.DropTable: ddl.drop_table,
+    st.AlterTable: ddl.alter_table,
+    st.Dml: _dml,
+}

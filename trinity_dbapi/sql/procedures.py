@@ -1,0 +1,199 @@
+"""Lakehouse administration as SQL procedures: ``CALL system.<name>(...)``.
+
+Each procedure is a row of :data:`PROCEDURES`: its parameters (in positional
+order, with defaults) and a function that runs it and returns a result set
+describing what it did. Procedures act on the whole lakehouse, so they run
+outside the session's transaction (refused while it has uncommitted changes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from trinity_dbapi import maintenance
+from trinity_dbapi.errors import ProgrammingError
+from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql.session import Result, Session
+
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Procedure:
+    """A callable procedure: parameter names with defaults, and what it does."""
+
+    parameters: tuple[tuple[str, Any], ...]
+    run: Callable[[Session, dict[str, Any]], pa.Table]
+    summary: str
+
+
+def _rollback_to_version(session: Session, args: dict[str, Any]) -> pa.Table:
+    version = _int("version", args["version"])
+    snap = maintenance.rollback(session.lakehouse, version, retry=session.retry)
+    return pa.table(
+        {
+            "rolled_back_to": pa.array([version], pa.int64()),
+            "new_version": pa.array([snap.version], pa.int64()),
+        }
+    )
+
+
+def _export_snapshot(session: Session, args: dict[str, Any]) -> pa.Table:
+    version = args["version"]
+    result = maintenance.export_snapshot(
+        session.lakehouse,
+        _str("name", args["name"]),
+        version=None if version is None else _int("version", version),
+        mode=_str("mode", args["mode"]),
+        target=None if args["target"] is None else _str("target", args["target"]),
+        depth=None if args["depth"] is None else _int("depth", args["depth"]),
+    )
+    return pa.table(
+        {
+            "name": [result.name],
+            "version": pa.array([result.version], pa.int64()),
+            "mode": [result.mode],
+            "location": [result.location],
+            "files_copied": pa.array([result.files_copied], pa.int64()),
+            "bytes_copied": pa.array([result.bytes_copied], pa.int64()),
+            "recorded_in_version": pa.array([result.recorded_in_version], pa.int64()),
+        }
+    )
+
+
+def _expire_versions(session: Session, args: dict[str, Any]) -> pa.Table:
+    older_than = args["older_than"]
+    if older_than is not None and not isinstance(older_than, datetime | int | float):
+        raise ProgrammingError(
+            f"argument older_than of system.expire_versions must be a timestamp, not "
+            f"{older_than!r}; write older_than => TIMESTAMP '2026-01-01 00:00:00'"
+        )
+    retain = args["retain_last"]
+    result = maintenance.expire_versions(
+        session.lakehouse,
+        older_than=older_than,
+        retain_last=None if retain is None else _int("retain_last", retain),
+        dry_run=_bool("dry_run", args["dry_run"]),
+    )
+    return pa.table(
+        {
+            "expired_versions": pa.array([list(result.expired)], pa.list_(pa.int64())),
+            "retained_versions": pa.array([list(result.retained)], pa.list_(pa.int64())),
+            "dry_run": [result.dry_run],
+        }
+    )
+
+
+def _compact(session: Session, args: dict[str, Any]) -> pa.Table:
+    snap = maintenance.compact(session.lakehouse, retry=session.retry)
+    return pa.table({"new_version": pa.array([snap.version], pa.int64())})
+
+
+def _collect_garbage(session: Session, args: dict[str, Any]) -> pa.Table:
+    result = maintenance.collect_garbage(
+        session.lakehouse,
+        grace_period_millis=_int("grace_period_millis", args["grace_period_millis"]),
+        dry_run=_bool("dry_run", args["dry_run"]),
+    )
+    return pa.table(
+        {
+            "deleted_files": pa.array([len(result.deleted)], pa.int64()),
+            "reachable_files": pa.array([result.reachable], pa.int64()),
+            "too_young_files": pa.array([result.too_young], pa.int64()),
+            "dry_run": [result.dry_run],
+        }
+    )
+
+
+#: Every procedure of the ``system`` namespace.
+PROCEDURES: Mapping[str, Procedure] = {
+    "rollback_to_version": Procedure(
+        (("version", _REQUIRED),),
+        _rollback_to_version,
+        "a new version whose content equals the given one",
+    ),
+    "export_snapshot": Procedure(
+        (
+            ("name", _REQUIRED),
+            ("version", None),
+            ("mode", "minimal"),
+            ("target", None),
+            ("depth", None),
+        ),
+        _export_snapshot,
+        "record (and copy) a named snapshot",
+    ),
+    "expire_versions": Procedure(
+        (("older_than", None), ("retain_last", None), ("dry_run", False)),
+        _expire_versions,
+        "delete old root versions past the retention rules",
+    ),
+    "compact": Procedure((), _compact, "flush every write buffer down the tree"),
+    "collect_garbage": Procedure(
+        (("grace_period_millis", maintenance.DEFAULT_GRACE_PERIOD_MILLIS), ("dry_run", False)),
+        _collect_garbage,
+        "delete files no retained version or export reaches",
+    ),
+}
+
+
+def call(session: Session, stmt: st.Call) -> Result:
+    """Run ``CALL system.<procedure>(...)``."""
+    namespace, name = stmt.procedure.namespace or "system", stmt.procedure.name
+    procedure = PROCEDURES.get(name) if namespace == "system" else None
+    if procedure is None:
+        raise ProgrammingError(
+            f"procedure {namespace}.{name} does not exist; the procedures are "
+            + ", ".join(f"system.{p}" for p in PROCEDURES)
+        )
+    args = _bind(f"system.{name}", procedure, stmt.args, stmt.kwargs)
+    session.require_outside_transaction(f"CALL system.{name}")
+    table = procedure.run(session, args)
+    return Result(table, table.num_rows)
+
+
+def _bind(
+    where: str, procedure: Procedure, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    names = [name for name, _ in procedure.parameters]
+    signature = f"{where}({', '.join(names)})"
+    if len(args) > len(names):
+        raise ProgrammingError(
+            f"{where} takes at most {len(names)} arguments, {len(args)} given: {signature}"
+        )
+    bound = dict(zip(names, args, strict=False))
+    for key, value in kwargs.items():
+        if key not in names:
+            raise ProgrammingError(f"{where} has no parameter {key!r}: {signature}")
+        if key in bound:
+            raise ProgrammingError(f"{where} got parameter {key!r} twice: {signature}")
+        bound[key] = value
+    for name, default in procedure.parameters:
+        if name not in bound:
+            if default is _REQUIRED:
+                raise ProgrammingError(f"{where} needs the argument {name!r}: {signature}")
+            bound[name] = default
+    return bound
+
+
+def _int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProgrammingError(f"argument {name} must be an integer, not {value!r}")
+    return value
+
+
+def _str(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ProgrammingError(f"argument {name} must be a string, not {value!r}")
+    return value
+
+
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ProgrammingError(f"argument {name} must be TRUE or FALSE, not {value!r}")
+    return value

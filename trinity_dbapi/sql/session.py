@@ -1,0 +1,247 @@
+"""A SQL session: one connection's state and its TrinityLake transactions.
+
+The session owns the current namespace, the isolation level of the next
+transaction and the transaction in progress. Outside autocommit the first
+statement begins a transaction that lasts until :meth:`Session.commit` or
+:meth:`Session.rollback` (or SQL ``COMMIT`` / ``ROLLBACK``); in autocommit mode
+each statement is a transaction of its own unless SQL ``BEGIN`` opened one.
+
+Every statement is atomic: one that fails undoes its own staged changes
+(a savepoint of the transaction) and leaves the transaction usable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from trinity_dbapi.errors import (
+    InterfaceError,
+    NotSupportedError,
+    ProgrammingError,
+    ReadOnlyError,
+    ReservedNamespaceError,
+)
+from trinity_dbapi.sql import catalog
+from trinity_dbapi.sql import statements as st
+from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy, Transaction
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+
+#: Settings of each session's private DuckDB connection.
+DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+
+#: The namespace unqualified names resolve in until ``USE`` changes it.
+DEFAULT_NAMESPACE = "default"
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a statement returns: rows (or None when it has no result set) and a row count."""
+
+    table: pa.Table | None = None
+    rowcount: int = -1
+
+
+class Session:
+    """The state of one SQL connection over a lakehouse.
+
+    Args:
+        lakehouse: the lakehouse the statements run against.
+        autocommit: commit after every statement (outside ``BEGIN``).
+        isolation: isolation level of the transactions this session begins.
+        read_only: refuse every statement that would change the lakehouse.
+        namespace: the namespace unqualified table names resolve in.
+        retry: how commits retry after losing a race.
+    """
+
+    def __init__(
+        self,
+        lakehouse: Lakehouse,
+        *,
+        autocommit: bool = False,
+        isolation: IsolationLevel | str = DEFAULT_ISOLATION,
+        read_only: bool = False,
+        namespace: str = DEFAULT_NAMESPACE,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.lakehouse = lakehouse
+        self.autocommit = autocommit
+        self.isolation = IsolationLevel.parse(isolation)
+        self.read_only = read_only
+        self.namespace = namespace
+        self.retry = retry
+        self._txn: Transaction | None = None
+        self._explicit = False  # a BEGIN opened the transaction
+        self._duck: duckdb.DuckDBPyConnection | None = None
+        self.closed = False
+
+    # -- transactions -----------------------------------------------------------
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open (begun and not yet committed or rolled back)."""
+        return self._txn is not None
+
+    def transaction(self) -> Transaction:
+        """The open transaction, beginning one when none is."""
+        if self._txn is None:
+            self._txn = self.lakehouse.begin(
+                isolation=self.isolation, read_only=self.read_only, retry=self.retry
+            )
+        return self._txn
+
+    def begin(self, isolation: str | None) -> None:
+        """SQL ``BEGIN``: open a transaction explicitly."""
+        if self._txn is not None and (self._explicit or self._txn.has_changes):
+            raise ProgrammingError(
+                "BEGIN inside an open transaction: a transaction is already in progress; "
+                "COMMIT or ROLLBACK it first"
+            )
+        self._txn = None
+        if isolation is not None:
+            self.isolation = IsolationLevel.parse(isolation)
+        self.transaction()
+        self._explicit = True
+
+    def commit(self) -> None:
+        """Commit the open transaction, if any (nothing happens otherwise)."""
+        txn, self._txn, self._explicit = self._txn, None, False
+        if txn is not None and txn.is_active:
+            txn.commit()
+
+    def rollback(self) -> None:
+        """Discard the open transaction, if any."""
+        txn, self._txn, self._explicit = self._txn, None, False
+        if txn is not None and txn.is_active:
+            txn.abort()
+
+    def set_isolation(self, isolation: str) -> None:
+        """SQL ``SET TRANSACTION``: the isolation level of the next transaction.
+
+        It also applies to an open transaction that has not changed anything yet.
+        """
+        level = IsolationLevel.parse(isolation)
+        if self._txn is not None and self._txn.has_changes:
+            raise ProgrammingError(
+                "SET TRANSACTION after the transaction changed the lakehouse: the isolation "
+                "level is fixed once it has writes; run it before the first change or after "
+                "COMMIT / ROLLBACK"
+            )
+        self.isolation = level
+        if self._txn is not None:
+            self._txn.isolation = level
+
+    def writable(self) -> Transaction:
+        """The transaction to stage a change in; refuses read-only sessions."""
+        if self.read_only:
+            raise ReadOnlyError(
+                "this connection is read-only: it cannot change the lakehouse; "
+                "connect with read_only=False to write"
+            )
+        return self.transaction()
+
+    def require_outside_transaction(self, what: str) -> None:
+        """Lakehouse-wide operations cannot share a transaction with staged changes."""
+        if self._txn is not None and self._txn.has_changes:
+            raise NotSupportedError(
+                f"{what} cannot run inside a transaction that has uncommitted changes; "
+                "COMMIT or ROLLBACK first"
+            )
+        if self.read_only:
+            raise ReadOnlyError(f"{what} changes the lakehouse, and this connection is read-only")
+        self._txn = None  # a read-only transaction would pin a version that is now old
+
+    # -- reading ---------------------------------------------------------------
+
+    def view_for(self, as_of: st.AsOf | None) -> tuple[Transaction, Snapshot]:
+        """The view a table reference reads: the transaction, or a pinned older version."""
+        if as_of is None:
+            txn = self.transaction()
+            return txn, txn.snapshot
+        lake = self.lakehouse
+        if as_of.kind == "version":
+            snapshot = lake.snapshot(int(as_of.value))  # type: ignore[arg-type]
+        elif as_of.kind == "export":
+            snapshot = lake.snapshot_by_export(str(as_of.value))
+        else:
+            snapshot = lake.snapshot_at(as_of.value)  # type: ignore[arg-type]
+        return Transaction(lake, snapshot, read_only=True), snapshot
+
+    def resolve(self, table: st.TableName) -> tuple[str, str]:
+        """(namespace, table) of a possibly unqualified table name."""
+        return table.namespace or self.namespace, table.name
+
+    def duckdb(self) -> duckdb.DuckDBPyConnection:
+        """The session's private in-memory DuckDB connection (created on first use)."""
+        if self._duck is None:
+            import duckdb
+
+            # DuckDB sees only what the session registers: no files, no
+            # extensions, no ATTACH, and SQL cannot switch that back on.
+            self._duck = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
+        return self._duck
+
+    # -- statements -------------------------------------------------------------
+
+    def execute(self, parsed: st.Parsed, params: Sequence[Any] = ()) -> Result:
+        """Execute one parsed statement with its parameter values.
+
+        Raises:
+            Error: a subclass for every failure; the statement's own changes
+                are undone, and in autocommit mode its transaction too.
+        """
+        if self.closed:
+            raise InterfaceError("the connection is closed: open a new one with connect()")
+        from trinity_dbapi.sql.handlers import CONTROL, HANDLERS
+
+        statement = st.to_statement(parsed, params)
+        control = CONTROL.get(type(statement))
+        if control is not None:
+            return control(self, statement)
+        handler = HANDLERS.get(type(statement))
+        if handler is None:
+            raise NotSupportedError(
+                f"{type(statement).__name__} statements are not supported yet: {parsed.sql!r}"
+            )
+        txn = self.transaction()
+        savepoint = txn.savepoint()
+        try:
+            result = handler(self, statement)
+        except BaseException:
+            if self._txn is txn and txn.is_active:
+                txn.rollback_to(savepoint)
+            if self._statement_scoped():
+                self.rollback()
+            raise
+        if self._statement_scoped():
+            self.commit()
+        return result
+
+    def _statement_scoped(self) -> bool:
+        return self.autocommit and not self._explicit
+
+    def check_writable_namespace(self, namespace: str) -> None:
+        """Refuse changes to the reserved catalog namespaces."""
+        if namespace in catalog.RESERVED_NAMESPACES:
+            raise ReservedNamespaceError(namespace)
+
+    def close(self) -> None:
+        """Roll back any open transaction and release DuckDB."""
+        if self.closed:
+            return
+        self.rollback()
+        if self._duck is not None:
+            self._duck.close()
+            self._duck = None
+        self.closed = True
