@@ -48,3 +48,24 @@ def test_commits_benchmark_quick(tmp_path: Path) -> None:
         baseline = report["pyiceberg_sqlcatalog"]
         assert baseline["commits"] == report["trinity"]["single_writer"]["commits"]
         assert baseline["namespaces_listed"] == baseline["commits"]
+
+
+def test_sql_benchmark_quick(tmp_path: Path) -> None:
+    script = SCRIPT.parent / "sql.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"sql", "transaction_api", "sql_overhead_ratio", "shell_cold_start"} <= report.keys()
+    assert report["sql"]["statements"] == report["transaction_api"]["statements"] == 80
+    assert report["checks"]["same_number_of_versions"] is True
+    assert set(report["checks"]) == {
+        "sql_overhead_under_25_percent",
+        "cold_start_under_1s",
+        "same_number_of_versions",
+    }
