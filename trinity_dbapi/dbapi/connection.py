@@ -69,8 +69,6 @@ def connect(
         >>> cur.execute("CREATE NAMESPACE sales").execute("SHOW NAMESPACES").fetchall()[-1]
         ('sales',)
     """
-    from trinity_dbapi.lakehouse import Lakehouse
-
     unknown = sorted(set(definition) - DEFINITION_FIELDS)
     if unknown:
         raise ProgrammingError(
@@ -79,13 +77,19 @@ def connect(
             f"retry and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
     try:
-        lake = Lakehouse.open(uri, storage_options=storage_options)
-    except LakehouseNotFoundError:
-        if not create:
-            raise
-        if read_only:
-            raise  # a read-only connection never creates anything
-        lake = _create(uri, storage_options, definition)
+        lake = _open(uri, storage_options, create=create, read_only=read_only, fields=definition)
+    except errors.Error:
+        raise
+    except (TypeError, ValueError, AttributeError) as exc:
+        # fsspec and its back ends reject odd URIs and options in their own ways.
+        raise ProgrammingError(
+            f"cannot open a lakehouse at {uri!r}: {type(exc).__name__}: {exc}; check the "
+            "URI and the storage_options of its file system"
+        ) from exc
+    except Exception as exc:
+        raise errors.OperationalError(
+            f"cannot open a lakehouse at {uri!r}: {type(exc).__name__}: {exc}"
+        ) from exc
     return Connection(
         lake,
         autocommit=autocommit,
@@ -94,6 +98,26 @@ def connect(
         namespace=namespace,
         retry=retry,
     )
+
+
+def _open(
+    uri: str,
+    storage_options: Mapping[str, Any] | None,
+    *,
+    create: bool,
+    read_only: bool,
+    fields: dict[str, Any],
+) -> Any:
+    from trinity_dbapi.lakehouse import Lakehouse
+
+    if not isinstance(uri, str):
+        raise ProgrammingError(f"the lakehouse URI must be a str, not {type(uri).__name__}")
+    try:
+        return Lakehouse.open(uri, storage_options=storage_options)
+    except LakehouseNotFoundError:
+        if not create or read_only:  # a read-only connection never creates anything
+            raise
+    return _create(uri, storage_options, fields)
 
 
 def _create(uri: str, storage_options: Mapping[str, Any] | None, definition: dict[str, Any]) -> Any:
