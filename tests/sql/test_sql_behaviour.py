@@ -333,3 +333,39 @@ def test_error_classes(cur: Any, sql: str, error: type[Exception]) -> None:
 def test_statement_model_is_what_the_driver_executes() -> None:
     (parsed,) = st.parse("SHOW TABLES IN ns LIKE ?")
     assert st.to_statement(parsed, ["a%"]) == st.ShowTables("ns", "a%")
+
+
+def test_set_transaction_and_begin_outside_autocommit(tmp_path: Path) -> None:
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"))
+    cur = conn.cursor()
+    cur.execute("SET TRANSACTION ISOLATION LEVEL SNAPSHOT")
+    assert conn.isolation_level == "SNAPSHOT ISOLATION"
+    cur.execute("CREATE NAMESPACE a")
+    with pytest.raises(errors.ProgrammingError, match="SET TRANSACTION after"):
+        cur.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+    with pytest.raises(errors.ProgrammingError, match="already in progress"):
+        cur.execute("BEGIN")
+    cur.execute("COMMIT")
+    cur.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+    assert conn.isolation_level == "SERIALIZABLE"
+    cur.execute("DROP NAMESPACE a")
+    cur.execute("ROLLBACK")
+    assert column(cur, "SHOW NAMESPACES LIKE 'a'") == ["a"]
+
+
+def test_user_tables_and_catalog_tables_describe_and_time_travel(cur: Any) -> None:
+    lake = cur.connection.lakehouse
+    cur.execute("CREATE NAMESPACE ns")
+    before = lake.latest_version()
+    cur.execute("CREATE TABLE ns.t (a INT NOT NULL, b STRUCT<x: DOUBLE>)")
+    # a table holds no data yet: the scan is empty but typed
+    cur.execute("SELECT a, b.x FROM ns.t")
+    assert cur.fetchall() == [] and [d[0] for d in cur.description] == ["a", "x"]
+    assert cur.description[0][1] == trinity_dbapi.NUMBER
+    with pytest.raises(errors.NoSuchTableError):
+        cur.execute(f"SELECT * FROM ns.t FOR SYSTEM_VERSION AS OF {before}")
+    described = rows(cur, "DESCRIBE system.tables")
+    assert described[0][:2] == ("namespace_name", "varchar(4294967295)")  # unbounded
+    assert "table_name" in [r[0] for r in described]
+    with pytest.raises(errors.NoSuchTableError):
+        cur.execute("DESCRIBE system.nope")
