@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,15 @@ def _blocks(path: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", path.read_text(), re.DOTALL)
 
 
+def test_readme_sql_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sql = _blocks(DOCS / "README.md")[0]
+    exec(sql.replace("./demo-lakehouse", str(tmp_path / "lake")), {})  # noqa: S102
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == ["[('carts', 'Open carts')]", "[('carts',)]", "(0,)"]
+
+
 def test_readme_python_examples(tmp_path: Path) -> None:
-    first, second = _blocks(DOCS / "README.md")[:2]
+    first, second = _blocks(DOCS / "README.md")[1:3]
     scope: dict[str, object] = {}
     exec(first.replace("/tmp/my-lake", str(tmp_path / "lake")), scope)  # noqa: S102
     exec(second, scope)  # noqa: S102
@@ -29,3 +37,144 @@ def test_transactions_page_first_example(
     block = _blocks(DOCS / "docs" / "transactions.md")[0]
     exec(block.replace("/tmp/tx-demo", str(tmp_path / "lake")), {})  # noqa: S102
     assert capsys.readouterr().out.strip() == "['sales'] ['orders']"
+
+
+# -- docs/dbapi.md ------------------------------------------------------------------
+
+DBAPI_PAGE = DOCS / "docs" / "dbapi.md"
+#: A python block, and the text block right after it: what the block prints.
+_EXAMPLE = re.compile(r"```python\n(.*?)```(?:\n\n```text\n(.*?)```)?", re.DOTALL)
+#: A level-3 heading holding a catalog table or procedure name, and the section under it.
+_SECTION = re.compile(r"^### `([a-z_]+\.[a-z_]+)[^`]*`\n(.*?)(?=^##|\Z)", re.DOTALL | re.MULTILINE)
+
+
+def _run_examples(text: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """Run every python block in order, in one scope; check each one's printed output."""
+    scope: dict[str, object] = {}
+    outputs = []
+    for match in _EXAMPLE.finditer(text):
+        code, expected = match.groups()
+        exec(code.replace("/tmp/dbapi-demo", str(folder)), scope)  # noqa: S102
+        printed = capsys.readouterr().out
+        if expected is not None:
+            assert printed == expected, f"the example starting {code.splitlines()[0]!r}"
+        outputs.append(printed)
+    return outputs
+
+
+def test_dbapi_page_examples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LAKE_S3_BUCKET", raising=False)  # the S3 example has its own test
+    text = DBAPI_PAGE.read_text()
+    outputs = _run_examples(text, tmp_path, capsys)
+    assert len(outputs) >= 20
+    # Every text block but the exception tree is the checked output of an example.
+    checked = sum(1 for match in _EXAMPLE.finditer(text) if match.group(2) is not None)
+    assert checked == text.count("```text\n") - 1
+
+    import trinity_dbapi
+
+    # The last example rolled back to the export (oncall is back), then compacted.
+    with trinity_dbapi.connect(str(tmp_path / "lake"), create=False, read_only=True) as conn:
+        names = conn.execute("SELECT namespace_name FROM system.namespaces").fetchall()
+        assert sorted(names) == [("archive",), ("oncall",), ("ops",), ("sales",)]
+        assert conn.execute("SELECT max(version) FROM system.versions").fetchone() == (25,)
+
+
+@pytest.mark.s3
+def test_dbapi_page_s3_example(
+    moto_server: str, s3_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import trinity_dbapi
+
+    blocks = _blocks(DBAPI_PAGE)
+    (s3_block,) = [block for block in blocks if "s3://" in block]
+    monkeypatch.setenv("LAKE_S3_BUCKET", s3_bucket)
+    monkeypatch.setenv("LAKE_S3_ENDPOINT", moto_server)
+    exec("import trinity_dbapi\n" + s3_block, {})  # noqa: S102
+
+    from tests.conftest import s3_options
+
+    uri = f"s3://{s3_bucket}/lake"
+    with trinity_dbapi.connect(uri, storage_options=s3_options(moto_server), create=False) as conn:
+        assert ("sales",) in conn.execute("SHOW NAMESPACES").fetchall()
+
+
+def _error_tree() -> list[str]:
+    """The exception hierarchy of trinity_dbapi.errors, drawn as the page draws it."""
+    from trinity_dbapi import errors
+
+    classes = [
+        cls
+        for name, cls in vars(errors).items()
+        if isinstance(cls, type) and cls.__module__ == errors.__name__ and cls.__name__ == name
+    ]
+    lines: list[str] = []
+
+    def draw(cls: type, prefix: str, last: bool, top: bool) -> None:
+        lines.append(cls.__name__ if top else f"{prefix}{'└── ' if last else '├── '}{cls.__name__}")
+        children = [c for c in classes if c.__bases__[0] is cls]
+        inner = "" if top else prefix + ("    " if last else "│   ")
+        for i, child in enumerate(children):
+            draw(child, inner, i == len(children) - 1, False)
+
+    for root in (c for c in classes if c.__bases__[0] is Exception):
+        draw(root, "", True, True)
+    return lines
+
+
+def test_dbapi_page_error_tree_matches_errors_module() -> None:
+    text = DBAPI_PAGE.read_text()
+    tree = re.search(r"```text\n(Warning\nError\n.*?)```", text, re.DOTALL)
+    assert tree is not None
+    assert tree.group(1).splitlines() == _error_tree()
+
+
+def _documented_columns(section: str) -> list[tuple[str, ...]]:
+    """The rows of the first table of a section: its backquoted cells, and yes/no cells."""
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| `"):
+            rows.append(
+                tuple(c.strip("`") for c in cells if c.startswith("`") or c in ("yes", "no"))
+            )
+        elif rows:
+            break
+    return rows
+
+
+def test_dbapi_page_documents_every_catalog_column() -> None:
+    import trinity_dbapi
+    from trinity_dbapi.sql.catalog import CATALOG_TABLES
+
+    sections = dict(_SECTION.findall(DBAPI_PAGE.read_text()))
+    cur = trinity_dbapi.connect(f"memory://test-docs-{uuid.uuid4().hex}", autocommit=True).cursor()
+    for namespace, name in CATALOG_TABLES:
+        rows = cur.execute(f"DESCRIBE {namespace}.{name}").fetchall()
+        described = [(col, kind, "yes" if null else "no") for col, kind, null, *_ in rows]
+        documented = [row[:3] for row in _documented_columns(sections[f"{namespace}.{name}"])]
+        assert documented == described, f"{namespace}.{name}"
+
+
+def test_dbapi_page_documents_every_procedure_result() -> None:
+    import trinity_dbapi
+    from trinity_dbapi.sql.arrow_types import columns_from_schema
+    from trinity_dbapi.sql.procedures import PROCEDURES
+
+    calls = {
+        "rollback_to_version": "CALL system.rollback_to_version(0)",
+        "export_snapshot": "CALL system.export_snapshot('docs')",
+        "expire_versions": "CALL system.expire_versions(dry_run => TRUE)",
+        "compact": "CALL system.compact()",
+        "collect_garbage": "CALL system.collect_garbage(dry_run => TRUE)",
+    }
+    assert set(calls) == set(PROCEDURES)
+    sections = dict(_SECTION.findall(DBAPI_PAGE.read_text()))
+    cur = trinity_dbapi.connect(f"memory://test-docs-{uuid.uuid4().hex}", autocommit=True).cursor()
+    for name, sql in calls.items():
+        schema = cur.execute(sql).fetch_arrow_table().schema
+        returned = [(c.name, c.type.to_sql()) for c in columns_from_schema(schema)]
+        documented = [row[:2] for row in _documented_columns(sections[f"system.{name}"])]
+        assert documented == returned, name
