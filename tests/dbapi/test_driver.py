@@ -329,3 +329,12 @@ def test_closed_cursor(uri: str) -> None:
         fresh.fetchall()
     fresh.setinputsizes([None])
     fresh.setoutputsize(10)
+
+
+def test_definition_options_must_agree_with_an_existing_lakehouse(uri: str) -> None:
+    trinity_dbapi.connect(uri, name="first", order=64).close()
+    trinity_dbapi.connect(uri, name="first").close()  # agreeing options are fine
+    with pytest.raises(errors.ProgrammingError, match="already exists") as info:
+        trinity_dbapi.connect(uri, name="second", order=99)
+    assert "name='second' (it has 'first')" in str(info.value)
+    assert "order=99 (it has 64)" in str(info.value)

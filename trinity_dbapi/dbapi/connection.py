@@ -113,11 +113,28 @@ def _open(
     if not isinstance(uri, str):
         raise ProgrammingError(f"the lakehouse URI must be a str, not {type(uri).__name__}")
     try:
-        return Lakehouse.open(uri, storage_options=storage_options)
+        lake = Lakehouse.open(uri, storage_options=storage_options)
     except LakehouseNotFoundError:
         if not create or read_only:  # a read-only connection never creates anything
             raise
-    return _create(uri, storage_options, fields)
+        return _create(uri, storage_options, fields)
+    _check_definition(uri, lake.snapshot().definition, fields)
+    return lake
+
+
+def _check_definition(uri: str, existing: Any, fields: dict[str, Any]) -> None:
+    """Definition fields shape a new lakehouse; for an existing one they must agree."""
+    differ = sorted(
+        f"{name}={value!r} (it has {getattr(existing, name)!r})"
+        for name, value in fields.items()
+        if getattr(existing, name) != (dict(value) if name == "properties" else value)
+    )
+    if differ:
+        raise ProgrammingError(
+            f"the lakehouse at {uri!r} already exists, and definition fields only shape a new "
+            f"one: {', '.join(differ)}; drop those options, or change retention with "
+            "Lakehouse APIs"
+        )
 
 
 def _create(uri: str, storage_options: Mapping[str, Any] | None, definition: dict[str, Any]) -> Any:
@@ -231,9 +248,11 @@ class Connection:
                 transaction is rolled back.
             RetriesExhaustedError: the retry policy ran out of attempts.
         """
+        from trinity_dbapi.dbapi.cursor import guard
+
         with self.lock:
             self._check_open()
-            self.session.commit()
+            guard(self.session.commit)
 
     def rollback(self) -> None:
         """Discard the open transaction's changes."""

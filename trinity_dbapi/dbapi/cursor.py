@@ -93,7 +93,7 @@ class Cursor:
             )
         from trinity_dbapi.sql.statements import parse
 
-        statements = _guard(lambda: parse(operation))
+        statements = guard(lambda: parse(operation))
         if len(statements) != 1:
             raise ProgrammingError(
                 f"execute() runs exactly one statement, and the text holds {len(statements)}; "
@@ -109,7 +109,7 @@ class Cursor:
         self._check_open()
         from trinity_dbapi.sql.statements import parse
 
-        for parsed in _guard(lambda: parse(script)):
+        for parsed in guard(lambda: parse(script)):
             self._run(lambda p=parsed: self.connection.session.execute(p, ()))
         return self
 
@@ -117,7 +117,7 @@ class Cursor:
         self._check_open()
         self._clear()
         with self.connection.lock:
-            result: Result = _guard(work)
+            result: Result = guard(work)
         self._result = result.table
         self.rowcount = result.rowcount
 
@@ -219,7 +219,7 @@ class Cursor:
             raise InterfaceError("the connection is closed: open a new one with connect()")
 
 
-def _guard(work: Any) -> Any:
+def guard(work: Any) -> Any:
     """Run ``work``; any exception outside our hierarchy becomes an InternalError.
 
     PEP 249 callers catch ``trinity_dbapi.Error``; nothing else may escape,

@@ -21,6 +21,9 @@ from trinity_dbapi.format.proto import trinity_pb2 as pb
 
 #: Decimal precision is 1..38 digits (what a 128-bit decimal holds).
 MAX_DECIMAL_PRECISION = 38
+#: The largest length, which SQL writes as ``varchar`` / ``binary`` without one:
+#: "unbounded" in practice (a uint32 in the definition).
+UNBOUNDED_LENGTH = 2**32 - 1
 #: Time and timestamp precision is 0..9 fractional second digits (nanoseconds).
 MAX_TIME_PRECISION = 9
 
@@ -232,6 +235,8 @@ class DataType:
         if self.precision is not None:
             return f"{self.kind}({self.precision})"
         if self.length is not None:
+            if self.length == UNBOUNDED_LENGTH and self.kind in ("varchar", "binary"):
+                return self.kind  # unbounded, as SQL writes it
             return f"{self.kind}({self.length})"
         if self.kind == "struct":
             members = ", ".join(
