@@ -140,6 +140,10 @@ def _in_any(key: str, ranges: list[tuple[str | None, str | None]]) -> bool:
     return any((lo is None or key >= lo) and (hi is None or key < hi) for lo, hi in ranges)
 
 
+#: A change of one key's value (None: absent) computed from its current value.
+Merge = Callable[[str | None], str | None]
+
+
 @dataclass(frozen=True)
 class Savepoint:
     """The staged changes of a transaction at one moment (see :meth:`Transaction.savepoint`)."""
@@ -147,6 +151,7 @@ class Savepoint:
     writes: Mapping[str, str | None]
     files: Mapping[str, bytes]
     definition_change: Callable[[LakehouseDefinition], LakehouseDefinition] | None
+    merges: Mapping[str, list[Merge]]
 
 
 class Transaction(ObjectOperations):
@@ -184,6 +189,9 @@ class Transaction(ObjectOperations):
         self._required_ranges: list[tuple[str | None, str | None]] = []
         self._files: dict[str, bytes] = {}
         self._definition_change: Callable[[LakehouseDefinition], LakehouseDefinition] | None = None
+        # Keys whose every staged change is a merge: recomputed from the newest
+        # value when the commit is rebased, so they never write-write conflict.
+        self._merges: dict[str, list[Merge]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -265,11 +273,40 @@ class Transaction(ObjectOperations):
         """Stage setting ``key`` to ``value``."""
         self._check_writable()
         self._writes[key] = value
+        self._merges.pop(key, None)  # an absolute value: no longer recomputed on rebase
 
     def delete(self, key: str) -> None:
         """Stage deleting ``key`` (a no-op at commit if it does not exist)."""
         self._check_writable()
         self._writes[key] = None
+        self._merges.pop(key, None)
+
+    def merge(self, key: str, change: Merge) -> str | None:
+        """Stage a change of ``key`` computed from its current value; return the new value.
+
+        Unlike :meth:`put` after a read, a merge is blind: it records no read,
+        and when the commit is rebased over a concurrent commit the change is
+        applied again to the newest value of ``key`` instead of conflicting.
+        Appending files to a table is a merge, so concurrent appends to one
+        table both commit. ``change`` maps the current value (None: absent) to
+        the new one (None: delete); it may raise :class:`CommitConflictError`
+        when the newest value makes it impossible (say, the table was dropped).
+        """
+        self._check_writable()
+        current = self._writes[key] if key in self._writes else self.snapshot.get(key)
+        value = change(current)
+        if key not in self._writes or key in self._merges:
+            self._merges.setdefault(key, []).append(change)
+        self._writes[key] = value
+        return value
+
+    def _rebase_merges(self, base: Snapshot) -> None:
+        """Recompute every merge-only key from its value in ``base``."""
+        for key, changes in self._merges.items():
+            value = base.get(key)
+            for change in changes:
+                value = change(value)
+            self._writes[key] = value
 
     def stage_file(self, path: str, data: bytes) -> None:
         """Stage an immutable file (an object definition) written at commit."""
@@ -297,7 +334,12 @@ class Transaction(ObjectOperations):
     def savepoint(self) -> Savepoint:
         """Remember the staged changes, so a failed statement can undo only its own."""
         self._check_active()
-        return Savepoint(dict(self._writes), dict(self._files), self._definition_change)
+        return Savepoint(
+            dict(self._writes),
+            dict(self._files),
+            self._definition_change,
+            {key: list(changes) for key, changes in self._merges.items()},
+        )
 
     def rollback_to(self, savepoint: Savepoint) -> None:
         """Restore the staged changes remembered by ``savepoint``.
@@ -309,6 +351,7 @@ class Transaction(ObjectOperations):
         self._writes = dict(savepoint.writes)
         self._files = dict(savepoint.files)
         self._definition_change = savepoint.definition_change
+        self._merges = {key: list(changes) for key, changes in savepoint.merges.items()}
 
     # -- ending ----------------------------------------------------------------------
 
@@ -375,6 +418,7 @@ class Transaction(ObjectOperations):
             if attempt + 1 == self.retry.max_attempts:
                 raise RetriesExhaustedError(self.retry.max_attempts, tried)
             base = self.lakehouse.snapshot(latest)
+            self._rebase_merges(base)
             time.sleep(self.retry.delay(attempt, _rng()))
         raise AssertionError("unreachable: the last attempt raises")
 
@@ -385,7 +429,7 @@ class Transaction(ObjectOperations):
                 None, other, "it rolled the lakehouse back, which may change any object"
             )
         changed = other.changed_keys()
-        for key in sorted(changed & self._writes.keys()):
+        for key in sorted((changed & self._writes.keys()) - self._merges.keys()):
             raise self._conflict(key, other, "both transactions write it")
         for key in sorted(changed & self._required):
             raise self._conflict(key, other, "this transaction's changes depend on it")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -540,3 +541,67 @@ def test_rollback_to_savepoint_undoes_only_later_changes(tmp_path: Path) -> None
     assert txn.list_namespaces() == ["kept"]
     txn.commit()
     assert lake.begin().list_namespaces() == ["kept"]
+
+
+def _append(item: str) -> Callable[[str | None], str | None]:
+    def change(current: str | None) -> str | None:
+        return item if current is None else f"{current},{item}"
+
+    return change
+
+
+@pytest.mark.parametrize("isolation", list(IsolationLevel))
+def test_concurrent_merges_of_one_key_both_commit(tmp_path: Path, isolation: str) -> None:
+    lake = Lakehouse.create(str(tmp_path / "lake"))
+    one = lake.begin(isolation=isolation, retry=FAST_RETRY)
+    two = lake.begin(isolation=isolation, retry=FAST_RETRY)
+    assert one.merge("files", _append("a")) == "a"
+    assert one.merge("files", _append("b")) == "a,b"  # merges compose
+    assert two.merge("files", _append("c")) == "c"
+    one.commit()
+    two.commit()  # rebased: its merge is applied again to the newest value
+    assert two.attempts == 2
+    assert lake.snapshot().get("files") == "a,b,c"
+
+
+def test_a_merge_may_refuse_the_newest_value(tmp_path: Path) -> None:
+    lake = Lakehouse.create(str(tmp_path / "lake"))
+    _commit_puts(lake, table="t1")
+
+    def append_to_existing(current: str | None) -> str | None:
+        if current is None:
+            raise CommitConflictError("the table was dropped meanwhile")
+        return current + "+file"
+
+    txn = lake.begin(retry=FAST_RETRY)
+    txn.merge("table", append_to_existing)
+    dropper = lake.begin()
+    dropper.delete("table")
+    dropper.commit()
+    with pytest.raises(CommitConflictError, match="dropped meanwhile"):
+        txn.commit()
+    assert lake.snapshot().get("table") is None
+
+
+def test_put_after_merge_is_absolute_and_conflicts_normally(tmp_path: Path) -> None:
+    lake = Lakehouse.create(str(tmp_path / "lake"))
+    one = lake.begin(isolation=IsolationLevel.SNAPSHOT, retry=FAST_RETRY)
+    one.merge("k", _append("a"))
+    one.put("k", "replaced")
+    other = lake.begin()
+    other.put("k", "theirs")
+    other.commit()
+    with pytest.raises(CommitConflictError):
+        one.commit()
+
+
+def test_savepoint_restores_merges(tmp_path: Path) -> None:
+    lake = Lakehouse.create(str(tmp_path / "lake"))
+    txn = lake.begin(retry=FAST_RETRY)
+    txn.merge("k", _append("a"))
+    savepoint = txn.savepoint()
+    txn.merge("k", _append("b"))
+    txn.rollback_to(savepoint)
+    _commit_puts(lake, other="x")  # forces a rebase of txn's commit
+    txn.commit()
+    assert lake.snapshot().get("k") == "a"
