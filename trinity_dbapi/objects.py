@@ -12,10 +12,11 @@ namespace scans the namespace's key range, and conflicts with a concurrent
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import (
+    CommitConflictError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
@@ -60,6 +61,10 @@ class ObjectOperations(ABC):
     @abstractmethod
     def require_range(self, lo: str | None, hi: str | None) -> list[tuple[str, str]]:
         """Scan a range that must stay unchanged until the commit."""
+
+    @abstractmethod
+    def merge(self, key: str, change: Callable[[str | None], str | None]) -> str | None:
+        """Stage a blind change of a key, recomputed from its newest value on rebase."""
 
     @abstractmethod
     def stage_file(self, path: str, data: bytes) -> None:
@@ -233,6 +238,43 @@ class ObjectOperations(ABC):
         self.delete(self._table_key(namespace, table))
         self._store_table(new_namespace, definition)
         return definition
+
+    def merge_table(
+        self,
+        namespace: str,
+        table: str,
+        change: Callable[[TableDefinition], TableDefinition],
+    ) -> TableDefinition:
+        """Change a table's definition blindly: ``change`` runs again on rebase.
+
+        Adding data files to a table is such a change (see
+        :meth:`Transaction.merge`): two transactions appending to one table both
+        commit. Returns the definition as this transaction now sees it.
+
+        Raises:
+            NoSuchTableError: the table does not exist.
+            CommitConflictError: (at commit) a concurrent commit dropped it.
+        """
+        key = self._table_key(namespace, table)
+        results: list[TableDefinition] = []
+
+        def apply(current: str | None) -> str | None:
+            if current is None:
+                if not results:  # staging, not a rebase: the table is simply missing
+                    raise NoSuchTableError(namespace, table)
+                raise CommitConflictError(
+                    f"commit conflict on table {namespace}.{table}: a concurrent commit dropped "
+                    "it; run the transaction again if the table should exist",
+                    key=key,
+                )
+            definition = change(TableDefinition.from_bytes(self.read_file(current), current))
+            path = table_definition_path(namespace, table)
+            self.stage_file(path, definition.to_bytes())
+            results.append(definition)
+            return path
+
+        self.merge(key, apply)
+        return results[-1]
 
     def drop_table(self, namespace: str, table: str, *, if_exists: bool = False) -> bool:
         """Drop a table; return whether it existed.

@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -389,15 +389,22 @@ class Transaction(ObjectOperations):
         # encoded (their I/O overlaps that CPU work); the root create waits
         # for them, so it never points at an incomplete file.
         storage = self.lakehouse.storage
-        pending = [_io_pool().submit(storage.create_unique, p, d) for p, d in self._files.items()]
+        pending: dict[str, Future[None]] = {}
+
+        def submit_files() -> None:
+            # Merges re-run on rebase may stage new files: each is written once.
+            for path, data in self._files.items():
+                if path not in pending:
+                    pending[path] = _io_pool().submit(storage.create_unique, path, data)
 
         def files_written() -> None:
-            for future in pending:
+            for future in pending.values():
                 future.result()  # re-raises the storage error of a failed write
 
         base = self.snapshot
         for attempt in range(self.retry.max_attempts):
             self.attempts = attempt + 1
+            submit_files()
             definition = None
             if self._definition_change is not None:
                 definition = self._definition_change(base.definition)

@@ -14,6 +14,7 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -605,3 +606,28 @@ def test_savepoint_restores_merges(tmp_path: Path) -> None:
     _commit_puts(lake, other="x")  # forces a rebase of txn's commit
     txn.commit()
     assert lake.snapshot().get("k") == "a"
+
+
+def test_concurrent_table_merges_both_commit_and_a_drop_conflicts(tmp_path: Path) -> None:
+    lake = Lakehouse.create(str(tmp_path / "lake"))
+    with lake.begin() as setup:
+        setup.create_namespace("ns")
+        setup.create_table("ns", table_def("t"))
+
+    def tag(name: str) -> Callable[[Any], Any]:
+        return lambda d: d.replace(properties={**d.properties, name: "1"})
+
+    one, two = lake.begin(retry=FAST_RETRY), lake.begin(retry=FAST_RETRY)
+    assert one.merge_table("ns", "t", tag("one")).properties == {"one": "1"}
+    two.merge_table("ns", "t", tag("two"))
+    one.commit()
+    two.commit()  # rebased: its change re-applied to the definition "one" wrote
+    assert dict(lake.begin().load_table("ns", "t").properties) == {"one": "1", "two": "1"}
+    with pytest.raises(NoSuchTableError):
+        lake.begin().merge_table("ns", "missing", tag("x"))
+    late = lake.begin(retry=FAST_RETRY)
+    late.merge_table("ns", "t", tag("late"))
+    with lake.begin() as dropper:
+        dropper.drop_table("ns", "t")
+    with pytest.raises(CommitConflictError, match="dropped"):
+        late.commit()
