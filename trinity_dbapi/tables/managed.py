@@ -1,0 +1,196 @@
+"""Managed tables: a table definition and the dataset that holds its rows.
+
+A managed table's definition names its dataset in ``format_properties``:
+
+* ``dataset_uuid``: the Kartothek dataset under the lakehouse root;
+* ``metadata_location``: the immutable dataset metadata file of this
+  version of the table (a new one per commit that changes the data), so a
+  lakehouse version pins the table's exact files;
+* ``partitioned_by``: the partition columns, comma-separated;
+* ``index.<name>``: the column of the secondary index ``<name>``.
+
+Data changes are merges of the table's key (see
+:meth:`~trinity_dbapi.transaction.Transaction.merge`): appends add files to
+whatever the newest metadata holds, so concurrent appends both commit;
+rewrites (DELETE, UPDATE, TRUNCATE) also check that every file they replace
+is still there, and conflict otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from trinity_dbapi.errors import CommitConflictError
+from trinity_dbapi.format.definitions import Column, TableDefinition
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from trinity_dbapi.objects import ObjectOperations
+    from trinity_dbapi.storage import Storage
+    from trinity_dbapi.tables.metadata import DatasetMetadata
+
+#: ``table_format`` of managed tables: a Kartothek dataset of Parquet files.
+TABLE_FORMAT = "kartothek"
+DATASET_UUID = "dataset_uuid"
+METADATA_LOCATION = "metadata_location"
+PARTITIONED_BY = "partitioned_by"
+INDEX_PREFIX = "index."
+
+
+def partition_columns(table: TableDefinition) -> list[str]:
+    """The table's partition columns, in order."""
+    value = table.format_properties.get(PARTITIONED_BY, "")
+    return [name for name in value.split(",") if name]
+
+
+def indexes(table: TableDefinition) -> dict[str, str]:
+    """Index name -> indexed column."""
+    return {
+        key[len(INDEX_PREFIX) :]: column
+        for key, column in table.format_properties.items()
+        if key.startswith(INDEX_PREFIX)
+    }
+
+
+def has_dataset(table: TableDefinition) -> bool:
+    """Whether the table keeps its rows in a dataset (tables made before data did not)."""
+    return METADATA_LOCATION in table.format_properties
+
+
+def schema(table: TableDefinition) -> pa.Schema:
+    """The table's Arrow schema (every column, partition columns included)."""
+    from trinity_dbapi.sql.arrow_types import arrow_schema
+
+    return arrow_schema(table)
+
+
+def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
+    """Write a new, empty dataset for ``table``; return the definition that points at it.
+
+    The files are written at once under fresh names: until a commit points
+    at them nobody sees them, and garbage collection removes them if none
+    ever does.
+    """
+    from trinity_dbapi.tables.metadata import write_metadata
+    from trinity_dbapi.tables.writer import new_dataset
+
+    meta = new_dataset(storage, schema(table), partition_columns(table))
+    location = write_metadata(storage, meta)
+    properties = {
+        **table.format_properties,
+        DATASET_UUID: meta.dataset_uuid,
+        METADATA_LOCATION: location,
+    }
+    return table.replace(table_format=TABLE_FORMAT, format_properties=properties)
+
+
+_METADATA_CACHE: dict[tuple[str, str], DatasetMetadata] = {}
+
+
+def metadata(storage: Storage, table: TableDefinition) -> DatasetMetadata:
+    """The dataset metadata of this version of ``table`` (cached: the files are immutable)."""
+    from trinity_dbapi.tables.metadata import read_metadata
+
+    location = table.format_properties[METADATA_LOCATION]
+    key = (storage.root_uri, location)
+    meta = _METADATA_CACHE.get(key)
+    if meta is None:
+        meta = read_metadata(storage, location)
+        if len(_METADATA_CACHE) > 4096:
+            _METADATA_CACHE.clear()
+        _METADATA_CACHE[key] = meta
+    return meta
+
+
+def change_files(
+    view: ObjectOperations,
+    storage: Storage,
+    namespace: str,
+    name: str,
+    *,
+    added: Mapping[str, str],
+    added_rows: Mapping[str, pa.Table] | None = None,
+    removed: Iterable[str] = (),
+    columns: Sequence[Column] | None = None,
+) -> TableDefinition:
+    """Stage adding and removing data files of a table, as a merge.
+
+    Args:
+        view: the transaction.
+        storage: the lakehouse storage (new metadata and index files go there).
+        namespace: the table's namespace.
+        name: the table's name.
+        added: label -> path of data files already written.
+        added_rows: label -> the rows of each added file (partition columns
+            included), to maintain the indices; read back when omitted.
+        removed: labels of files this change replaces or deletes; each must
+            still be in the newest version, or the commit conflicts.
+        columns: the columns the new files were written with; if a
+            concurrent commit changed them, the commit conflicts.
+    """
+    from trinity_dbapi.tables.indices import update_indices
+    from trinity_dbapi.tables.metadata import write_metadata
+    from trinity_dbapi.tables.reader import read_table
+
+    gone = frozenset(removed)
+
+    def change(table: TableDefinition) -> TableDefinition:
+        if columns is not None and tuple(table.columns) != tuple(columns):
+            raise CommitConflictError(
+                f"commit conflict on table {namespace}.{name}: a concurrent commit changed its "
+                "columns while this transaction wrote rows for the old ones; run it again"
+            )
+        meta = metadata(storage, table)
+        missing = sorted(gone - meta.files().keys())
+        if missing:
+            raise CommitConflictError(
+                f"commit conflict on table {namespace}.{name}: a concurrent commit already "
+                f"rewrote or deleted {len(missing)} of the files this transaction changes "
+                f"(such as {missing[0]!r}); run the statement again on the new version"
+            )
+        table_schema, by = schema(table), partition_columns(table)
+        meta = meta.with_partitions(added, gone)
+        if meta.indices:
+            rows = dict(added_rows or {})
+            for label in added:
+                if label not in rows:
+                    rows[label] = read_table(storage, meta, table_schema, by, labels=[label])
+            meta = update_indices(storage, meta, table_schema, by, rows, gone)
+        location = write_metadata(storage, meta)
+        properties = {**table.format_properties, METADATA_LOCATION: location}
+        return table.replace(format_properties=properties)
+
+    return view.merge_table(namespace, name, change)
+
+
+def with_metadata(
+    storage: Storage, table: TableDefinition, meta: DatasetMetadata
+) -> TableDefinition:
+    """``table`` pointing at a new metadata file holding ``meta``."""
+    from trinity_dbapi.tables.metadata import write_metadata
+
+    location = write_metadata(storage, meta)
+    return table.replace(format_properties={**table.format_properties, METADATA_LOCATION: location})
+
+
+def describe(table: TableDefinition) -> dict[str, Any]:
+    """The dataset facts of a table, for messages and catalog tables."""
+    return {
+        "dataset_uuid": table.format_properties.get(DATASET_UUID),
+        "partitioned_by": partition_columns(table),
+        "indexes": indexes(table),
+    }
+
+
+def referenced_files(storage: Storage, table: TableDefinition) -> set[str]:
+    """Every file this version of a managed table uses (for garbage collection).
+
+    The metadata file, ``_common_metadata``, the data files and the index files.
+    """
+    from trinity_dbapi.tables.metadata import dataset_files
+
+    if not has_dataset(table):
+        return set()
+    return dataset_files(storage, table.format_properties[METADATA_LOCATION])

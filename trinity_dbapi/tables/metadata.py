@@ -1,0 +1,407 @@
+"""Dataset metadata (seed 004, "Attributes"): the model, its two encodings, strict reading.
+
+A dataset's state is one immutable metadata file. Every commit writes a new
+one (copy-on-write) with :func:`write_metadata`; the lakehouse stores that
+file's path, so a lakehouse version pins the exact data. The file holds the
+seed's attributes and nothing else::
+
+    {"dataset_metadata_version": 4,
+     "dataset_uuid": "<uuid>",
+     "metadata": {"trinity.partition_by": "[\\"day\\"]"},
+     "partitions": {"<label>": {"files": {"table": "<uuid>/table/<label>.parquet"}}},
+     "indices": {"<column>": "<uuid>/indices/<column>/<stamp>.by-dataset-index.parquet"}}
+
+Encodings: compact UTF-8 JSON, or msgpack compressed as one standard zstd
+frame that records its content size (``pyarrow.Codec("zstd")``; the ``zstd``
+CLI and python-zstandard read it). ``format="auto"`` writes JSON unless the
+JSON would exceed :data:`COMPRESS_ABOVE_BYTES`.
+
+Reading is strict: the types must be exactly the seed's (no int for a string,
+no bool or float for an int), no other keys, and every file must sit under the
+dataset's own prefix. A problem raises :class:`~trinity_dbapi.errors.CorruptFileError`
+naming the file and the rule; a version other than 4 raises
+:class:`UnsupportedDatasetVersionError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from trinity_dbapi.errors import (
+    CorruptFileError,
+    NotSupportedError,
+    ProgrammingError,
+    UnsupportedFormatVersionError,
+)
+from trinity_dbapi.storage.base import Storage
+from trinity_dbapi.tables import layout
+
+__all__ = [
+    "COMPRESS_ABOVE_BYTES",
+    "DATASET_METADATA_VERSION",
+    "PARTITION_BY_KEY",
+    "DatasetMetadata",
+    "UnsupportedDatasetVersionError",
+    "dataset_files",
+    "decode_metadata",
+    "encode_metadata",
+    "read_metadata",
+    "write_metadata",
+]
+
+#: The only ``dataset_metadata_version`` this implementation reads and writes.
+DATASET_METADATA_VERSION = 4
+#: ``format="auto"`` switches from JSON to msgpack.zstd above this JSON size.
+COMPRESS_ABOVE_BYTES = 256 * 1024
+#: Key of the ``metadata`` map holding the partition columns (a JSON list of names).
+PARTITION_BY_KEY = "trinity.partition_by"
+
+_REQUIRED = ("dataset_metadata_version", "dataset_uuid", "partitions")
+_OPTIONAL = ("metadata", "indices")
+_FORMATS = ("auto", *layout.METADATA_FORMATS)
+
+
+class UnsupportedDatasetVersionError(UnsupportedFormatVersionError):
+    """A dataset metadata file of a ``dataset_metadata_version`` other than 4.
+
+    Attributes:
+        path: the metadata file.
+        found: the version it declares.
+        supported: the version this implementation reads (4).
+    """
+
+    def __init__(self, path: str, found: int) -> None:
+        NotSupportedError.__init__(
+            self,
+            f"dataset metadata file {path!r} has dataset_metadata_version {found}; this "
+            f"trinity-dbapi reads version {DATASET_METADATA_VERSION} only (seed 004): "
+            "upgrade trinity-dbapi to read it",
+        )
+        self.path = path
+        self.found = found
+        self.supported = DATASET_METADATA_VERSION
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class DatasetMetadata:
+    """The state of one dataset (seed 004): partitions, indices and free metadata.
+
+    Instances are immutable; the ``with_*`` methods return changed copies.
+    Maps keep insertion order, so partitions are listed (and read) in the order
+    they were added.
+
+    Attributes:
+        dataset_uuid: the dataset UUID, first component of all its paths.
+        partitions: partition label -> {table identifier -> data file path}.
+        indices: indexed column -> index file path.
+        metadata: free string annotations (``trinity.partition_by``).
+        dataset_metadata_version: always 4.
+        sequence: the commit sequence of the metadata file this state was read
+            from (0 for a new dataset); not stored in the file body but in its
+            name, and ignored by ``==``. :func:`write_metadata` writes ``sequence + 1``.
+    """
+
+    dataset_uuid: str
+    partitions: Mapping[str, Mapping[str, str]]
+    indices: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    dataset_metadata_version: int = DATASET_METADATA_VERSION
+    sequence: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        parts = {label: _frozen(files) for label, files in self.partitions.items()}
+        object.__setattr__(self, "partitions", MappingProxyType(parts))
+        object.__setattr__(self, "indices", _frozen(self.indices))
+        object.__setattr__(self, "metadata", _frozen(self.metadata))
+
+    __hash__ = None  # type: ignore[assignment]  # maps are not hashable
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Mapping proxies do not pickle; rebuild from plain dicts.
+        partitions = {label: dict(files) for label, files in self.partitions.items()}
+        fields = (partitions, dict(self.indices), dict(self.metadata))
+        return (
+            DatasetMetadata,
+            (self.dataset_uuid, *fields, self.dataset_metadata_version, self.sequence),
+        )
+
+    def files(self) -> dict[str, str]:
+        """Partition label -> data file path of the dataset's table."""
+        return {label: files[layout.TABLE] for label, files in self.partitions.items()}
+
+    def with_partitions(
+        self, added: Mapping[str, str], removed: Iterable[str] = ()
+    ) -> DatasetMetadata:
+        """A copy with partitions removed and then added.
+
+        Args:
+            added: new partition label -> data file path (as :func:`write_data` returns).
+            removed: labels of partitions to drop.
+
+        Raises:
+            ProgrammingError: a removed label is unknown, an added one exists
+                already, or an added path is not ``<uuid>/table/<label>.parquet``.
+        """
+        parts = dict(self.partitions)
+        for label in removed:
+            if parts.pop(label, None) is None:
+                raise ProgrammingError(
+                    f"dataset {self.dataset_uuid} has no partition {label!r} to remove"
+                )
+        for label, path in added.items():
+            if label in parts:
+                raise ProgrammingError(
+                    f"dataset {self.dataset_uuid} already has partition {label!r}"
+                )
+            if path != layout.data_file_path(self.dataset_uuid, label):
+                raise ProgrammingError(
+                    f"data file {path!r} of partition {label!r} must be "
+                    f"{layout.data_file_path(self.dataset_uuid, label)!r}"
+                )
+            parts[label] = {layout.TABLE: path}
+        return dataclasses.replace(self, partitions=parts)
+
+    def with_index(self, column: str, path: str | None) -> DatasetMetadata:
+        """A copy whose index of ``column`` is ``path`` (None drops it)."""
+        indices = {k: v for k, v in self.indices.items() if k != column}
+        if path is not None:
+            indices[column] = path
+        return dataclasses.replace(self, indices=indices)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed-004 attribute dict, in the seed's order."""
+        return {
+            "dataset_metadata_version": self.dataset_metadata_version,
+            "dataset_uuid": self.dataset_uuid,
+            "metadata": dict(self.metadata),
+            "partitions": {
+                label: {"files": dict(files)} for label, files in self.partitions.items()
+            },
+            "indices": dict(self.indices),
+        }
+
+
+# --- encoding ---------------------------------------------------------------------
+
+
+def encode_metadata(meta: DatasetMetadata, format: str = "auto") -> tuple[str, bytes]:
+    """Serialise ``meta``; returns ``(format used, bytes)``.
+
+    Raises:
+        ProgrammingError: an unknown format, or metadata breaking a seed rule.
+    """
+    if format not in _FORMATS:
+        raise ProgrammingError(f"unknown metadata format {format!r}; use one of {_FORMATS}")
+    body = meta.to_dict()
+    problem = _problem(body, meta.dataset_uuid)
+    if problem is not None:
+        raise ProgrammingError(f"invalid dataset metadata: {problem}")
+    if format != "msgpack.zstd":
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        if format == "json" or len(text) <= COMPRESS_ABOVE_BYTES:
+            return "json", text
+    import msgpack
+    import pyarrow as pa
+
+    packed = msgpack.packb(body, use_bin_type=True)
+    return "msgpack.zstd", pa.Codec("zstd").compress(packed, asbytes=True)
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise ValueError("an object has a duplicate key")
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse(path: str, data: bytes, format: str) -> Any:
+    if format == "json":
+        try:
+            return json.loads(
+                data.decode("utf-8"),
+                object_pairs_hook=_reject_duplicates,
+                parse_constant=_reject_constant,
+            )
+        except ValueError as exc:  # also UnicodeDecodeError and JSONDecodeError
+            raise CorruptFileError(path, f"not valid UTF-8 JSON ({exc})") from exc
+    import msgpack
+    import pyarrow as pa
+
+    try:
+        packed = pa.CompressedInputStream(pa.BufferReader(data), "zstd").read()
+    except (OSError, ValueError) as exc:
+        raise CorruptFileError(path, f"not a zstd frame ({exc})") from exc
+    try:
+        return msgpack.unpackb(packed, raw=False, strict_map_key=True)
+    except (ValueError, msgpack.UnpackException) as exc:
+        raise CorruptFileError(path, f"not valid msgpack ({exc})") from exc
+
+
+def decode_metadata(path: str, data: bytes) -> DatasetMetadata:
+    """Parse and validate the content of the metadata file ``path``.
+
+    Raises:
+        CorruptFileError: the name or content breaks a rule (named in the message).
+        UnsupportedDatasetVersionError: ``dataset_metadata_version`` is not 4.
+    """
+    name = layout.parse_metadata_path(path)
+    body = _parse(path, data, name.format)
+    if not isinstance(body, dict):
+        raise CorruptFileError(path, "the top level must be a map of the seed-004 attributes")
+    version = body.get("dataset_metadata_version")
+    if type(version) is not int:
+        raise CorruptFileError(path, "dataset_metadata_version must be present and an INT")
+    if version != DATASET_METADATA_VERSION:
+        raise UnsupportedDatasetVersionError(path, version)
+    problem = _problem(body, name.dataset_uuid)
+    if problem is not None:
+        raise CorruptFileError(path, problem)
+    return DatasetMetadata(
+        dataset_uuid=body["dataset_uuid"],
+        partitions={label: p["files"] for label, p in body["partitions"].items()},
+        indices=body.get("indices", {}),
+        metadata=body.get("metadata", {}),
+        sequence=name.sequence,
+    )
+
+
+# --- validation -------------------------------------------------------------------
+
+
+def _string_map_problem(value: Any, what: str) -> str | None:
+    if not isinstance(value, dict):
+        return f"{what} must be a MAP<STRING, STRING>"
+    for key, item in value.items():
+        if type(key) is not str or type(item) is not str:
+            return f"{what} must be a MAP<STRING, STRING>; entry {key!r}: {item!r} is not"
+    return None
+
+
+def _label_problem(uuid: str, label: str, files: Any) -> str | None:
+    parts = label.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return f"partition label {label!r} has an empty, '.' or '..' component"
+    problem = _string_map_problem(files, f"files of partition {label!r}")
+    if problem is not None:
+        return problem
+    expected = layout.data_file_path(uuid, label)
+    if files != {layout.TABLE: expected}:
+        return (
+            f"partition {label!r} must hold exactly one file, table {layout.TABLE!r} "
+            f"at {expected!r}; found {files!r}"
+        )
+    return None
+
+
+def _partitions_problem(uuid: str, partitions: Any) -> str | None:
+    if not isinstance(partitions, dict):
+        return "partitions must be a MAP<STRING, {'files': MAP<STRING, STRING>}>"
+    for label, partition in partitions.items():
+        if not isinstance(partition, dict) or set(partition) != {"files"}:
+            return f"partition {label!r} must be a map with exactly the key 'files'"
+        problem = _label_problem(uuid, label, partition["files"])
+        if problem is not None:
+            return problem
+    return None
+
+
+def _indices_problem(uuid: str, indices: Any) -> str | None:
+    problem = _string_map_problem(indices, "indices")
+    if problem is not None:
+        return problem
+    for column, path in indices.items():
+        if not column:
+            return "indices has an empty column name"
+        if not (path.startswith(f"{uuid}/indices/") and path.endswith(layout.INDEX_SUFFIX)):
+            return (
+                f"index of column {column!r} must be a file "
+                f"'{uuid}/indices/.../*{layout.INDEX_SUFFIX}', found {path!r}"
+            )
+    return None
+
+
+def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
+    """The first seed-004 rule ``body`` breaks, or None."""
+    unknown = sorted(set(body) - {*_REQUIRED, *_OPTIONAL}, key=str)
+    if unknown:
+        return f"unknown attributes {unknown}; version 4 defines {[*_REQUIRED, *_OPTIONAL]}"
+    missing = [key for key in _REQUIRED if key not in body]
+    if missing:
+        return f"required attributes {missing} are missing"
+    if type(body["dataset_metadata_version"]) is not int:
+        return "dataset_metadata_version must be an INT"
+    uuid = body["dataset_uuid"]
+    if type(uuid) is not str or not layout.valid_dataset_uuid(uuid):
+        return "dataset_uuid must be a STRING of A-Z, a-z, 0-9, '+', '-' and '_'"
+    if uuid != uuid_in_name:
+        return f"dataset_uuid {uuid!r} differs from the UUID {uuid_in_name!r} in the file name"
+    if "metadata" in body:
+        problem = _string_map_problem(body["metadata"], "metadata")
+        if problem is not None:
+            return problem
+    if "indices" in body:
+        problem = _indices_problem(uuid, body["indices"])
+        if problem is not None:
+            return problem
+    return _partitions_problem(uuid, body["partitions"])
+
+
+# --- storage ----------------------------------------------------------------------
+
+
+def write_metadata(storage: Storage, meta: DatasetMetadata, *, format: str = "auto") -> str:
+    """Write ``meta`` as a new immutable metadata file and return its path.
+
+    The file is ``<uuid>/metadata/<meta.sequence + 1>-<uuid4>.by-dataset-metadata.<ext>``,
+    created with :meth:`Storage.create_unique`.
+
+    Args:
+        storage: the lakehouse storage.
+        meta: the state to write.
+        format: ``"json"``, ``"msgpack.zstd"`` or ``"auto"`` (JSON up to
+            :data:`COMPRESS_ABOVE_BYTES`, msgpack.zstd above).
+
+    Raises:
+        ProgrammingError: an unknown format or invalid metadata.
+    """
+    used, data = encode_metadata(meta, format)
+    path = layout.metadata_path(meta.dataset_uuid, meta.sequence + 1, used)
+    storage.create_unique(path, data)
+    return path
+
+
+def read_metadata(storage: Storage, path: str) -> DatasetMetadata:
+    """Read and strictly validate the metadata file at ``path``.
+
+    Raises:
+        StorageFileNotFoundError: there is no such file.
+        CorruptFileError: the file breaks a seed-004 rule (named in the message).
+        UnsupportedDatasetVersionError: ``dataset_metadata_version`` is not 4.
+    """
+    return decode_metadata(path, storage.read(path))
+
+
+def dataset_files(storage: Storage, meta_path: str) -> set[str]:
+    """Every file the metadata file ``meta_path`` references, itself included.
+
+    That is the metadata file, ``_common_metadata``, every data file and every
+    index file: what garbage collection must keep while ``meta_path`` is reachable.
+    """
+    meta = read_metadata(storage, meta_path)
+    files = {meta_path, layout.common_metadata_path(meta.dataset_uuid)}
+    files.update(meta.files().values())
+    files.update(meta.indices.values())
+    return files

@@ -1,0 +1,245 @@
+"""Reading datasets: an eager reference reader and a lazy pyarrow dataset.
+
+:func:`read_table` reads the data files through the storage (so its cache and
+counters apply), several at a time, and rebuilds each file's rows in the
+table's exact schema: payload columns are matched by column ID (``trinity.id``
+field metadata; by name when a field has none), columns a file lacks are NULL,
+and partition columns are restored from the label with their declared types.
+
+:func:`arrow_dataset` builds a ``pyarrow.dataset.FileSystemDataset`` over
+exactly the listed files, one fragment per file whose partition expression
+(``day == 2024-01-01 and region is null``) supplies the partition columns. It
+reads lazily with projection and filter pushdown (DuckDB can scan it), and
+prunes fragments by their partition expressions. It matches columns by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from trinity_dbapi.errors import CorruptFileError, NotSupportedError, ProgrammingError
+from trinity_dbapi.sql.arrow_types import ID_KEY
+from trinity_dbapi.storage.base import Storage
+from trinity_dbapi.tables.conform import null_column
+from trinity_dbapi.tables.metadata import DatasetMetadata
+from trinity_dbapi.tables.partitions import check_partition_by, partition_scalars
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
+__all__ = ["READ_THREADS", "arrow_dataset", "read_table"]
+
+#: Data files read at the same time by :func:`read_table`.
+READ_THREADS = 8
+
+
+def _labels(meta: DatasetMetadata, labels: Iterable[str] | None) -> list[str]:
+    if labels is None:
+        return list(meta.partitions)
+    chosen = list(labels)
+    unknown = [label for label in chosen if label not in meta.partitions]
+    if unknown:
+        raise ProgrammingError(
+            f"dataset {meta.dataset_uuid} has no partitions {unknown[:5]}"
+            f"{' ...' if len(unknown) > 5 else ''}"
+        )
+    return chosen
+
+
+def _field_id(field: pa.Field) -> bytes | None:
+    return (field.metadata or {}).get(ID_KEY.encode())
+
+
+class FileReader:
+    """Reads one data file (by label) into the requested columns of the table schema.
+
+    Not exported: :mod:`trinity_dbapi.tables.indices` uses it to read one column.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        meta: DatasetMetadata,
+        schema: pa.Schema,
+        partition_by: Sequence[str],
+        columns: Sequence[str],
+    ) -> None:
+        self.storage = storage
+        self.meta = meta
+        self.schema = schema
+        self.partition_by = partition_by
+        self.out = pa.schema([schema.field(name) for name in columns])
+        self._partitions: dict[str, dict[str, pa.Scalar]] = {}
+
+    def _partition(self, label: str) -> dict[str, pa.Scalar]:
+        directory = label.rpartition("/")[0]
+        found = self._partitions.get(directory)
+        if found is None:
+            found = partition_scalars(label, self.schema, self.partition_by)
+            self._partitions[directory] = found
+        return found
+
+    def __call__(self, label: str) -> pa.Table:
+        path = self.meta.partitions[label]["table"]
+        try:
+            parquet = pq.ParquetFile(pa.BufferReader(self.storage.read(path)))
+            names = self._file_columns(parquet.schema_arrow)
+            wanted = sorted({name for name in names.values() if name is not None})
+            data = parquet.read(columns=wanted)
+        except (pa.ArrowException, OSError) as exc:
+            raise CorruptFileError(path, f"not a readable Parquet file ({exc})") from exc
+        rows = parquet.metadata.num_rows
+        values = self._partition(label) if self.partition_by else {}
+        arrays = []
+        for field in self.out:
+            if field.name in values:
+                arrays.append(pa.repeat(values[field.name], rows))
+            elif names[field.name] is None:
+                arrays.append(null_column(rows, field.type))
+            else:
+                column = data.column(names[field.name])
+                try:
+                    arrays.append(column.cast(field.type))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise CorruptFileError(
+                        path, f"column {field.name!r} ({column.type}) is not a {field.type}: {exc}"
+                    ) from exc
+        return pa.Table.from_arrays(arrays, schema=self.out)
+
+    def _file_columns(self, file_schema: pa.Schema) -> dict[str, str | None]:
+        """Requested payload column -> the file's column holding it (None: absent)."""
+        by_id = {_field_id(f): f.name for f in file_schema if _field_id(f) is not None}
+        found: dict[str, str | None] = {}
+        for field in self.out:
+            if field.name in self.partition_by:
+                continue
+            field_id = _field_id(field)
+            if field_id is not None and by_id:
+                found[field.name] = by_id.get(field_id)
+            else:
+                found[field.name] = field.name if field.name in file_schema.names else None
+        return found
+
+
+def read_each(reader: Callable[[str], pa.Table], labels: Sequence[str]) -> list[pa.Table]:
+    """``reader(label)`` for every label, :data:`READ_THREADS` at a time, in order."""
+    if len(labels) <= 1:
+        return [reader(label) for label in labels]
+    with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(labels))) as pool:
+        return list(pool.map(reader, labels))
+
+
+def read_table(
+    storage: Storage,
+    meta: DatasetMetadata,
+    schema: pa.Schema,
+    partition_by: Sequence[str],
+    labels: Iterable[str] | None = None,
+    columns: Sequence[str] | None = None,
+) -> pa.Table:
+    """Read partitions of the dataset into one table.
+
+    Args:
+        storage: the lakehouse storage.
+        meta: the dataset state to read.
+        schema: the table's full Arrow schema.
+        partition_by: the partition columns.
+        labels: the partitions to read, in this order (default: all, in dataset order).
+        columns: the columns to return, in this order (default: all, in table order).
+
+    Returns:
+        The rows of the partitions in order, with exactly the schema's fields
+        (types, nullability, field metadata) for the requested columns.
+
+    Raises:
+        ProgrammingError: an unknown label or column.
+        CorruptFileError: a data file that cannot be read as its column types.
+    """
+    check_partition_by(schema, partition_by, meta)
+    chosen = _labels(meta, labels)
+    names = list(schema.names if columns is None else columns)
+    unknown = [name for name in names if schema.get_field_index(name) < 0]
+    if unknown or len(set(names)) != len(names):
+        raise ProgrammingError(
+            f"columns {names} must be distinct columns of the table {schema.names}"
+        )
+    reader = FileReader(storage, meta, schema, partition_by, names)
+    tables = read_each(reader, chosen)
+    if not tables:
+        return reader.out.empty_table()
+    return pa.concat_tables(tables)
+
+
+def _filesystem(storage: Storage) -> tuple[Any, str]:
+    """An Arrow file system reaching the storage's files, and the root's path on it."""
+    import pyarrow.fs as pafs
+
+    from trinity_dbapi.storage.fsspec_storage import FsspecStorage
+    from trinity_dbapi.storage.local import LocalStorage
+
+    if isinstance(storage, LocalStorage):
+        return pafs.LocalFileSystem(), storage.root_dir.rstrip("/") + "/"
+    if isinstance(storage, FsspecStorage):
+        base = storage.fs._strip_protocol(storage.root_uri).rstrip("/") + "/"
+        return pafs.PyFileSystem(pafs.FSSpecHandler(storage.fs)), base
+    raise NotSupportedError(
+        f"arrow_dataset needs a local or fsspec storage, not {type(storage).__name__}; "
+        "use read_table instead"
+    )
+
+
+def _partition_expression(scalars: dict[str, pa.Scalar]) -> ds.Expression:
+    import pyarrow.dataset as ds
+
+    expression = ds.scalar(True)
+    for name, value in scalars.items():
+        term = ds.field(name) == value if value.is_valid else ds.field(name).is_null()
+        expression = expression & term
+    return expression
+
+
+def arrow_dataset(
+    storage: Storage,
+    meta: DatasetMetadata,
+    schema: pa.Schema,
+    partition_by: Sequence[str],
+    labels: Iterable[str] | None = None,
+) -> ds.FileSystemDataset:
+    """A lazy pyarrow dataset over exactly the given partitions' files.
+
+    Args:
+        storage: a :class:`LocalStorage` or an fsspec storage (memory, S3, ...).
+        meta: the dataset state to read.
+        schema: the table's full Arrow schema (the dataset's schema).
+        partition_by: the partition columns.
+        labels: the partitions (default: all).
+
+    Raises:
+        ProgrammingError: an unknown label.
+        NotSupportedError: a storage without an Arrow file system.
+    """
+    import pyarrow.dataset as ds
+
+    check_partition_by(schema, partition_by, meta)
+    chosen = _labels(meta, labels)
+    filesystem, base = _filesystem(storage)
+    expressions: dict[str, ds.Expression] = {}
+    partitions = []
+    for label in chosen:
+        directory = label.rpartition("/")[0]
+        if directory not in expressions:
+            scalars = partition_scalars(label, schema, partition_by) if partition_by else {}
+            expressions[directory] = _partition_expression(scalars)
+        partitions.append(expressions[directory])
+    return ds.FileSystemDataset.from_paths(
+        [base + meta.partitions[label]["table"] for label in chosen],
+        schema=schema,
+        format=ds.ParquetFileFormat(),
+        filesystem=filesystem,
+        partitions=partitions,
+    )

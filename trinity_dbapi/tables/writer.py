@@ -1,0 +1,284 @@
+"""Writing datasets: create one, write its schema file, write data files.
+
+:func:`write_data` streams: it takes the input in chunks (a
+``RecordBatchReader`` is never read whole), conforms each chunk to the schema,
+splits it by partition values and appends each piece to that partition's open
+Parquet file. A file is closed and stored once it holds ``target_rows_per_file``
+rows, or at the end. Files are written with :meth:`Storage.create_unique`
+under fresh UUID names, so nothing is visible to readers until a metadata file
+listing them is committed; a failed write leaves only unreferenced files,
+which garbage collection removes.
+
+Parquet files: zstd compression, row groups of :data:`ROW_GROUP_ROWS` rows, and
+the Arrow schema stored in the file (``store_schema``), so every type and the
+field metadata (``trinity.type``, ``trinity.id``, ``PARQUET:field_id``)
+round-trip. Partition columns are left out of the payload: their values are in
+the file's directory names.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+from collections.abc import Callable, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from trinity_dbapi.errors import ProgrammingError
+from trinity_dbapi.storage.base import Storage
+from trinity_dbapi.tables import layout
+from trinity_dbapi.tables.conform import Conformer
+from trinity_dbapi.tables.metadata import PARTITION_BY_KEY, DatasetMetadata
+from trinity_dbapi.tables.partitions import check_partition_by, directory_of, new_label
+
+__all__ = [
+    "CHUNK_ROWS",
+    "ROW_GROUP_ROWS",
+    "new_dataset",
+    "parquet_bytes",
+    "write_common_metadata",
+    "write_data",
+]
+
+#: Rows per Parquet row group.
+ROW_GROUP_ROWS = 128 * 1024
+#: Input is processed in chunks of about this many rows (batches are coalesced,
+#: tables sliced), which bounds the memory a write needs beyond open files.
+CHUNK_ROWS = 256 * 1024
+
+_PARQUET_OPTIONS = {"compression": "zstd", "store_schema": True}
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """``table`` as a zstd-compressed Parquet file that stores its Arrow schema."""
+    sink = io.BytesIO()
+    pq.write_table(table, sink, row_group_size=ROW_GROUP_ROWS, **_PARQUET_OPTIONS)
+    return sink.getvalue()
+
+
+def write_common_metadata(
+    storage: Storage, dataset_uuid: str, schema: pa.Schema, *, create: bool = False
+) -> str:
+    """Write ``<uuid>/table/_common_metadata``: an empty Parquet file of ``schema``.
+
+    It holds the latest schema of the table, partition columns included, for
+    readers outside TrinityLake; TrinityLake itself takes the schema from the
+    table definition and never reads it. After a schema change, call this once
+    the lakehouse commit succeeded (best effort, like the latest-version hint).
+
+    Args:
+        storage: the lakehouse storage.
+        dataset_uuid: the dataset.
+        schema: the full Arrow schema of the table.
+        create: create the file (a new dataset) instead of overwriting it.
+
+    Returns:
+        The file's path.
+    """
+    path = layout.common_metadata_path(dataset_uuid)
+    data = parquet_bytes(schema.empty_table())
+    if create:
+        storage.create_unique(path, data)
+    else:
+        storage.write(path, data)
+    return path
+
+
+def new_dataset(
+    storage: Storage, schema: pa.Schema, partition_by: Sequence[str]
+) -> DatasetMetadata:
+    """Start a new, empty dataset: write its ``_common_metadata``, return its metadata.
+
+    The metadata is not written; :func:`~trinity_dbapi.tables.metadata.write_metadata`
+    does that as part of a commit. It records ``partition_by`` under
+    ``trinity.partition_by`` (a JSON list).
+
+    Raises:
+        ProgrammingError: ``partition_by`` names unknown or repeated columns.
+        NotSupportedError: a partition column of a nested type.
+    """
+    check_partition_by(schema, partition_by)
+    dataset_uuid = layout.new_dataset_uuid()
+    write_common_metadata(storage, dataset_uuid, schema, create=True)
+    return DatasetMetadata(
+        dataset_uuid=dataset_uuid,
+        partitions={},
+        metadata={PARTITION_BY_KEY: json.dumps(list(partition_by), separators=(",", ":"))},
+    )
+
+
+class _OpenFile:
+    """One partition's Parquet file being written into memory."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.sink = io.BytesIO()
+        self.writer = pq.ParquetWriter(self.sink, schema, **_PARQUET_OPTIONS)
+        self.rows = 0
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
+
+    def add(self, table: pa.Table) -> None:
+        self.pending.append(table)
+        self.pending_rows += table.num_rows
+        self.rows += table.num_rows
+        if self.pending_rows >= ROW_GROUP_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.writer.write_table(pa.concat_tables(self.pending), row_group_size=ROW_GROUP_ROWS)
+            self.pending, self.pending_rows = [], 0
+
+    def close(self) -> bytes:
+        self.flush()
+        self.writer.close()
+        return self.sink.getvalue()
+
+
+class _Sink:
+    """Routes pieces of data to per-partition files and stores full files."""
+
+    def __init__(self, storage: Storage, dataset_uuid: str, schema: pa.Schema, target: int):
+        self.storage = storage
+        self.dataset_uuid = dataset_uuid
+        self.schema = schema
+        self.target = target
+        self.open: dict[str, _OpenFile] = {}
+        self.files: dict[str, str] = {}
+
+    def add(self, directory: str, table: pa.Table) -> None:
+        while table.num_rows:
+            part = self.open.get(directory)
+            if part is None:
+                part = self.open[directory] = _OpenFile(self.schema)
+            take = min(table.num_rows, self.target - part.rows)
+            part.add(table.slice(0, take))
+            table = table.slice(take)
+            if part.rows >= self.target:
+                self.finish(directory)
+
+    def finish(self, directory: str) -> None:
+        data = self.open.pop(directory).close()
+        label = new_label(directory)
+        path = layout.data_file_path(self.dataset_uuid, label)
+        self.storage.create_unique(path, data)
+        self.files[label] = path
+
+    def close(self) -> None:
+        for directory in list(self.open):
+            self.finish(directory)
+
+
+def _chunks(data: pa.Table | pa.RecordBatch | pa.RecordBatchReader) -> Iterator[pa.Table]:
+    """The input as tables of about :data:`CHUNK_ROWS` rows, never reading a reader whole."""
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        for start in range(0, data.num_rows, CHUNK_ROWS):
+            yield data.slice(start, CHUNK_ROWS)
+        return
+    if not isinstance(data, pa.RecordBatchReader):
+        raise ProgrammingError(
+            f"data must be a pyarrow Table, RecordBatch or RecordBatchReader, not "
+            f"{type(data).__name__}"
+        )
+    batches: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in data:
+        batches.append(batch)
+        rows += batch.num_rows
+        if rows >= CHUNK_ROWS:
+            yield pa.Table.from_batches(batches, schema=data.schema)
+            batches, rows = [], 0
+    if rows:
+        yield pa.Table.from_batches(batches, schema=data.schema)
+
+
+def _changes(column: pa.Array) -> pa.Array:
+    """Whether each value of a sorted column differs from the one before (NULL = NULL, NaN = NaN)."""
+    after, before = column.slice(1), column.slice(0, len(column) - 1)
+    differ = pc.fill_null(pc.not_equal(after, before), True)
+    both_null = pc.and_(after.is_null(), before.is_null())
+    same = both_null
+    if pa.types.is_floating(column.type):
+        same = pc.or_(same, pc.fill_null(pc.and_(pc.is_nan(after), pc.is_nan(before)), False))
+    return pc.and_(differ, pc.invert(same))
+
+
+def _split(table: pa.Table, partition_by: Sequence[str]) -> Iterator[tuple[str, pa.Table]]:
+    """Pieces of ``table`` per partition directory, in partition value order (NULL last).
+
+    Rows keep their order within a piece: a stable sort by the partition
+    columns, one ``take``, then a slice per run of equal values.
+    """
+    if not partition_by or not table.num_rows:
+        yield "", table
+        return
+    keys = table.select(list(partition_by)).combine_chunks()
+    order = pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in partition_by])
+    keys = keys.take(order)
+    change = None
+    for column in keys.columns:
+        differs = _changes(column.chunk(0) if column.num_chunks == 1 else column.combine_chunks())
+        change = differs if change is None else pc.or_(change, differs)
+    assert change is not None
+    starts = [0, *(i + 1 for i in pc.indices_nonzero(change).to_pylist()), table.num_rows]
+    ordered = table if len(starts) == 2 else table.take(order)
+    for start, end in itertools.pairwise(starts):
+        directory = directory_of(partition_by, [column[start] for column in keys.columns])
+        yield directory, ordered.slice(start, end - start)
+
+
+def write_data(
+    storage: Storage,
+    meta: DatasetMetadata,
+    schema: pa.Schema,
+    partition_by: Sequence[str],
+    data: pa.Table | pa.RecordBatch | pa.RecordBatchReader,
+    *,
+    target_rows_per_file: int = 1_000_000,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, str]:
+    """Write ``data`` into new data files of the dataset; return ``{label: path}``.
+
+    The metadata is not changed: pass the result to
+    :meth:`DatasetMetadata.with_partitions` and commit.
+
+    Args:
+        storage: the lakehouse storage.
+        meta: the dataset (its UUID names the files).
+        schema: the table's full Arrow schema (``arrow_types.arrow_schema``).
+        partition_by: the partition columns, outermost directory first.
+        data: rows to write; columns matched to ``schema`` by name, missing
+            nullable columns filled with NULLs.
+        target_rows_per_file: a partition's file is closed at this many rows.
+        progress: called after each chunk with the number of rows consumed so far.
+
+    Returns:
+        The new files, label -> path, in the order they were closed.
+
+    Raises:
+        ProgrammingError: unknown input columns, bad ``partition_by``.
+        IntegrityError: a NULL in a NOT NULL column (named).
+        DataError: a value that does not fit its column (named), or a
+            partition value that cannot be put in a file name.
+    """
+    check_partition_by(schema, partition_by, meta)
+    if target_rows_per_file < 1:
+        raise ProgrammingError(f"target_rows_per_file must be positive, not {target_rows_per_file}")
+    conform = Conformer(schema)
+    payload = pa.schema([field for field in schema if field.name not in partition_by])
+    sink = _Sink(storage, meta.dataset_uuid, payload, target_rows_per_file)
+    consumed = 0
+    for chunk in _chunks(data):
+        table = conform(chunk)
+        for directory, piece in _split(table, partition_by):
+            sink.add(directory, piece.drop_columns(list(partition_by)))
+        consumed += chunk.num_rows
+        if progress is not None:
+            progress(consumed)
+    sink.close()
+    return sink.files
