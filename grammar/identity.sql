@@ -63,9 +63,24 @@ CREATE TABLE t (a LIST<INT4>)
 CREATE TABLE t (a LIST<LIST<DECIMAL(10, 2)>>)
 CREATE TABLE t (a MAP<VARCHAR, LIST<MAP<INT8, BINARY(8)>>>)
 CREATE TABLE t (id INT8 NOT NULL, payload STRUCT<k: VARCHAR, v: LIST<FLOAT4>> COMMENT 'nested')
+CREATE TABLE sales.big_orders AS SELECT * FROM sales.orders WHERE amount > 100
+CREATE TABLE IF NOT EXISTS sales.daily PARTITIONED BY (day) COMMENT 'daily totals' WITH (owner = 'ana') AS SELECT day, SUM(amount) AS total FROM sales.orders GROUP BY day
+CREATE TABLE orders_v3 COMMENT ? WITH (owner = ?) AS SELECT * FROM orders FOR SYSTEM_VERSION AS OF ? WHERE id > ?
+CREATE TABLE "Sales"."Recent" AS WITH r AS (SELECT * FROM orders FOR SYSTEM_TIME AS OF TIMESTAMP '2026-01-01 00:00:00') SELECT id FROM r
+CREATE TABLE codes AS VALUES (1, 'a'), (2, 'b')
+CREATE TABLE ids AS SELECT id FROM a UNION ALL SELECT id FROM b
+CREATE TABLE t AS (SELECT 1 AS x)
 DROP TABLE orders
 DROP TABLE sales.orders
 DROP TABLE IF EXISTS sales.orders
+TRUNCATE TABLE orders
+TRUNCATE TABLE sales.orders
+TRUNCATE TABLE "Sales"."Orders"
+CREATE INDEX orders_customer ON sales.orders (customer)
+CREATE INDEX IF NOT EXISTS orders_day ON orders (day)
+CREATE INDEX "Idx" ON "Sales"."Orders" ("Customer")
+DROP INDEX orders_customer ON sales.orders
+DROP INDEX IF EXISTS orders_day ON orders
 ALTER TABLE sales.orders ADD COLUMN note VARCHAR
 ALTER TABLE sales.orders ADD COLUMN qty INT4 NOT NULL COMMENT 'quantity'
 ALTER TABLE orders ADD COLUMN tags LIST<VARCHAR(20)>
@@ -157,3 +172,10 @@ UPDATE orders SET note = ? WHERE id = ?
 UPDATE sales.orders SET amount = amount * 2
 DELETE FROM orders WHERE id = ?
 DELETE FROM sales.orders
+INSERT INTO t (a, b) VALUES (?, ?), (?, ?)
+INSERT INTO t SELECT * FROM u FOR SYSTEM_VERSION AS OF ? WHERE x > ?
+DELETE FROM t WHERE a IN (SELECT a FROM u) AND b = ?
+UPDATE t SET a = ?, b = b || ? WHERE c = ?
+UPDATE t AS x SET a = 1 WHERE x.b = 2
+DELETE FROM t AS x WHERE x.a = 1
+WITH recent AS (SELECT * FROM staging WHERE day > ?) INSERT INTO orders SELECT * FROM recent

@@ -52,6 +52,12 @@ ALTER TABLE t DROP note -> ALTER TABLE t DROP COLUMN note
 SHOW TABLES FROM sales -> SHOW TABLES IN sales
 DESCRIBE orders -> DESCRIBE TABLE orders
 DESC sales.orders -> DESCRIBE TABLE sales.orders
+TRUNCATE orders -> TRUNCATE TABLE orders
+truncate table Sales.Orders -> TRUNCATE TABLE Sales.Orders
+create index if not exists Idx on Sales.Orders (Customer) -> CREATE INDEX IF NOT EXISTS Idx ON Sales.Orders (Customer)
+drop index if exists Idx on Orders -> DROP INDEX IF EXISTS Idx ON Orders
+create table t partitioned by (d) comment 'c' with ("k" = 'v') as from u -> CREATE TABLE t PARTITIONED BY (d) COMMENT 'c' WITH ("k" = 'v') AS SELECT * FROM u
+CREATE TABLE t AS SELECT a::INT FROM u FOR VERSION AS OF 3 v -> CREATE TABLE t AS SELECT CAST(a AS INT) FROM u FOR VERSION AS OF 3 AS v
 BEGIN TRANSACTION -> BEGIN
 BEGIN WORK -> BEGIN
 begin transaction isolation level snapshot -> BEGIN ISOLATION LEVEL SNAPSHOT

@@ -156,6 +156,76 @@ def test_drop_and_alter_table() -> None:
     )
 
 
+def test_truncate_and_indices() -> None:
+    orders = st.TableName("sales", "orders")
+    assert one("TRUNCATE TABLE Sales.Orders") == st.TruncateTable(orders)
+    assert one('truncate "T"') == st.TruncateTable(st.TableName(None, "T"))
+    assert one("CREATE INDEX Idx ON sales.orders (Customer)") == st.CreateIndex(
+        "idx", orders, "customer", False
+    )
+    assert one('CREATE INDEX IF NOT EXISTS "Idx" ON t ("Day")') == st.CreateIndex(
+        "Idx", st.TableName(None, "t"), "Day", True
+    )
+    assert one("DROP INDEX idx ON sales.orders") == st.DropIndex("idx", orders, False)
+    assert one("DROP INDEX IF EXISTS idx ON t") == st.DropIndex(
+        "idx", st.TableName(None, "t"), True
+    )
+
+
+def test_create_table_as() -> None:
+    statement = one(
+        "CREATE TABLE IF NOT EXISTS Sales.Big PARTITIONED BY (Day) COMMENT ? WITH (k = ?) "
+        "AS SELECT day, ? AS tag FROM s.o FOR SYSTEM_VERSION AS OF ? WHERE amount > ?",
+        "big orders",
+        "v",
+        "x",
+        3,
+        100,
+    )
+    assert isinstance(statement, st.CreateTableAs)
+    assert (
+        statement.table,
+        statement.partitioned_by,
+        statement.comment,
+        statement.properties,
+        statement.if_not_exists,
+    ) == (st.TableName("sales", "big"), ("day",), "big orders", {"k": "v"}, True)
+    query = statement.query
+    assert isinstance(query, st.Query) and isinstance(query.expression, exp.Select)
+    assert [(r.table, r.as_of) for r in query.tables] == [
+        (st.TableName("s", "o"), st.AsOf("version", 3))
+    ]
+    assert query.tables[0].node in list(query.expression.find_all(exp.Table))
+    assert (query.param_count, query.params) == (2, ("x", 100))
+    query.tables[0].node.set("version", None)
+    assert query.expression.sql(dialect="duckdb") == (
+        "SELECT day, $1 AS tag FROM s.o WHERE amount > $2"
+    )
+
+
+def test_create_table_as_takes_any_query_like_a_select() -> None:
+    sql = "WITH r AS (SELECT * FROM a) SELECT x FROM r UNION ALL SELECT x FROM b WHERE y = ?"
+    plain = one(sql, 1)
+    ctas = one(f"CREATE TABLE t AS {sql}", 1)
+    assert isinstance(ctas, st.CreateTableAs) and isinstance(plain, st.Query)
+    assert ctas == st.CreateTableAs(
+        st.TableName(None, "t"), ctas.query, (), None, {}, if_not_exists=False
+    )
+    assert ctas.query.expression.sql(dialect="duckdb") == plain.expression.sql(dialect="duckdb")
+    assert [r.table for r in ctas.query.tables] == [r.table for r in plain.tables]
+    assert ctas.query.params == plain.params == (1,)
+    values = one("CREATE TABLE t AS VALUES (?, 'a')", 7)
+    assert isinstance(values, st.CreateTableAs)
+    assert values.query.tables == () and values.query.params == (7,)
+
+
+def test_create_table_as_errors() -> None:
+    with pytest.raises(ProgrammingError, match="PARTITIONED BY column 'a' appears twice"):
+        one("CREATE TABLE t PARTITIONED BY (a, A) AS SELECT 1 AS a")
+    with pytest.raises(ProgrammingError, match="common table expression"):
+        one("CREATE TABLE t AS WITH c AS (SELECT 1) SELECT * FROM c FOR VERSION AS OF 1")
+
+
 def test_show_and_describe_tables() -> None:
     assert one("SHOW TABLES") == st.ShowTables(None, None)
     assert one("SHOW TABLES FROM Sales LIKE ?", "o%") == st.ShowTables("sales", "o%")
@@ -427,6 +497,107 @@ def test_a_placeholder_is_not_a_table_name() -> None:
         one("SELECT * FROM ?", "t")
 
 
+DML_CASES = [
+    (
+        "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)",
+        (1, 2, 3, 4),
+        [("t", None, None)],
+        "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)",
+        (1, 2, 3, 4),
+    ),
+    (
+        "INSERT INTO t SELECT * FROM u FOR SYSTEM_VERSION AS OF ? WHERE x > ?",
+        (3, 9),
+        [("t", None, None), ("u", None, st.AsOf("version", 3))],
+        "INSERT INTO t SELECT * FROM u WHERE x > $1",
+        (9,),
+    ),
+    (
+        "DELETE FROM t WHERE a IN (SELECT a FROM u) AND b = ?",
+        (5,),
+        [("t", None, None), ("u", None, None)],
+        "DELETE FROM t WHERE a IN (SELECT a FROM u) AND b = $1",
+        (5,),
+    ),
+    (
+        "UPDATE t SET a = ?, b = b || ? WHERE c = ?",
+        ("x", "y", 7),
+        [("t", None, None)],
+        "UPDATE t SET a = $1, b = b || $2 WHERE c = $3",
+        ("x", "y", 7),
+    ),
+    (
+        "UPDATE t AS x SET a = 1 WHERE x.b = 2",
+        (),
+        [("t", "x", None)],
+        "UPDATE t AS x SET a = 1 WHERE x.b = 2",
+        (),
+    ),
+    (
+        "DELETE FROM t AS x WHERE x.a = 1",
+        (),
+        [("t", "x", None)],
+        "DELETE FROM t AS x WHERE x.a = 1",
+        (),
+    ),
+    (
+        "WITH s AS (SELECT * FROM u WHERE v = ?) INSERT INTO t SELECT * FROM s WHERE w = ?",
+        (1, 2),
+        [("t", None, None), ("u", None, None)],
+        "WITH s AS (SELECT * FROM u WHERE v = $1) INSERT INTO t SELECT * FROM s WHERE w = $2",
+        (1, 2),
+    ),
+    (
+        "UPDATE t SET a = u.a FROM u FOR VERSION AS OF 'eod' WHERE t.id = u.id AND u.k = ?",
+        ("k",),
+        [("t", None, None), ("u", None, st.AsOf("export", "eod"))],
+        "UPDATE t SET a = u.a FROM u WHERE t.id = u.id AND u.k = $1",
+        ("k",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "params", "tables", "duckdb_sql", "bound"), DML_CASES)
+def test_dml_lists_the_target_first_and_numbers_its_placeholders(
+    sql: str,
+    params: tuple[object, ...],
+    tables: list[tuple[str, str | None, st.AsOf | None]],
+    duckdb_sql: str,
+    bound: tuple[object, ...],
+) -> None:
+    statement = one(sql, *params)
+    assert isinstance(statement, st.Dml)
+    assert [(r.table.name, r.node.alias or None, r.as_of) for r in statement.tables] == tables
+    nodes = list(statement.expression.find_all(exp.Table))
+    assert all(any(ref.node is node for node in nodes) for ref in statement.tables)
+    target = statement.expression.this
+    assert statement.tables[0].node is (target.this if isinstance(target, exp.Schema) else target)
+    assert statement.params == bound and statement.param_count == len(bound)
+    numbers = sorted(int(p.name) for p in statement.expression.find_all(exp.Placeholder))
+    assert numbers == list(range(1, len(bound) + 1))
+    for ref in statement.tables:
+        ref.node.set("version", None)  # the executor replaces time-travelling tables
+    assert statement.expression.sql(dialect="duckdb") == duckdb_sql
+
+
+def test_dml_target_is_a_table_even_when_a_cte_has_its_name() -> None:
+    statement = one("WITH t AS (SELECT * FROM u) INSERT INTO t SELECT * FROM t")
+    assert isinstance(statement, st.Dml)
+    assert [r.table.name for r in statement.tables] == ["t", "u"]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE t FOR SYSTEM_VERSION AS OF 3 SET a = 1",
+        "DELETE FROM t FOR SYSTEM_TIME AS OF ? WHERE a = 1",
+    ],
+)
+def test_dml_target_does_not_time_travel(sql: str) -> None:
+    with pytest.raises(ProgrammingError, match="writes the current version of table 't'"):
+        one(sql, *([datetime(2026, 1, 1)] * sql.count("?")))
+
+
 def test_dml_and_explain() -> None:
     insert = one("INSERT INTO s.t SELECT * FROM u FOR VERSION AS OF 2 WHERE a = ?", 1)
     assert isinstance(insert, st.Dml) and isinstance(insert.expression, exp.Insert)
@@ -502,6 +673,6 @@ def test_parse_timestamp(text: str, expected: datetime) -> None:
 
 def test_every_model_class_is_exported_with_a_one_line_docstring() -> None:
     classes = [getattr(st, name) for name in st.__all__ if isinstance(getattr(st, name), type)]
-    assert len(classes) == 29
+    assert len(classes) == 33
     for cls in classes:
         assert cls.__doc__ and "\n" not in cls.__doc__.strip(), cls.__name__

@@ -1,8 +1,8 @@
 """Syntax tree nodes of the trinity dialect's own statements.
 
-Queries and DML use sqlglot's nodes unchanged (``exp.Select``, ``exp.Insert``,
-...), and so do ``COMMIT`` (``exp.Commit``) and ``ROLLBACK``
-(``exp.Rollback``). Everything else the grammar adds is one node class here,
+Queries and ``INSERT`` / ``UPDATE`` / ``DELETE`` use sqlglot's nodes unchanged
+(``exp.Select``, ``exp.Insert``, ...), and so do ``COMMIT`` (``exp.Commit``)
+and ``ROLLBACK`` (``exp.Rollback``). Everything else the grammar adds is one node class here,
 declared the sqlglot way: an :class:`~sqlglot.exp.Expression` subclass whose
 ``arg_types`` name its children (``True`` = required). The generator renders
 each with a ``<key>_sql`` method (``key`` is the lower-cased class name).
@@ -10,7 +10,7 @@ each with a ``<key>_sql`` method (``key`` is the lower-cased class name).
 Conventions shared by the nodes:
 
 * ``this`` is the object the statement acts on: an ``exp.Identifier`` for a
-  namespace, an ``exp.Table`` for a table or a procedure.
+  namespace or an index, an ``exp.Table`` for a table or a procedure.
 * ``kind`` keeps the spelling the user wrote where the grammar has synonyms
   that must round-trip: ``"NAMESPACE"`` / ``"SCHEMA"`` (and ``"NAMESPACES"`` /
   ``"SCHEMAS"``).
@@ -109,6 +109,19 @@ class CreateTable(exp.Expression):
     }
 
 
+class CreateTableAs(exp.Expression):
+    """``CREATE TABLE [IF NOT EXISTS] t [PARTITIONED BY (...)] ... AS query`` (``expression``)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,
+        "exists": False,
+        "partitioned_by": False,
+        "comment": False,
+        "properties": False,
+        "expression": True,
+    }
+
+
 class DropTable(exp.Expression):
     """``DROP TABLE [IF EXISTS] t``."""
 
@@ -149,6 +162,27 @@ class UnsetProperties(exp.Expression):
     """``UNSET PROPERTIES (key, ...)``."""
 
     arg_types: ClassVar[dict[str, bool]] = {"expressions": True}
+
+
+class Truncate(exp.Expression):
+    """``TRUNCATE [TABLE] t``; not sqlglot's ``exp.TruncateTable``, which takes many tables."""
+
+
+class CreateIndex(exp.Expression):
+    """``CREATE INDEX [IF NOT EXISTS] name ON t (column)``: ``table`` and ``column`` args."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,
+        "table": True,
+        "column": True,
+        "exists": False,
+    }
+
+
+class DropIndex(exp.Expression):
+    """``DROP INDEX [IF EXISTS] name ON t``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "table": True, "exists": False}
 
 
 class ShowTables(exp.Expression):
@@ -212,6 +246,7 @@ NODES: tuple[type[exp.Expression], ...] = (
     DescribeNamespace,
     ColumnDefinition,
     CreateTable,
+    CreateTableAs,
     DropTable,
     AlterTable,
     AddColumn,
@@ -220,6 +255,9 @@ NODES: tuple[type[exp.Expression], ...] = (
     RenameTable,
     SetProperties,
     UnsetProperties,
+    Truncate,
+    CreateIndex,
+    DropIndex,
     ShowTables,
     DescribeTable,
     ShowCreateTable,

@@ -121,8 +121,21 @@ class TrinityGenerator(DuckDBGenerator):
             f"{self._wrapped(expression, 'properties', 'WITH')}"
         )
 
+    def createtableas_sql(self, expression: tx.CreateTableAs) -> str:
+        exists = self._exists(expression, " IF NOT EXISTS")
+        return (
+            f"CREATE TABLE{exists} {self.sql(expression, 'this')}"
+            f"{self._wrapped(expression, 'partitioned_by', 'PARTITIONED BY')}"
+            f"{self._clause(expression, 'comment', 'COMMENT')}"
+            f"{self._wrapped(expression, 'properties', 'WITH')}"
+            f" AS {self.sql(expression, 'expression')}"
+        )
+
     def droptable_sql(self, expression: tx.DropTable) -> str:
         return f"DROP TABLE{self._exists(expression)} {self.sql(expression, 'this')}"
+
+    def truncate_sql(self, expression: tx.Truncate) -> str:
+        return f"TRUNCATE TABLE {self.sql(expression, 'this')}"
 
     def altertable_sql(self, expression: tx.AlterTable) -> str:
         return f"ALTER TABLE {self.sql(expression, 'this')} {self.sql(expression, 'action')}"
@@ -148,6 +161,17 @@ class TrinityGenerator(DuckDBGenerator):
 
     def showcreatetable_sql(self, expression: tx.ShowCreateTable) -> str:
         return f"SHOW CREATE TABLE {self.sql(expression, 'this')}"
+
+    # -- secondary indices ----------------------------------------------------------------------
+
+    def createindex_sql(self, expression: tx.CreateIndex) -> str:
+        exists = self._exists(expression, " IF NOT EXISTS")
+        name, table = self.sql(expression, "this"), self.sql(expression, "table")
+        return f"CREATE INDEX{exists} {name} ON {table} ({self.sql(expression, 'column')})"
+
+    def dropindex_sql(self, expression: tx.DropIndex) -> str:
+        name, table = self.sql(expression, "this"), self.sql(expression, "table")
+        return f"DROP INDEX{self._exists(expression)} {name} ON {table}"
 
     # -- sessions, transactions, procedures -------------------------------------------------
 
@@ -181,12 +205,16 @@ class TrinityGenerator(DuckDBGenerator):
         tx.DescribeNamespace: describenamespace_sql,
         tx.ColumnDefinition: columndefinition_sql,
         tx.CreateTable: createtable_sql,
+        tx.CreateTableAs: createtableas_sql,
         tx.DropTable: droptable_sql,
         tx.AlterTable: altertable_sql,
         tx.AddColumn: addcolumn_sql,
         tx.DropColumn: dropcolumn_sql,
         tx.RenameColumnTo: renamecolumnto_sql,
         tx.RenameTable: renametable_sql,
+        tx.Truncate: truncate_sql,
+        tx.CreateIndex: createindex_sql,
+        tx.DropIndex: dropindex_sql,
         tx.ShowTables: showtables_sql,
         tx.DescribeTable: describetable_sql,
         tx.ShowCreateTable: showcreatetable_sql,

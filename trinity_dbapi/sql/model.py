@@ -36,7 +36,7 @@ class AsOf:
 
 @dataclass(frozen=True)
 class TableRef:
-    """A real table read by a query, its node in the tree and its time travel target."""
+    """A real table a statement reads (or writes), its node in the tree, its time travel target."""
 
     node: exp.Table
     table: TableName
@@ -102,6 +102,32 @@ class CreateTable:
 class DropTable:
     """``DROP TABLE``."""
 
+    table: TableName
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class TruncateTable:
+    """``TRUNCATE [TABLE]``: remove every row of a table, keeping its definition."""
+
+    table: TableName
+
+
+@dataclass(frozen=True)
+class CreateIndex:
+    """``CREATE INDEX``: a secondary index of one column of a table."""
+
+    name: str
+    table: TableName
+    column: str
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class DropIndex:
+    """``DROP INDEX name ON table``."""
+
+    name: str
     table: TableName
     if_exists: bool
 
@@ -236,12 +262,24 @@ class Query:
 
 @dataclass(frozen=True)
 class Dml:
-    """``INSERT`` / ``UPDATE`` / ``DELETE``, numbered like :class:`Query`."""
+    """``INSERT`` / ``UPDATE`` / ``DELETE`` like :class:`Query`; ``tables[0]`` is the target."""
 
     expression: exp.Expression
     tables: tuple[TableRef, ...]
     param_count: int
     params: tuple[object, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class CreateTableAs:
+    """``CREATE TABLE ... AS query``: the columns are the query's, which runs as a Query."""
+
+    table: TableName
+    query: Query
+    partitioned_by: tuple[str, ...]
+    comment: str | None
+    properties: dict[str, str]
+    if_not_exists: bool
 
 
 Statement = (
@@ -251,7 +289,11 @@ Statement = (
     | ShowNamespaces
     | DescribeNamespace
     | CreateTable
+    | CreateTableAs
     | DropTable
+    | TruncateTable
+    | CreateIndex
+    | DropIndex
     | AlterTable
     | ShowTables
     | DescribeTable

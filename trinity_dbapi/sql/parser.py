@@ -1,4 +1,4 @@
-"""The trinity parser: statement dispatch, queries, time travel, transactions, CALL.
+"""The trinity parser: statement dispatch, DML, time travel, transactions, CALL.
 
 :class:`TrinityParser` is sqlglot's DuckDB parser with a closed statement
 table: a statement starts with a key of ``STATEMENT_PARSERS`` (by token type)
@@ -68,7 +68,6 @@ UNSUPPORTED_STATEMENT_WORDS = frozenset(
         "REVOKE",
         "SAVEPOINT",
         "SUMMARIZE",
-        "TRUNCATE",
         "UNCACHE",
         "UNLOCK",
         "UNPIVOT",
@@ -77,8 +76,8 @@ UNSUPPORTED_STATEMENT_WORDS = frozenset(
     }
 )
 _STATEMENTS = (
-    "SELECT, WITH, VALUES, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, SHOW, DESCRIBE, USE, "
-    "BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION, CALL and EXPLAIN"
+    "SELECT, WITH, VALUES, INSERT, UPDATE, DELETE, TRUNCATE, CREATE, DROP, ALTER, SHOW, "
+    "DESCRIBE, USE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION, CALL and EXPLAIN"
 )
 _ISOLATION_HINT = "TrinityLake isolation levels are SERIALIZABLE (the default) and SNAPSHOT"
 
@@ -94,6 +93,7 @@ class TrinityParser(DDLParser):
 
     STATEMENT_PARSERS: ClassVar[dict[TokenType, _StatementParser]] = {
         **{k: v for k, v in DuckDBParser.STATEMENT_PARSERS.items() if k in _DML_TOKENS},
+        TokenType.TRUNCATE: lambda self: self._parse_truncate(),
         TokenType.CREATE: lambda self: self._dispatch(
             "CREATE", self.CREATE_PARSERS, self.CREATE_TRIE
         ),
@@ -118,10 +118,6 @@ class TrinityParser(DDLParser):
         "EXPLAIN": lambda self: self._parse_explain(),
         "START": lambda self: self._parse_start_transaction(),
     }
-    #: Tokens that start a query.
-    QUERY_TOKENS: ClassVar[frozenset[TokenType]] = frozenset(
-        {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN}
-    )
     #: Statements sqlglot parses that trinity SQL does not support.
     UNSUPPORTED_STATEMENT_TOKENS: ClassVar[frozenset[TokenType]] = frozenset(
         {*DuckDBParser.STATEMENT_PARSERS, TokenType.COMMAND} - set(STATEMENT_PARSERS)
@@ -180,18 +176,17 @@ class TrinityParser(DDLParser):
             self._unsupported(f"The {word} statement", _STATEMENTS, token)
         self._expected("a statement", f"statements start with {_STATEMENTS}")
 
-    def _parse_query(self, allow_dml: bool = False) -> exp.Expr:
-        """A query (or, with a leading WITH, a DML statement) in sqlglot's own nodes."""
-        token = self._curr
-        if not token or token.token_type not in self.QUERY_TOKENS:
-            self._expected("a query (SELECT, WITH, VALUES, FROM or a parenthesized query)")
-        expression = super()._parse_statement()
-        allowed: tuple[type[exp.Expr], ...] = (exp.Query, exp.Values)
-        if allow_dml:
-            allowed += (exp.Insert, exp.Update, exp.Delete)
-        if not isinstance(expression, allowed):
-            self._fail("Expected a query", "a statement is a query, not a bare expression", token)
-        return expression
+    def _parse_truncate(self) -> tx.Truncate:
+        self._match(TokenType.TABLE)
+        table = self._parse_table_name()
+        if self._match(TokenType.COMMA):
+            self._fail("TRUNCATE takes one table", "write one TRUNCATE per table", self._prev)
+        if self._curr and self._curr.text.upper() == "FOR":
+            self._fail(
+                "TRUNCATE does not time travel",
+                "TRUNCATE empties the current version of the table: write TRUNCATE TABLE t",
+            )
+        return tx.Truncate(this=table)
 
     def _parse_explain(self) -> tx.Explain:
         analyze = self._match(TokenType.ANALYZE)

@@ -1,10 +1,12 @@
-"""Building blocks of the trinity parser: errors, placeholders, names, literals, properties.
+"""Building blocks of the trinity parser: errors, placeholders, queries, names, properties.
 
 :class:`BaseParser` is sqlglot's DuckDB parser plus what every statement
 parser of the dialect shares: syntax errors that carry the offending token's
 offsets and a hint, ``?`` placeholders numbered by their position in the
-statement, names, string literals and property lists, and :meth:`_dispatch`,
-which picks a sub-statement parser from a table keyed by leading words.
+statement, queries (in sqlglot's own nodes: a statement, ``EXPLAIN`` and
+``CREATE TABLE ... AS`` take one), names, string literals and property lists,
+and :meth:`_dispatch`, which picks a sub-statement parser from a table keyed
+by leading words.
 :class:`~trinity_dbapi.sql.parser_ddl.DDLParser` adds the DDL and
 :class:`~trinity_dbapi.sql.parser.TrinityParser` the rest.
 """
@@ -37,7 +39,6 @@ UNSUPPORTED_OBJECTS: frozenset[str] = frozenset(
         "EXTENSION",
         "EXTERNAL",
         "FUNCTION",
-        "INDEX",
         "LOCAL",
         "MACRO",
         "MATERIALIZED",
@@ -91,6 +92,11 @@ class BaseParser(DuckDBParser):
             self._prev,
         ),
     }
+
+    #: Tokens that start a query.
+    QUERY_TOKENS: ClassVar[frozenset[TokenType]] = frozenset(
+        {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN}
+    )
 
     _numbered_tokens: list[Token] | None = None
     _placeholder_numbers: dict[int, int] | None = None
@@ -191,6 +197,21 @@ class BaseParser(DuckDBParser):
             if is_word and (unsupported is None or word in unsupported):
                 self._unsupported(f"{verb} {word}", f"{verb} {choices}", token)
         self._expected(f"{choices} after {verb}")
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def _parse_query(self, allow_dml: bool = False) -> exp.Expr:
+        """A query (or, with a leading WITH, a DML statement) in sqlglot's own nodes."""
+        token = self._curr
+        if not token or token.token_type not in self.QUERY_TOKENS:
+            self._expected("a query (SELECT, WITH, VALUES, FROM or a parenthesized query)")
+        expression = super()._parse_statement()
+        allowed: tuple[type[exp.Expr], ...] = (exp.Query, exp.Values)
+        if allow_dml:
+            allowed += (exp.Insert, exp.Update, exp.Delete)
+        if not isinstance(expression, allowed):
+            self._fail("Expected a query", "a statement is a query, not a bare expression", token)
+        return expression
 
     # -- names and literals --------------------------------------------------------------
 

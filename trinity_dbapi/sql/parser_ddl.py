@@ -1,7 +1,8 @@
-"""The DDL of the trinity parser: namespaces, tables and column types.
+"""The DDL of the trinity parser: namespaces, tables, indices and column types.
 
 :class:`DDLParser` parses ``CREATE``, ``DROP`` and ``ALTER`` of namespaces and
-tables, and every TrinityLake column type with its aliases
+tables (``CREATE TABLE ... AS query`` included), ``CREATE`` and ``DROP`` of
+secondary indices, and every TrinityLake column type with its aliases
 (:data:`~trinity_dbapi.sql.types_sql.TYPE_NAMES`). Sub-statements are chosen
 by tables keyed by their leading words (``CREATE_PARSERS``,
 ``ALTER_TABLE_PARSERS``, ``TYPE_PARSERS``, ...), each with its trie, never by
@@ -22,6 +23,11 @@ from trinity_dbapi.sql import types_sql
 from trinity_dbapi.sql.parser_base import BaseParser, trie
 
 _MAX_LENGTH = types_sql.UNBOUNDED_LENGTH
+#: How each index statement is written, for its error hints.
+_INDEX_SYNTAX = {
+    "CREATE": "write CREATE INDEX name ON [namespace.]table (column)",
+    "DROP": "write DROP INDEX name ON [namespace.]table",
+}
 
 
 class DDLParser(BaseParser):
@@ -31,11 +37,13 @@ class DDLParser(BaseParser):
         "NAMESPACE": lambda self: self._parse_create_namespace(),
         "SCHEMA": lambda self: self._parse_create_namespace(),
         "TABLE": lambda self: self._parse_create_table(),
+        "INDEX": lambda self: self._parse_create_index(),
     }
     DROP_PARSERS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
         "NAMESPACE": lambda self: self._parse_drop_namespace(),
         "SCHEMA": lambda self: self._parse_drop_namespace(),
         "TABLE": lambda self: self._parse_drop_table(),
+        "INDEX": lambda self: self._parse_drop_index(),
     }
     ALTER_PARSERS_BY_OBJECT: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
         "NAMESPACE": lambda self: self._parse_alter_namespace(),
@@ -112,14 +120,11 @@ class DDLParser(BaseParser):
 
     # -- tables ------------------------------------------------------------------------------
 
-    def _parse_create_table(self) -> tx.CreateTable:
+    def _parse_create_table(self) -> tx.CreateTable | tx.CreateTableAs:
         exists = self._parse_exists(not_=True)
         table = self._parse_table_name()
-        if self._match(TokenType.ALIAS, advance=False):
-            self._unsupported(
-                "CREATE TABLE ... AS query", "CREATE TABLE t (columns), then INSERT INTO t query"
-            )
-        self._expect(TokenType.L_PAREN, "( and the column definitions", "write t (id INT8, ...)")
+        if not self._match(TokenType.L_PAREN):
+            return self._parse_create_table_as(table, exists)
         columns = [self._parse_column_definition()]
         primary_key = None
         while self._match(TokenType.COMMA):
@@ -128,21 +133,43 @@ class DDLParser(BaseParser):
                 break
             columns.append(self._parse_column_definition())
         self._expect(TokenType.R_PAREN, ", or ) after the column", "PRIMARY KEY (...) comes last")
-        partitioned_by = None
-        if self._curr.token_type == TokenType.PARTITION_BY:
-            if " ".join(self._curr.text.upper().split()) != "PARTITIONED BY":
-                self._expected("PARTITIONED BY")
-            self._advance()
-            partitioned_by = self._parse_names("a partition column")
         return tx.CreateTable(
             this=table,
             exists=exists,
             expressions=columns,
             primary_key=primary_key,
-            partitioned_by=partitioned_by,
+            partitioned_by=self._parse_partition_columns(),
             comment=self._parse_comment_clause(),
             properties=self._parse_with_properties(),
         )
+
+    def _parse_create_table_as(self, table: exp.Table, exists: bool | None) -> tx.CreateTableAs:
+        """``CREATE TABLE t [PARTITIONED BY (...)] [COMMENT c] [WITH (...)] AS query``."""
+        partitioned_by = self._parse_partition_columns()
+        comment = self._parse_comment_clause()
+        properties = self._parse_with_properties()
+        if not self._match(TokenType.ALIAS):
+            with_clauses = partitioned_by or comment or properties
+            what = "AS and the query" if with_clauses else "( and the columns, or AS and a query"
+            self._expected(
+                what, "write CREATE TABLE t (id INT8, ...) or CREATE TABLE t AS SELECT ..."
+            )
+        return tx.CreateTableAs(
+            this=table,
+            exists=exists,
+            partitioned_by=partitioned_by,
+            comment=comment,
+            properties=properties,
+            expression=self._parse_query(),
+        )
+
+    def _parse_partition_columns(self) -> list[exp.Expression] | None:
+        if self._curr.token_type != TokenType.PARTITION_BY:
+            return None
+        if " ".join(self._curr.text.upper().split()) != "PARTITIONED BY":
+            self._expected("PARTITIONED BY")
+        self._advance()
+        return self._parse_names("a partition column")
 
     def _parse_column_definition(self) -> tx.ColumnDefinition:
         name = self._parse_name("a column name")
@@ -184,6 +211,43 @@ class DDLParser(BaseParser):
         if not self._match_text_seq("TO"):
             self._expected("TO after the column name", "write RENAME COLUMN old TO new")
         return tx.RenameColumnTo(this=old, to=self._parse_name("the new column name"))
+
+    # -- secondary indices ---------------------------------------------------------------------
+
+    def _parse_index_name(self) -> exp.Identifier:
+        name = self._parse_name("an index name")
+        if self._curr.token_type == TokenType.DOT:
+            self._fail(
+                "An index name has one part",
+                "an index belongs to its table: write CREATE INDEX i ON ns.t (column)",
+            )
+        return name
+
+    def _parse_index_table(self, verb: str) -> exp.Table:
+        hint = f"an index belongs to its table: {_INDEX_SYNTAX[verb]}"
+        self._expect(TokenType.ON, "ON and the table name", hint)
+        return self._parse_table_name()
+
+    def _parse_create_index(self) -> tx.CreateIndex:
+        exists = self._parse_exists(not_=True)
+        name = self._parse_index_name()
+        table = self._parse_index_table("CREATE")
+        self._expect(TokenType.L_PAREN, "( and the indexed column", _INDEX_SYNTAX["CREATE"])
+        column = self._parse_name("the indexed column")
+        if self._match(TokenType.COMMA):
+            self._fail(
+                "An index covers exactly one column",
+                "secondary indices are single-column: create one index per column, as in "
+                "CREATE INDEX t_b ON t (b)",
+                self._curr,
+            )
+        self._expect(TokenType.R_PAREN, ") after the indexed column", _INDEX_SYNTAX["CREATE"])
+        return tx.CreateIndex(this=name, table=table, column=column, exists=exists)
+
+    def _parse_drop_index(self) -> tx.DropIndex:
+        exists = self._parse_exists()
+        name = self._parse_index_name()
+        return tx.DropIndex(this=name, table=self._parse_index_table("DROP"), exists=exists)
 
     # -- column types -----------------------------------------------------------------------
 

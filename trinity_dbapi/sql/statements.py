@@ -38,12 +38,15 @@ from trinity_dbapi.sql.model import (  # the model, re-exported
     Begin,
     Call,
     Commit,
+    CreateIndex,
     CreateNamespace,
     CreateTable,
+    CreateTableAs,
     DescribeNamespace,
     DescribeTable,
     Dml,
     DropColumn,
+    DropIndex,
     DropNamespace,
     DropTable,
     Query,
@@ -58,6 +61,7 @@ from trinity_dbapi.sql.model import (  # the model, re-exported
     Statement,
     TableName,
     TableRef,
+    TruncateTable,
     UnsetTableProperties,
     Use,
 )
@@ -73,12 +77,15 @@ __all__ = [
     "Begin",
     "Call",
     "Commit",
+    "CreateIndex",
     "CreateNamespace",
     "CreateTable",
+    "CreateTableAs",
     "DescribeNamespace",
     "DescribeTable",
     "Dml",
     "DropColumn",
+    "DropIndex",
     "DropNamespace",
     "DropTable",
     "Parsed",
@@ -94,6 +101,7 @@ __all__ = [
     "Statement",
     "TableName",
     "TableRef",
+    "TruncateTable",
     "UnsetTableProperties",
     "Use",
     "parse",
@@ -174,7 +182,8 @@ def to_statement(parsed: Parsed, params: Sequence[object] = ()) -> Statement:
     ``params[i - 1]`` is the value of placeholder ``i``. Where the grammar
     allows a literal (comments, property values, LIKE patterns, procedure
     arguments, time travel values) the value is bound into the model; in
-    queries and DML the remaining placeholders stay in the tree for DuckDB.
+    queries, DML and the query of ``CREATE TABLE ... AS`` the remaining
+    placeholders stay in the tree for DuckDB, renumbered 1..k in textual order.
 
     Raises:
         ProgrammingError: Wrong number of parameters, a parameter of the wrong
@@ -283,6 +292,25 @@ def _create_table(node: tx.CreateTable, binder: Binder) -> CreateTable:
     )
 
 
+def _create_table_as(node: tx.CreateTableAs, binder: Binder) -> CreateTableAs:
+    table = _table_name(node.this)
+    partitioned_by = _names(node.args.get("partitioned_by"))
+    for key in partitioned_by:
+        if partitioned_by.count(key) > 1:
+            raise ProgrammingError(
+                f"PARTITIONED BY column {key!r} appears twice in table {table.name!r}; list each "
+                "column of the query's result at most once"
+            )
+    return CreateTableAs(
+        table=table,
+        query=_query(node.expression, binder),
+        partitioned_by=partitioned_by,
+        comment=text_value(node.args.get("comment"), binder, "the table comment"),
+        properties=_properties(node.args.get("properties"), binder),
+        if_not_exists=bool(node.args.get("exists")),
+    )
+
+
 def _alter_table(node: tx.AlterTable, binder: Binder) -> AlterTable:
     action = node.args["action"]
     converted: AlterAction
@@ -369,10 +397,21 @@ def _text_position(table: exp.Table) -> int:
     return start if isinstance(start, int) else -1
 
 
-def _table_refs(expression: exp.Expression, binder: Binder) -> tuple[TableRef, ...]:
+def _table_refs(
+    expression: exp.Expression, binder: Binder, target: exp.Table | None = None
+) -> tuple[TableRef, ...]:
+    """The real tables of ``expression`` in textual order; a DML ``target`` comes first.
+
+    The target is always a real table, even where a common table expression
+    has its name (``WITH t AS (...) INSERT INTO t ...`` writes table ``t``).
+    """
     refs = []
+    if target is not None:
+        refs.append(TableRef(target, _table_name(target), None))
     tables = sorted(expression.find_all(exp.Table), key=_text_position)
     for table in tables:
+        if table is target:
+            continue
         if isinstance(table.this, exp.Placeholder):
             _table_name(table)  # raises: a placeholder is not a name
         if not isinstance(table.this, exp.Identifier) or _is_cte(table):
@@ -381,10 +420,8 @@ def _table_refs(expression: exp.Expression, binder: Binder) -> tuple[TableRef, .
     return tuple(refs)
 
 
-def _query(node: exp.Expression, binder: Binder, model: type[Query | Dml] = Query) -> Any:
-    """Copy the tree, bind time travel values into it and number the other ``?`` 1..n."""
-    expression = node.copy()
-    refs = _table_refs(expression, binder)
+def _bind_placeholders(expression: exp.Expression, binder: Binder) -> tuple[object, ...]:
+    """Bind time travel values into ``expression``; number the other ``?`` 1..n in text order."""
     for version in expression.find_all(exp.Version):
         for placeholder in list(version.find_all(exp.Placeholder)):
             placeholder.replace(_value_node(binder.value(placeholder)))
@@ -393,7 +430,43 @@ def _query(node: exp.Expression, binder: Binder, model: type[Query | Dml] = Quer
     for number, placeholder in enumerate(remaining, start=1):
         values.append(binder.value(placeholder))
         placeholder.set("this", str(number))
-    return model(expression, refs, len(values), tuple(values))
+    return tuple(values)
+
+
+def _query(node: exp.Expression, binder: Binder) -> Query:
+    """A copy of the query's tree with its tables found and its placeholders bound."""
+    expression = node.copy()
+    refs = _table_refs(expression, binder)
+    params = _bind_placeholders(expression, binder)
+    return Query(expression, refs, len(params), params)
+
+
+def _dml_target(expression: exp.Expression) -> exp.Table:
+    """The table an ``INSERT`` (``INTO t`` or ``INTO t (columns)``), UPDATE or DELETE writes."""
+    target = expression.this
+    if isinstance(target, exp.Schema):
+        target = target.this
+    if not isinstance(target, exp.Table):
+        raise ProgrammingError(
+            f"{expression.sql(dialect='trinity')!r} does not write a table: name one as "
+            "[namespace.]table"
+        )
+    version = target.args.get("version")
+    if version is not None:
+        kind, name = expression.key.upper(), _table_name(target).name
+        raise ProgrammingError(
+            f"{kind} writes the current version of table {name!r}; FOR {version.name} AS OF "
+            f"applies to the tables a statement reads: remove it from the {kind} target"
+        )
+    return target
+
+
+def _dml(node: exp.Expression, binder: Binder) -> Dml:
+    """Like :func:`_query`, with the written table first in ``tables``."""
+    expression = node.copy()
+    refs = _table_refs(expression, binder, target=_dml_target(expression))
+    params = _bind_placeholders(expression, binder)
+    return Dml(expression, refs, len(params), params)
 
 
 _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
@@ -410,8 +483,19 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     tx.ShowNamespaces: lambda node, binder: ShowNamespaces(_like(node.args.get("like"), binder)),
     tx.DescribeNamespace: lambda node, binder: DescribeNamespace(name_of(node.this)),
     tx.CreateTable: _create_table,
+    tx.CreateTableAs: _create_table_as,
     tx.DropTable: lambda node, binder: DropTable(
         _table_name(node.this), bool(node.args.get("exists"))
+    ),
+    tx.Truncate: lambda node, binder: TruncateTable(_table_name(node.this)),
+    tx.CreateIndex: lambda node, binder: CreateIndex(
+        name_of(node.this),
+        _table_name(node.args["table"]),
+        name_of(node.args["column"]),
+        bool(node.args.get("exists")),
+    ),
+    tx.DropIndex: lambda node, binder: DropIndex(
+        name_of(node.this), _table_name(node.args["table"]), bool(node.args.get("exists"))
     ),
     tx.AlterTable: _alter_table,
     tx.ShowTables: lambda node, binder: ShowTables(
@@ -428,7 +512,7 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     tx.Explain: _query,
     exp.Query: _query,
     exp.Values: _query,
-    exp.Insert: lambda node, binder: _query(node, binder, Dml),
-    exp.Update: lambda node, binder: _query(node, binder, Dml),
-    exp.Delete: lambda node, binder: _query(node, binder, Dml),
+    exp.Insert: _dml,
+    exp.Update: _dml,
+    exp.Delete: _dml,
 }
