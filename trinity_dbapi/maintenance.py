@@ -24,10 +24,11 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -35,12 +36,14 @@ from typing import TYPE_CHECKING, Any
 from trinity_dbapi.errors import (
     CommitConflictError,
     LakehouseExistsError,
+    NotSupportedError,
     ObjectExistsError,
     ProgrammingError,
     RetriesExhaustedError,
 )
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.keys import is_table_key
 from trinity_dbapi.format.locations import is_uri, qualify
 from trinity_dbapi.format.node_file import NodeData, encode_node
 from trinity_dbapi.format.paths import (
@@ -424,11 +427,66 @@ class _Marker:
         self.seen.add(location)
         self.mark(location)
         node = self.lakehouse.nodes.load(location)
-        for value in [*node.values, *(m.value for m in node.buffer if m.value is not None)]:
+        # What this node says each key holds: its buffered messages (oldest
+        # first) are newer than its own key table, so they shadow it. Values
+        # shadowed by a message in an ancestor's buffer stay marked until a
+        # flush moves that message down: conservative, never wrong.
+        effective: dict[str, str | None] = dict(zip(node.keys, node.values, strict=True))
+        effective.update((m.key, m.value) for m in node.buffer)
+        for key, value in effective.items():
+            if value is None:
+                continue
             self.mark(value)
+            if is_table_key(key) and value not in self.seen:
+                self.seen.add(value)
+                self.table_files(value)
         for child in node.children or ():
             assert isinstance(child, str)
             self.node(child)
+
+    def table_files(self, location: str) -> None:
+        """Mark the data files a table definition reaches through its table format."""
+        from trinity_dbapi.format.definitions import TableDefinition
+
+        definition = TableDefinition.from_bytes(self.lakehouse.read_location(location), location)
+        resolver = table_files_resolver(definition.table_format)
+        if resolver is not None:
+            for path in resolver(self.lakehouse.storage, definition):
+                self.mark(path)
+
+
+#: Table formats whose tables reference files beyond their definition: the
+#: format name -> "module:function" returning those files' paths. Garbage
+#: collection must know every one, or it would delete live data; a table
+#: format of an unknown kind stops it (see :func:`table_files_resolver`).
+TABLE_FILE_RESOLVERS: dict[str, str] = {
+    "kartothek": "trinity_dbapi.tables.managed:referenced_files",
+}
+#: Table formats known to reference no other files.
+FORMATS_WITHOUT_FILES = frozenset({"parquet", "csv", "json", "iceberg", "delta"})
+
+
+def table_files_resolver(table_format: str) -> Callable[[Any, Any], Iterable[str]] | None:
+    """The function listing a table's data files for ``table_format`` (None: it has none).
+
+    Raises:
+        NotSupportedError: an unknown table format, whose files garbage
+            collection could otherwise delete.
+    """
+    target = TABLE_FILE_RESOLVERS.get(table_format)
+    if target is None:
+        if table_format in FORMATS_WITHOUT_FILES:
+            return None
+        raise NotSupportedError(
+            f"garbage collection does not know the table format {table_format!r}, so it cannot "
+            "tell which files such a table uses; register it in "
+            "maintenance.TABLE_FILE_RESOLVERS (or FORMATS_WITHOUT_FILES) first"
+        )
+    module, _, function = target.partition(":")
+    resolver: Callable[[Any, Any], Iterable[str]] = getattr(
+        importlib.import_module(module), function
+    )
+    return resolver
 
 
 def collect_garbage(

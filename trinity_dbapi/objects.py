@@ -63,6 +63,10 @@ class ObjectOperations(ABC):
         """Scan a range that must stay unchanged until the commit."""
 
     @abstractmethod
+    def peek(self, key: str) -> str | None:
+        """The value of a key as the transaction sees it, without recording a read."""
+
+    @abstractmethod
     def merge(self, key: str, change: Callable[[str | None], str | None]) -> str | None:
         """Stage a blind change of a key, recomputed from its newest value on rebase."""
 
@@ -190,6 +194,17 @@ class ObjectOperations(ABC):
             NoSuchTableError: it does not exist.
         """
         path = self.get(self._table_key(namespace, table))
+        if path is None:
+            raise NoSuchTableError(namespace, table)
+        return TableDefinition.from_bytes(self.read_file(path), path)
+
+    def peek_table(self, namespace: str, table: str) -> TableDefinition:
+        """Like :meth:`load_table`, but a blind read: no conflict is recorded for it.
+
+        For writers that only append: what they rely on (the columns) is
+        checked again by their merge when the commit is rebased.
+        """
+        path = self.peek(self._table_key(namespace, table))
         if path is None:
             raise NoSuchTableError(namespace, table)
         return TableDefinition.from_bytes(self.read_file(path), path)

@@ -228,6 +228,15 @@ class Transaction(ObjectOperations):
         self._reads.add(key)
         return self.snapshot.get(key)
 
+    def peek(self, key: str) -> str | None:
+        """The value of ``key`` as this transaction sees it, recording no read.
+
+        Only for callers whose correctness does not rest on the value staying
+        unchanged (or who check it again at rebase, as merges do).
+        """
+        self._check_active()
+        return self._writes[key] if key in self._writes else self.snapshot.get(key)
+
     def scan(self, lo: str | None = None, hi: str | None = None) -> Iterator[tuple[str, str]]:
         """Every ``(key, value)`` with ``lo <= key < hi``, own writes merged in."""
         self._check_active()

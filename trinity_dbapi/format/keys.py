@@ -362,6 +362,11 @@ def _split_encoded(key: str, data: bytes, start: int, max_bytes: int, kind: str)
     return name
 
 
+def is_table_key(key: str) -> bool:
+    """Whether ``key`` is a table's key (by its schema ID prefix; not validated further)."""
+    return key.startswith(_TABLE_PREFIX)
+
+
 def decode_key(key: str, limits: KeyLimits) -> ObjectId:
     """Invert :func:`namespace_key` and :func:`table_key`.
 
