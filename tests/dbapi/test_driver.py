@@ -220,7 +220,7 @@ def test_read_only_connection_refuses_writes(uri: str) -> None:
 def test_fetch_methods_and_iteration(uri: str) -> None:
     cur = trinity_dbapi.connect(uri).cursor()
     cur.execute("SELECT * FROM range(5) AS r(i)")
-    assert cur.rowcount == 5
+    assert cur.rowcount == -1  # streamed: unknown until read (PEP 249 allows -1)
     assert cur.fetchone() == (0,)
     assert cur.fetchmany(2) == [(1,), (2,)]
     cur.arraysize = 1
@@ -338,3 +338,25 @@ def test_definition_options_must_agree_with_an_existing_lakehouse(uri: str) -> N
         trinity_dbapi.connect(uri, name="second", order=99)
     assert "name='second' (it has 'first')" in str(info.value)
     assert "order=99 (it has 64)" in str(info.value)
+
+
+def test_results_stream_across_batches(uri: str) -> None:
+    from trinity_dbapi.sql.query import STREAM_BATCH_ROWS
+
+    cur = trinity_dbapi.connect(uri).cursor()
+    total = 2 * STREAM_BATCH_ROWS + 7
+    cur.execute("SELECT i FROM range(?) AS r(i)", [total])
+    first = cur.fetchmany(STREAM_BATCH_ROWS + 3)  # crosses a batch boundary
+    assert first[0] == (0,) and first[-1] == (STREAM_BATCH_ROWS + 2,)
+    assert cur.rownumber == STREAM_BATCH_ROWS + 3
+    rest = cur.fetch_record_batch(50_000)
+    sizes = [batch.num_rows for batch in rest]
+    assert sum(sizes) == total - STREAM_BATCH_ROWS - 3 and max(sizes) <= 50_000
+    assert cur.fetchone() is None
+    # another query on the same connection while one is being read
+    a, b = trinity_dbapi.connect(uri).cursor(), None
+    a.execute("SELECT i FROM range(?) AS r(i)", [total])
+    assert a.fetchone() == (0,)
+    b = a.connection.cursor().execute("SELECT 42")
+    assert b.fetchall() == [(42,)]
+    assert len(a.fetchall()) == total - 1

@@ -106,7 +106,7 @@ def test_not_supported_errors(uri: str) -> None:
     with pytest.raises(errors.NotSupportedError):
         cur.execute("GRANT SELECT ON ns.t TO bob")
     with pytest.raises(errors.NotSupportedError):
-        cur.execute("INSERT INTO ns.t VALUES (1)")
+        cur.execute("INSERT INTO ns.t VALUES (1) RETURNING *")
 
 
 # fsspec's FTPFileSystem.__del__ fails after a failed __init__; not ours to fix.

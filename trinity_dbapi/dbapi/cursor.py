@@ -26,9 +26,11 @@ class Cursor:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.arraysize = 1
-        self._result: pa.Table | None = None
+        self._reader: pa.RecordBatchReader | None = None
+        self._batch: pa.RecordBatch | None = None  # the batch rows are fetched from
+        self._offset = 0  # rows of _batch already fetched
+        self._exhausted = False
         self._position = 0
-        self._rows: list[tuple[Any, ...]] | None = None
         self._description: list[tuple[Any, ...]] | None = None
         self.rowcount = -1
         self.closed = False
@@ -38,16 +40,16 @@ class Cursor:
     @property
     def description(self) -> list[tuple[Any, ...]] | None:
         """Seven-item column descriptions of the last result set, or None."""
-        if self._description is None and self._result is not None:
+        if self._description is None and self._reader is not None:
             from trinity_dbapi.dbapi.types import describe
 
-            self._description = describe(self._result.schema)
+            self._description = describe(self._reader.schema)
         return self._description
 
     @property
     def rownumber(self) -> int | None:
         """Index of the next row to fetch (PEP 249 extension)."""
-        return None if self._result is None else self._position
+        return None if self._reader is None else self._position
 
     # -- executing ----------------------------------------------------------------------
 
@@ -68,21 +70,19 @@ class Cursor:
         return self
 
     def executemany(self, operation: str, seq_of_parameters: Any) -> Cursor:
-        """Execute one statement once per parameter sequence.
+        """Execute one statement once per parameter sequence, as one statement.
 
-        The statement is parsed once. ``rowcount`` is the total of the
-        executions' row counts (or -1 if any is unknown).
+        The statement is parsed once; all sets apply or none. An
+        ``INSERT ... VALUES (?, ...)`` writes every set as a row of one batch
+        (one commit in autocommit mode). ``rowcount`` is the total of the
+        row counts (or -1 if any is unknown).
         """
         from trinity_dbapi.dbapi.params import check_seq_of_params
 
         all_params = check_seq_of_params(seq_of_parameters)
         parsed = self._parse_one(operation)
-        total = 0
-        for params in all_params:
-            self._run(lambda p=params: self.connection.session.execute(parsed, p))
-            total = -1 if total < 0 or self.rowcount < 0 else total + self.rowcount
-        self._clear()
-        self.rowcount = total if all_params else 0
+        self._run(lambda: self.connection.session.execute_many(parsed, all_params))
+        self._clear_rows()
         return self
 
     def _parse_one(self, operation: object) -> Any:
@@ -118,80 +118,116 @@ class Cursor:
         self._clear()
         with self.connection.lock:
             result: Result = guard(work)
-        self._result = result.table
+        rows = result.table
+        if rows is not None:
+            self._reader = rows if isinstance(rows, _reader_type()) else rows.to_reader()
         self.rowcount = result.rowcount
 
+    def _clear_rows(self) -> None:
+        """executemany produces no result set, only a row count."""
+        self._reader = None
+        self._description = None
+
     def _clear(self) -> None:
-        self._result = None
-        self._rows = None
+        self._reader = None
+        self._batch = None
+        self._offset = 0
+        self._exhausted = False
         self._description = None
         self._position = 0
         self.rowcount = -1
 
     # -- fetching -------------------------------------------------------------------------
+    #
+    # Rows come from a record batch reader (DuckDB streams query results), one
+    # batch at a time: the fetch methods never hold more than the current batch
+    # unless asked for everything.
 
     def fetchone(self) -> tuple[Any, ...] | None:
         """The next row, or None when the result is exhausted."""
-        rows = self._materialised()
-        if self._position >= len(rows):
-            return None
-        self._position += 1
-        return rows[self._position - 1]
+        rows = self.fetchmany(1)
+        return rows[0] if rows else None
 
     def fetchmany(self, size: int | None = None) -> list[tuple[Any, ...]]:
         """The next ``size`` rows (``arraysize`` by default)."""
-        rows = self._materialised()
         count = self.arraysize if size is None else size
         if count < 0:
             raise ProgrammingError(f"fetchmany size must be 0 or more, not {count}")
-        chunk = rows[self._position : self._position + count]
-        self._position += len(chunk)
-        return chunk
+        rows: list[tuple[Any, ...]] = []
+        while len(rows) < count:
+            chunk = self._take(count - len(rows))
+            if chunk is None:
+                break
+            rows.extend(_tuples(chunk))
+        return rows
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         """Every remaining row."""
-        rows = self._materialised()
-        chunk = rows[self._position :]
-        self._position = len(rows)
-        return chunk
+        return _tuples(self.fetch_arrow_table())
 
     def fetch_arrow_table(self) -> pa.Table:
-        """The remaining rows as an Arrow table (zero-copy slice)."""
-        table = self._table()
-        rest = table.slice(self._position)
-        self._position = table.num_rows
-        return rest
+        """The remaining rows as one Arrow table."""
+        import pyarrow as pa
+
+        reader = self._current()
+        batches = []
+        while (chunk := self._take(None)) is not None:
+            batches.append(chunk)
+        return pa.Table.from_batches(batches, schema=reader.schema)
 
     def fetch_record_batch(self, rows_per_batch: int = 1_000_000) -> pa.RecordBatchReader:
-        """The remaining rows as a reader of record batches of at most ``rows_per_batch``."""
+        """The remaining rows as a reader of record batches of at most ``rows_per_batch``.
+
+        Batches are pulled from the query as the reader is read.
+        """
         import pyarrow as pa
 
         if rows_per_batch < 1:
             raise ProgrammingError(f"rows_per_batch must be 1 or more, not {rows_per_batch}")
-        rest = self.fetch_arrow_table()
-        return pa.RecordBatchReader.from_batches(
-            rest.schema, rest.to_batches(max_chunksize=rows_per_batch)
-        )
+        schema = self._current().schema
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            while (chunk := self._take(rows_per_batch)) is not None:
+                yield chunk
+
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    def fetch_df(self) -> Any:
+        """The remaining rows as a pandas DataFrame (pandas must be installed)."""
+        return self.fetch_arrow_table().to_pandas()
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         while (row := self.fetchone()) is not None:
             yield row
 
-    def _table(self) -> pa.Table:
+    def _current(self) -> pa.RecordBatchReader:
         self._check_open()
-        if self._result is None:
+        if self._reader is None:
             raise ProgrammingError(
                 "no result set to fetch from: execute a statement that returns rows "
                 "(such as SELECT or SHOW) first"
             )
-        return self._result
+        return self._reader
 
-    def _materialised(self) -> list[tuple[Any, ...]]:
-        if self._rows is None:
-            table = self._table()
-            columns = [column.to_pylist() for column in table.columns]
-            self._rows = list(zip(*columns, strict=True)) if columns else []
-        return self._rows
+    def _take(self, limit: int | None) -> pa.RecordBatch | None:
+        """Up to ``limit`` (None: a whole batch's worth of) next rows; None at the end."""
+        reader = self._current()
+        while self._batch is None or self._offset >= self._batch.num_rows:
+            if self._exhausted:
+                return None
+            try:
+                self._batch = guard(reader.read_next_batch)
+            except StopIteration:
+                self._exhausted = True
+                self._batch = None
+                return None
+            self._offset = 0
+        available = self._batch.num_rows - self._offset
+        take = available if limit is None else min(limit, available)
+        chunk = self._batch.slice(self._offset, take)
+        self._offset += take
+        self._position += take
+        return chunk
 
     # -- the rest of PEP 249 -------------------------------------------------------------
 
@@ -219,6 +255,18 @@ class Cursor:
             raise InterfaceError("the connection is closed: open a new one with connect()")
 
 
+def _tuples(data: Any) -> list[tuple[Any, ...]]:
+    """Rows of an Arrow table or batch as tuples."""
+    columns = [column.to_pylist() for column in data.columns]
+    return list(zip(*columns, strict=True)) if columns else []
+
+
+def _reader_type() -> type:
+    import pyarrow as pa
+
+    return pa.RecordBatchReader
+
+
 def guard(work: Any) -> Any:
     """Run ``work``; any exception outside our hierarchy becomes an InternalError.
 
@@ -228,7 +276,7 @@ def guard(work: Any) -> Any:
     """
     try:
         return work()
-    except Error:
+    except (Error, StopIteration):
         raise
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise

@@ -13,14 +13,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from trinity_dbapi.errors import NoSuchObjectError, ObjectExistsError, ProgrammingError
+from trinity_dbapi.errors import (
+    NoSuchObjectError,
+    NotSupportedError,
+    ObjectExistsError,
+    ProgrammingError,
+)
 from trinity_dbapi.format.definitions import Column, TableDefinition
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.session import DEFAULT_NAMESPACE, Result, Session
 from trinity_dbapi.sql.types_sql import type_sql
+from trinity_dbapi.tables import managed
 
-#: The table format of tables created through SQL.
-TABLE_FORMAT = "parquet"
 COMMENT = "comment"
 PARTITIONED_BY = "partitioned_by"
 
@@ -64,26 +68,57 @@ def alter_namespace(session: Session, stmt: st.AlterNamespace) -> Result:
 
 def create_table(session: Session, stmt: st.CreateTable) -> Result:
     namespace, name = session.resolve(stmt.table)
-    session.check_writable_namespace(namespace)
-    txn = session.writable()
-    if namespace == DEFAULT_NAMESPACE and not txn.namespace_exists(namespace):
-        txn.create_namespace(namespace)  # "default" is created on first use
     by_name = {column.name: column for column in stmt.columns}
-    format_properties = {}
-    if stmt.partitioned_by:
-        for column in stmt.partitioned_by:
-            _check_partition_column(namespace, name, by_name, column)
-        format_properties[PARTITIONED_BY] = ",".join(stmt.partitioned_by)
     definition = TableDefinition(
         name,
         stmt.columns,
         primary_key=[_column(namespace, name, by_name, c).id for c in stmt.primary_key],
-        table_format=TABLE_FORMAT,
-        format_properties=format_properties,
-        properties=_properties(stmt.properties, stmt.comment),
+        table_format=managed.TABLE_FORMAT,
     )
-    txn.create_table(namespace, definition, if_not_exists=stmt.if_not_exists)
+    create_table_definition(
+        session,
+        namespace,
+        definition,
+        stmt.partitioned_by,
+        stmt.comment,
+        stmt.properties,
+        if_not_exists=stmt.if_not_exists,
+    )
     return Result()
+
+
+def create_table_definition(
+    session: Session,
+    namespace: str,
+    definition: TableDefinition,
+    partitioned_by: tuple[str, ...],
+    comment: str | None,
+    properties: dict[str, str],
+    *,
+    if_not_exists: bool = False,
+) -> bool:
+    """Create a managed table (and its empty dataset); False if it existed and ``if_not_exists``."""
+    session.check_writable_namespace(namespace)
+    txn = session.writable()
+    if namespace == DEFAULT_NAMESPACE and not txn.namespace_exists(namespace):
+        txn.create_namespace(namespace)  # "default" is created on first use
+    name = definition.name
+    if txn.table_exists(namespace, name):  # before writing a dataset nobody would use
+        if if_not_exists:
+            return False
+        raise ObjectExistsError("table", f"{namespace}.{name}")
+    by_name = {column.name: column for column in definition.columns}
+    format_properties = {}
+    if partitioned_by:
+        for column in partitioned_by:
+            _check_partition_column(namespace, name, by_name, column)
+        format_properties[PARTITIONED_BY] = ",".join(partitioned_by)
+    definition = definition.replace(
+        format_properties=format_properties, properties=_properties(properties, comment)
+    )
+    definition = managed.create_dataset(session.lakehouse.storage, definition)
+    txn.create_table(namespace, definition)
+    return True
 
 
 def _column(namespace: str, table: str, by_name: dict[str, Column], name: str) -> Column:
@@ -125,8 +160,37 @@ def alter_table(session: Session, stmt: st.AlterTable) -> Result:
         txn.rename_table(namespace, name, new_namespace, new_name)
         return Result()
     current = txn.load_table(namespace, name)
+    if _holds_rows(session, current):
+        _check_alter_with_rows(namespace, current, action)
     txn.replace_table(namespace, _altered(namespace, current, action))
     return Result()
+
+
+def _holds_rows(session: Session, table: TableDefinition) -> bool:
+    if not managed.has_dataset(table):
+        return False
+    return bool(managed.metadata(session.lakehouse.storage, table).files())
+
+
+def _check_alter_with_rows(namespace: str, table: TableDefinition, action: object) -> None:
+    """Schema changes the existing data files can follow without being rewritten.
+
+    Files are read by column name: an added nullable column reads as NULL in
+    older files and a dropped one is ignored, but a renamed column would lose
+    its values and a new NOT NULL column would have none.
+    """
+    where = f"{namespace}.{table.name}"
+    if isinstance(action, st.RenameColumn):
+        raise NotSupportedError(
+            f"RENAME COLUMN on table {where}, which holds rows, is not supported: its data "
+            "files name the column; create a new table with CREATE TABLE ... AS SELECT "
+            f"{action.old} AS {action.new}, ... instead"
+        )
+    if isinstance(action, st.AddColumn) and not action.column.nullable:
+        raise NotSupportedError(
+            f"ADD COLUMN {action.column.name} NOT NULL on table {where}, which holds rows: "
+            "the existing rows would have no value; add it as a nullable column"
+        )
 
 
 def _altered(namespace: str, table: TableDefinition, action: object) -> TableDefinition:

@@ -17,7 +17,7 @@ from trinity_dbapi.errors import (
     NoSuchNamespaceError,
     NoSuchTableError,
 )
-from trinity_dbapi.sql import catalog, ddl, procedures
+from trinity_dbapi.sql import catalog, data, ddl, procedures
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.query import run_query
 from trinity_dbapi.sql.session import Result, Session
@@ -52,6 +52,12 @@ def _set_transaction(session: Session, stmt: st.SetTransaction) -> Result:
 
 
 def _query(session: Session, stmt: st.Query) -> Result:
+    """A query's rows stream from DuckDB: the cursor pulls batches as it is read."""
+    reader = run_query(session, stmt.expression, stmt.tables, stmt.params, stream=True)
+    return Result(reader, -1)
+
+
+def _materialised_query(session: Session, stmt: st.Query) -> Result:
     table = run_query(session, stmt.expression, stmt.tables, stmt.params)
     return Result(table, table.num_rows)
 
@@ -61,7 +67,7 @@ def catalog_query(session: Session, sql: str, params: tuple[Any, ...] = ()) -> R
     (parsed,) = st.parse(sql)
     query = st.to_statement(parsed, params)
     assert isinstance(query, st.Query)
-    return _query(session, query)
+    return _materialised_query(session, query)
 
 
 def _like(column: str, like: str | None) -> tuple[str, tuple[Any, ...]]:
@@ -150,16 +156,6 @@ def _use(session: Session, stmt: st.Use) -> Result:
     return Result()
 
 
-def _dml(session: Session, stmt: st.Dml) -> Result:
-    from trinity_dbapi.errors import UnsupportedStatementError
-
-    kind = type(stmt.expression).__name__.upper()
-    raise UnsupportedStatementError(
-        f"{kind} statements change table data, which this version does not store yet: "
-        "tables hold a catalog definition only; data files arrive with the dataset layer"
-    )
-
-
 CONTROL: Mapping[type, Handler] = {
     st.Begin: _begin,
     st.Commit: _commit,
@@ -182,5 +178,9 @@ HANDLERS: Mapping[type, Handler] = {
     st.CreateTable: ddl.create_table,
     st.DropTable: ddl.drop_table,
     st.AlterTable: ddl.alter_table,
-    st.Dml: _dml,
+    st.Dml: data.dml,
+    st.TruncateTable: data.truncate,
+    st.CreateTableAs: data.create_table_as,
+    st.CreateIndex: data.create_index,
+    st.DropIndex: data.drop_index,
 }

@@ -11,9 +11,10 @@ aggregates and subqueries are DuckDB's, never ours.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -29,11 +30,13 @@ from trinity_dbapi.errors import (
     ProgrammingError,
 )
 from trinity_dbapi.sql import arrow_types, catalog
+from trinity_dbapi.sql.pruning import point_predicates
 
 if TYPE_CHECKING:
     from trinity_dbapi.objects import ObjectOperations
     from trinity_dbapi.sql.session import Session
     from trinity_dbapi.sql.statements import AsOf, TableRef
+    from trinity_dbapi.storage import Storage
     from trinity_dbapi.transaction import Transaction
 
 _REF_KEY = "trinity_ref"
@@ -41,8 +44,13 @@ _names = itertools.count()
 
 
 def run_query(
-    session: Session, expression: exp.Expression, refs: Sequence[TableRef], params: Sequence[Any]
-) -> pa.Table:
+    session: Session,
+    expression: exp.Expression,
+    refs: Sequence[TableRef],
+    params: Sequence[Any],
+    *,
+    stream: bool = False,
+) -> Any:
     """Execute ``expression`` (with ``refs``, its table references) and return its rows.
 
     Args:
@@ -50,36 +58,96 @@ def run_query(
         expression: the parsed query; it is not modified.
         refs: the real table references of ``expression``.
         params: values of the numbered placeholders, in order.
+        stream: return a ``pa.RecordBatchReader`` that pulls batches from
+            DuckDB as they are read, instead of the whole ``pa.Table``.
+    """
+    with marked(refs):
+        query = expression.copy()  # meta is copied with the nodes
+    return execute_marked(session, query, refs, params, stream=stream)
+
+
+@contextlib.contextmanager
+def marked(refs: Sequence[TableRef]) -> Iterator[None]:
+    """Tag each reference's node with its index while the caller copies parts of the tree.
+
+    Copies keep the tags (sqlglot copies node metadata), so a query built
+    from copied pieces still knows which of its tables are which reference.
     """
     for i, ref in enumerate(refs):
         ref.node.meta[_REF_KEY] = i
     try:
-        query = expression.copy()  # meta is copied with the nodes
+        yield
     finally:
         for ref in refs:
             ref.node.meta.pop(_REF_KEY, None)
-    duck = session.duckdb()
+
+
+def execute_marked(
+    session: Session,
+    query: exp.Expression,
+    refs: Sequence[TableRef],
+    params: Sequence[Any],
+    *,
+    overrides: Mapping[int, Any] | None = None,
+    stream: bool = False,
+) -> Any:
+    """Run a query whose tagged table nodes (see :func:`marked`) stand for ``refs``.
+
+    ``query`` is modified. ``overrides`` maps a reference index to the Arrow
+    data to scan instead of the table (DML passes the rows it is rewriting).
+    Only the placeholders ``query`` still holds are bound. A streamed query
+    runs on a DuckDB cursor of its own, which lives as long as its reader.
+    """
+    duck = session.duckdb().cursor() if stream else session.duckdb()
     registered: list[str] = []
     try:
-        resolved: dict[tuple[str, str, AsOf | None], str] = {}
+        resolved: dict[Any, str] = {}
         for node in list(query.find_all(exp.Table)):
             index = node.meta.pop(_REF_KEY, None)
             if index is None:
                 continue
             ref = refs[index]
             namespace = ref.table.namespace or session.namespace
-            key = (namespace, ref.table.name, ref.as_of)
+            predicate = point_predicates(node, params)
+            key: Any = ("override", index) if overrides and index in overrides else None
+            key = key or (namespace, ref.table.name, ref.as_of, repr(sorted(predicate.items())))
             name = resolved.get(key)
             if name is None:
                 name = f"__trinity_{next(_names)}_{uuid.uuid4().hex[:8]}"
-                duck.register(name, _materialise(session, namespace, ref.table.name, ref.as_of))
+                if key[0] == "override":
+                    relation = overrides[index]  # type: ignore[index]
+                else:
+                    relation = _materialise(
+                        session, namespace, ref.table.name, ref.as_of, predicate
+                    )
+                duck.register(name, relation)
                 registered.append(name)
                 resolved[key] = name
             _rewrite(node, name)
-        return execute_duckdb(duck, query.sql(dialect="duckdb"), params)
+        query, used = _bind_used(query, params)
+        if stream:
+            return stream_duckdb(duck, query.sql(dialect="duckdb"), used)
+        return execute_duckdb(duck, query.sql(dialect="duckdb"), used)
     finally:
-        for name in registered:
-            duck.unregister(name)
+        if not stream:
+            for name in registered:
+                duck.unregister(name)
+
+
+def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expression, list[Any]]:
+    """Renumber the placeholders ``query`` holds to $1..$k; return their values in order.
+
+    DuckDB refuses values for parameters a statement does not use, and a
+    query built from part of a statement (DML) uses only some of them.
+    """
+    placeholders = [p for p in query.find_all(exp.Placeholder) if str(p.this).isdigit()]
+    numbers = sorted({int(p.this) for p in placeholders})
+    if numbers == list(range(1, len(params) + 1)):
+        return query, list(params)
+    new_number = {old: new for new, old in enumerate(numbers, start=1)}
+    for placeholder in placeholders:
+        placeholder.set("this", str(new_number[int(placeholder.this)]))
+    return query, [params[old - 1] for old in numbers]
 
 
 def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> pa.Table:
@@ -97,6 +165,39 @@ def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[A
         raise translate_duckdb_error(exc) from exc
 
 
+#: Rows per batch of a streamed result.
+STREAM_BATCH_ROWS = 100_000
+
+
+def stream_duckdb(
+    duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]
+) -> pa.RecordBatchReader:
+    """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
+
+    The reader owns the cursor: it is closed when the last batch is read or
+    the reader is dropped. DuckDB errors surface here or while reading.
+    """
+    try:
+        relation = duck.sql(sql, params=list(params) or None)
+        if relation is None:
+            return pa.table({}).to_reader()
+        to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
+        reader: pa.RecordBatchReader = to_reader(STREAM_BATCH_ROWS)
+    except duckdb.Error as exc:
+        duck.close()
+        raise translate_duckdb_error(exc) from exc
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        try:
+            yield from reader
+        except duckdb.Error as exc:
+            raise translate_duckdb_error(exc) from exc
+        finally:
+            duck.close()
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
 def _rewrite(node: exp.Table, name: str) -> None:
     """Point ``node`` at the registered relation ``name``, keeping its alias."""
     alias = node.args.get("alias")
@@ -111,21 +212,72 @@ def _rewrite(node: exp.Table, name: str) -> None:
     node.set("alias", alias)
 
 
-def _materialise(session: Session, namespace: str, table: str, as_of: AsOf | None) -> pa.Table:
+def _materialise(
+    session: Session,
+    namespace: str,
+    table: str,
+    as_of: AsOf | None,
+    predicate: Mapping[str, Sequence[Any]],
+) -> Any:
     view, snapshot = session.view_for(as_of)
     if namespace in catalog.RESERVED_NAMESPACES:
         return catalog.catalog_table(view, snapshot, namespace, table)
-    return table_scan(view, namespace, table)
+    return table_scan(session.lakehouse.storage, view, namespace, table, predicate)
 
 
-def table_scan(view: ObjectOperations | Transaction, namespace: str, table: str) -> pa.Table:
-    """The rows of a user table as this view sees them.
+def table_scan(
+    storage: Storage,
+    view: ObjectOperations | Transaction,
+    namespace: str,
+    table: str,
+    predicate: Mapping[str, Sequence[Any]] | None = None,
+) -> Any:
+    """What DuckDB scans for a user table as this view sees it.
 
-    Tables hold no data files yet: the scan is empty, with the table's exact
-    Arrow schema, so queries bind and type-check against the declared columns.
+    A managed table is a lazy Arrow dataset over exactly the files of the
+    pinned version that can hold rows matching ``predicate`` (column ->
+    allowed values; see :mod:`~trinity_dbapi.sql.pruning`); DuckDB pushes
+    projections and filters into it. A table without a dataset is an empty
+    table with its exact schema.
     """
+    from trinity_dbapi.tables import managed
+
     definition = view.load_table(namespace, table)  # NoSuchTableError names it
-    return arrow_types.arrow_schema(definition).empty_table()
+    schema = arrow_types.arrow_schema(definition)
+    if not managed.has_dataset(definition):
+        return schema.empty_table()
+    from trinity_dbapi.tables.reader import arrow_dataset
+
+    meta = managed.metadata(storage, definition)
+    partition_by = managed.partition_columns(definition)
+    labels = prune_labels(storage, definition, meta, predicate or {})
+    return arrow_dataset(storage, meta, schema, partition_by, labels)
+
+
+def prune_labels(
+    storage: Storage, definition: Any, meta: Any, predicate: Mapping[str, Sequence[Any]]
+) -> list[str] | None:
+    """The files (labels) that can hold matching rows; None: all of them."""
+    from trinity_dbapi.tables import managed
+    from trinity_dbapi.tables.indices import lookup
+    from trinity_dbapi.tables.partitions import prune
+
+    if not predicate:
+        return None
+    partition_by = managed.partition_columns(definition)
+    schema = arrow_types.arrow_schema(definition)
+    labels: list[str] | None = None
+    if any(column in partition_by for column in predicate):
+        labels = prune(meta, schema, partition_by, predicate)
+    indexed = set(managed.indexes(definition).values())
+    for column, values in predicate.items():
+        if column in indexed and column not in partition_by:
+            found = lookup(storage, meta, column, values)
+            if found is not None:
+                labels = [
+                    x for x in (labels if labels is not None else meta.partitions) if x in found
+                ]
+    return labels
 
 
 # -- DuckDB errors ------------------------------------------------------------------

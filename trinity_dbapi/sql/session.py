@@ -12,7 +12,7 @@ Every statement is atomic: one that fails undoes its own staged changes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,9 +47,13 @@ DEFAULT_NAMESPACE = "default"
 
 @dataclass(frozen=True)
 class Result:
-    """What a statement returns: rows (or None when it has no result set) and a row count."""
+    """What a statement returns: rows (or None when it has no result set) and a row count.
 
-    table: pa.Table | None = None
+    Rows are a whole ``pa.Table`` or a ``pa.RecordBatchReader`` streaming
+    them (then the row count is -1: unknown until read).
+    """
+
+    table: pa.Table | pa.RecordBatchReader | None = None
     rowcount: int = -1
 
 
@@ -214,10 +218,48 @@ class Session:
             raise NotSupportedError(
                 f"{type(statement).__name__} statements are not supported yet: {parsed.sql!r}"
             )
+        return self._atomically(lambda: handler(self, statement))
+
+    def execute_many(self, parsed: st.Parsed, seq_of_params: Sequence[Sequence[Any]]) -> Result:
+        """Execute one statement once per parameter set, as one statement.
+
+        ``INSERT INTO t [(cols)] VALUES (?, ...)`` takes every parameter set
+        as a row of one write (one set of files, one commit in autocommit
+        mode); other statements run once per set. Either way all sets apply
+        or, on an error, none.
+        """
+        if self.closed:
+            raise InterfaceError("the connection is closed: open a new one with connect()")
+        from trinity_dbapi.sql import data
+
+        if data.is_row_insert(parsed):
+            return self._atomically(lambda: data.insert_rows(self, parsed, seq_of_params))
+
+        def each() -> Result:
+            total = 0
+            for params in seq_of_params:
+                result = self.execute(parsed, params)
+                total = -1 if total < 0 or result.rowcount < 0 else total + result.rowcount
+            return Result(None, total)
+
+        if not self._statement_scoped():
+            return self._atomically(each)
+        # Autocommit: the whole batch is one transaction, like one statement.
+        self.begin(None)
+        try:
+            result = each()
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+        return result
+
+    def _atomically(self, work: Callable[[], Result]) -> Result:
+        """Run one statement's work: undone on failure, committed in autocommit mode."""
         txn = self.transaction()
         savepoint = txn.savepoint()
         try:
-            result = handler(self, statement)
+            result = work()
         except BaseException:
             if self._txn is txn and txn.is_active:
                 txn.rollback_to(savepoint)

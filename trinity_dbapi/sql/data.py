@@ -1,0 +1,431 @@
+"""Statements that change table data: INSERT, DELETE, UPDATE, TRUNCATE, CTAS, indices.
+
+DuckDB computes every new row; this module only decides which files to
+write and which to replace, writes them in the dataset layout, and stages
+the change of the table's files as a merge of its key (see
+:mod:`trinity_dbapi.tables.managed`).
+
+DELETE and UPDATE are copy-on-write at file granularity: one DuckDB query
+over the candidate files (with each row's file label) finds the files that
+hold affected rows; only those are rewritten, everything else is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from trinity_dbapi.errors import (
+    DataError,
+    NoSuchObjectError,
+    NotSupportedError,
+    ObjectExistsError,
+    ProgrammingError,
+)
+from trinity_dbapi.sql import catalog
+from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql.query import execute_marked, marked
+from trinity_dbapi.sql.session import Result, Session
+from trinity_dbapi.tables import managed
+
+if TYPE_CHECKING:
+    from trinity_dbapi.format.definitions import TableDefinition
+    from trinity_dbapi.transaction import Transaction
+
+#: The column that carries each row's file label through DELETE and UPDATE.
+LABEL = "__trinity_label"
+
+
+# -- the target table ---------------------------------------------------------------
+
+
+class Target:
+    """The table a statement writes: its names, definition and dataset."""
+
+    def __init__(self, session: Session, table: st.TableName, *, blind: bool = False) -> None:
+        self.namespace, self.name = session.resolve(table)
+        session.check_writable_namespace(self.namespace)
+        if self.namespace in catalog.RESERVED_NAMESPACES:  # pragma: no cover - checked above
+            raise ProgrammingError("catalog tables are read-only")
+        self.txn: Transaction = session.writable()
+        self.storage = session.lakehouse.storage
+        # An append reads the definition blindly (its merge re-checks the
+        # columns), so concurrent appends do not conflict even when SERIALIZABLE.
+        load = self.txn.peek_table if blind else self.txn.load_table
+        self.definition: TableDefinition = load(self.namespace, self.name)
+        if not managed.has_dataset(self.definition):
+            raise ProgrammingError(
+                f"table {self.namespace}.{self.name} has no dataset to hold rows: it was "
+                "created before this version stored data; recreate it (CREATE TABLE ... AS "
+                "SELECT * FROM it) to give it one"
+            )
+        self.schema = managed.schema(self.definition)
+        self.partition_by = managed.partition_columns(self.definition)
+        self.meta = managed.metadata(self.storage, self.definition)
+
+    def write(self, rows: pa.Table) -> tuple[dict[str, str], int]:
+        """Write ``rows`` as new data files; return their labels and paths, and the row count."""
+        from trinity_dbapi.tables.writer import write_data
+
+        if rows.num_rows == 0:
+            return {}, 0
+        files = write_data(self.storage, self.meta, self.schema, self.partition_by, rows)
+        return files, rows.num_rows
+
+    def stage(self, added: dict[str, str], removed: Sequence[str] = ()) -> None:
+        """Stage the file changes in the transaction."""
+        if not added and not removed:
+            return
+        managed.change_files(
+            self.txn,
+            self.storage,
+            self.namespace,
+            self.name,
+            added=added,
+            removed=removed,
+            columns=self.definition.columns,
+        )
+
+    def rows_with_labels(self, labels: Sequence[str]) -> pa.Table:
+        """The rows of the given files, each with its file label."""
+        from trinity_dbapi.tables.reader import read_table
+
+        parts = []
+        for label in labels:
+            part = read_table(self.storage, self.meta, self.schema, self.partition_by, [label])
+            parts.append(part.append_column(LABEL, pa.array([label] * part.num_rows, pa.string())))
+        if not parts:
+            empty = self.schema.empty_table()
+            return empty.append_column(LABEL, pa.array([], pa.string()))
+        return pa.concat_tables(parts)
+
+
+# -- INSERT ---------------------------------------------------------------------------
+
+
+#: Clauses DuckDB's dialect parses on data statements that this executor does not run.
+_REFUSED_CLAUSES = {
+    "returning": "RETURNING",
+    "conflict": "ON CONFLICT",
+    "alternative": "INSERT OR ...",
+    "by_name": "BY NAME",
+    "using": "USING",
+    "from": "UPDATE ... FROM",
+}
+
+
+def dml(session: Session, stmt: st.Dml) -> Result:
+    """INSERT, UPDATE or DELETE."""
+    node = stmt.expression
+    for arg, clause in _REFUSED_CLAUSES.items():
+        if node.args.get(arg):
+            raise NotSupportedError(
+                f"{clause} is not supported on {type(node).__name__.upper()}; write the "
+                "statement without it (a subquery can usually take its place)"
+            )
+    if node.args.get("with_") and not isinstance(node, exp.Insert):
+        raise NotSupportedError(
+            f"WITH before {type(node).__name__.upper()} is not supported; use a subquery"
+        )
+    if isinstance(node, exp.Insert):
+        return _insert(session, stmt, node)
+    if isinstance(node, exp.Delete):
+        return _delete(session, stmt, node)
+    if isinstance(node, exp.Update):
+        return _update(session, stmt, node)
+    raise ProgrammingError(f"unsupported data statement {type(node).__name__}")
+
+
+def _insert(session: Session, stmt: st.Dml, node: exp.Insert) -> Result:
+    target = Target(session, stmt.tables[0].table, blind=True)
+    columns = _insert_columns(target, node)
+    source = node.expression
+    with marked(stmt.tables):
+        query = source.copy()
+        if node.args.get("with_"):  # WITH ... INSERT: the CTEs belong to the source query
+            query.set("with_", node.args["with_"].copy())
+    rows = execute_marked(session, query, stmt.tables, stmt.params)
+    if rows.num_columns != len(columns):
+        raise ProgrammingError(
+            f"INSERT INTO {target.namespace}.{target.name} gives {rows.num_columns} values per "
+            f"row for {len(columns)} columns ({', '.join(columns)}); make them match"
+        )
+    rows = rows.rename_columns(columns)
+    added, count = target.write(rows)
+    target.stage(added)
+    return Result(None, count)
+
+
+def is_row_insert(parsed: st.Parsed) -> bool:
+    """Whether ``parsed`` is ``INSERT INTO t [(cols)] VALUES (?, ?, ...)`` (one row of placeholders)."""
+    node = parsed.expression
+    if not isinstance(node, exp.Insert) or any(node.args.get(a) for a in _REFUSED_CLAUSES):
+        return False
+    values = node.expression
+    if node.args.get("with_") or not isinstance(values, exp.Values):
+        return False
+    if len(values.expressions) != 1:
+        return False
+    row = values.expressions[0].expressions
+    return bool(row) and all(isinstance(value, exp.Placeholder) for value in row)
+
+
+def insert_rows(session: Session, parsed: st.Parsed, rows: Sequence[Sequence[Any]]) -> Result:
+    """``executemany`` of a one-row INSERT: every parameter set is a row of one write."""
+    if not rows:
+        return Result(None, 0)
+    stmt = st.to_statement(parsed, rows[0])
+    assert isinstance(stmt, st.Dml) and isinstance(stmt.expression, exp.Insert)
+    target = Target(session, stmt.tables[0].table, blind=True)
+    columns = _insert_columns(target, stmt.expression)
+    width = len(stmt.expression.expression.expressions[0].expressions)
+    if width != len(columns):
+        raise ProgrammingError(
+            f"INSERT INTO {target.namespace}.{target.name} gives {width} values per row for "
+            f"{len(columns)} columns ({', '.join(columns)}); make them match"
+        )
+    arrays = [
+        _column_array(target, name, [row[i] for row in rows]) for i, name in enumerate(columns)
+    ]
+    added, count = target.write(pa.table(arrays, names=columns))
+    target.stage(added)
+    return Result(None, count)
+
+
+def _column_array(target: Target, name: str, values: list[Any]) -> pa.Array:
+    field = target.schema.field(name)
+    try:
+        return pa.array(values, type=field.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
+        raise DataError(
+            f"a value for column {name!r} of {target.namespace}.{target.name} does not fit its "
+            f"type {target.definition.column(name).type.to_sql()}: {exc}"
+        ) from exc
+
+
+def _insert_columns(target: Target, node: exp.Insert) -> list[str]:
+    names = [field.name for field in target.schema]
+    this = node.this
+    if not isinstance(this, exp.Schema):
+        return names
+    listed = [column.name for column in this.expressions]
+    unknown = [c for c in listed if c not in names]
+    if unknown:
+        raise NoSuchObjectError(
+            "column", f"{target.namespace}.{target.name}.{unknown[0]}", "check DESCRIBE"
+        )
+    if len(set(listed)) != len(listed):
+        raise ProgrammingError(f"INSERT lists a column twice: {', '.join(listed)}")
+    return listed
+
+
+# -- DELETE and UPDATE ----------------------------------------------------------------
+
+
+def _condition(node: exp.Expression) -> exp.Expr:
+    where = node.args.get("where")
+    condition = exp.true() if where is None else where.this.copy()
+    # A NULL condition selects nothing, as in SQL.
+    return exp.func("coalesce", exp.paren(condition), exp.false())
+
+
+def _affected(
+    session: Session, stmt: st.Dml, target: Target, condition: exp.Expr
+) -> tuple[pa.Table, dict[str, int]]:
+    """All candidate rows (with labels) and, per affected file, how many rows match."""
+    candidates = target.rows_with_labels(sorted(target.meta.files()))
+    with marked(stmt.tables):
+        scan = stmt.tables[0].node.copy()
+    hits = (
+        exp.select(
+            exp.column(LABEL),
+            exp.alias_(exp.func("count_if", condition.copy()), "hits"),
+        )
+        .from_(scan)
+        .group_by(exp.column(LABEL))
+    )
+    counted = execute_marked(session, hits, stmt.tables, stmt.params, overrides={0: candidates})
+    affected = {
+        label: hits
+        for label, hits in zip(
+            counted.column(LABEL).to_pylist(), counted.column("hits").to_pylist(), strict=True
+        )
+        if hits
+    }
+    return candidates, affected
+
+
+def _rewrite(
+    session: Session,
+    stmt: st.Dml,
+    target: Target,
+    candidates: pa.Table,
+    affected: dict[str, int],
+    projection: list[exp.Expr],
+    condition: exp.Expr | None,
+) -> None:
+    """Write the new content of the affected files and stage the replacement."""
+    if not affected:
+        return
+    import pyarrow.compute as pc
+
+    in_affected = pc.is_in(candidates.column(LABEL), pa.array(sorted(affected), pa.string()))
+    rows = candidates.filter(in_affected)
+    with marked(stmt.tables):
+        scan = stmt.tables[0].node.copy()
+    query = exp.select(*projection).from_(scan)
+    if condition is not None:
+        query = query.where(exp.not_(condition))
+    kept = execute_marked(session, query, stmt.tables, stmt.params, overrides={0: rows})
+    added, _ = target.write(kept)
+    target.stage(added, removed=sorted(affected))
+
+
+def _delete(session: Session, stmt: st.Dml, node: exp.Delete) -> Result:
+    target = Target(session, stmt.tables[0].table)
+    with marked(stmt.tables):
+        condition = _condition(node)
+    candidates, affected = _affected(session, stmt, target, condition)
+    columns = [exp.column(field.name, quoted=True) for field in target.schema]
+    _rewrite(session, stmt, target, candidates, affected, list(columns), condition)
+    return Result(None, sum(affected.values()))
+
+
+def _update(session: Session, stmt: st.Dml, node: exp.Update) -> Result:
+    target = Target(session, stmt.tables[0].table)
+    with marked(stmt.tables):
+        condition = _condition(node)
+        assignments = {_assigned(target, a): a.expression.copy() for a in node.expressions}
+    candidates, affected = _affected(session, stmt, target, condition)
+    projection: list[exp.Expr] = []
+    for field in target.schema:
+        column = exp.column(field.name, quoted=True)
+        value = assignments.get(field.name)
+        if value is None:
+            projection.append(column)
+            continue
+        cast = exp.cast(exp.paren(value), _duck_type(target, field.name))
+        case = exp.Case(ifs=[exp.If(this=condition.copy(), true=cast)], default=column)
+        projection.append(exp.alias_(case, field.name, quoted=True))
+    _rewrite(session, stmt, target, candidates, affected, projection, None)
+    return Result(None, sum(affected.values()))
+
+
+def _assigned(target: Target, assignment: exp.Expression) -> str:
+    if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
+        raise ProgrammingError(f"UPDATE SET needs column = value, not {assignment.sql()!r}")
+    name = assignment.this.name
+    if name not in target.schema.names:
+        raise NoSuchObjectError(
+            "column", f"{target.namespace}.{target.name}.{name}", "check DESCRIBE"
+        )
+    return name
+
+
+def _duck_type(target: Target, column: str) -> exp.DataType:
+    from trinity_dbapi.sql.arrow_types import duckdb_type
+
+    data_type = target.definition.column(column).type
+    return exp.DataType.build(duckdb_type(data_type), dialect="duckdb")
+
+
+# -- TRUNCATE, CTAS, indices ----------------------------------------------------------
+
+
+def truncate(session: Session, stmt: Any) -> Result:
+    """TRUNCATE TABLE: every file of the pinned version goes."""
+    target = Target(session, stmt.table)
+    labels = sorted(target.meta.files())
+    target.stage({}, removed=labels)
+    return Result(None, -1)
+
+
+def create_table_as(session: Session, stmt: Any) -> Result:
+    """CREATE TABLE ... AS query: the table takes the query's column names and types."""
+    from trinity_dbapi.format.definitions import TableDefinition
+    from trinity_dbapi.sql import ddl
+    from trinity_dbapi.sql.arrow_types import columns_from_schema
+    from trinity_dbapi.sql.query import run_query
+
+    namespace, name = session.resolve(stmt.table)
+    session.check_writable_namespace(namespace)
+    txn = session.writable()
+    if txn.table_exists(namespace, name):
+        if stmt.if_not_exists:
+            return Result(None, 0)
+        raise ObjectExistsError("table", f"{namespace}.{name}")
+    query = stmt.query
+    rows = run_query(session, query.expression, query.tables, query.params)
+    columns = columns_from_schema(_plain_schema(rows.schema))
+    definition = TableDefinition(name, columns, table_format=managed.TABLE_FORMAT)
+    ddl.create_table_definition(
+        session, namespace, definition, stmt.partitioned_by, stmt.comment, stmt.properties
+    )
+    target = Target(session, st.TableName(namespace, name))
+    added, count = target.write(rows)
+    target.stage(added)
+    return Result(None, count)
+
+
+def _plain_schema(schema: pa.Schema) -> pa.Schema:
+    # DuckDB results carry no field IDs; columns_from_schema numbers them.
+    return pa.schema([field.remove_metadata() for field in schema])
+
+
+def create_index(session: Session, stmt: Any) -> Result:
+    """CREATE INDEX name ON t (column): built from the data, maintained by later writes."""
+    from trinity_dbapi.tables.indices import build_index
+
+    target = Target(session, stmt.table)
+    existing = managed.indexes(target.definition)
+    if stmt.name in existing:
+        if stmt.if_not_exists:
+            return Result()
+        raise ObjectExistsError("index", f"{stmt.name} on {target.namespace}.{target.name}")
+    if stmt.column not in target.schema.names:
+        raise NoSuchObjectError(
+            "column", f"{target.namespace}.{target.name}.{stmt.column}", "check DESCRIBE"
+        )
+    if stmt.column in existing.values():
+        raise ProgrammingError(
+            f"column {stmt.column!r} of {target.namespace}.{target.name} already has the index "
+            f"{next(n for n, c in existing.items() if c == stmt.column)!r}; one index per column"
+        )
+    storage, column = target.storage, stmt.column
+
+    def change(table: TableDefinition) -> TableDefinition:
+        meta = managed.metadata(storage, table)
+        schema, by = managed.schema(table), managed.partition_columns(table)
+        meta = build_index(storage, meta, schema, by, column)
+        properties = {**table.format_properties, managed.INDEX_PREFIX + stmt.name: column}
+        return managed.with_metadata(storage, table.replace(format_properties=properties), meta)
+
+    target.txn.merge_table(target.namespace, target.name, change)
+    return Result()
+
+
+def drop_index(session: Session, stmt: Any) -> Result:
+    """DROP INDEX name ON t."""
+    from trinity_dbapi.tables.indices import drop_index as drop
+
+    target = Target(session, stmt.table)
+    column = managed.indexes(target.definition).get(stmt.name)
+    if column is None:
+        if stmt.if_exists:
+            return Result()
+        raise NoSuchObjectError(
+            "index", f"{stmt.name} on {target.namespace}.{target.name}", "check SHOW CREATE TABLE"
+        )
+    storage = target.storage
+
+    def change(table: TableDefinition) -> TableDefinition:
+        properties = dict(table.format_properties)
+        properties.pop(managed.INDEX_PREFIX + stmt.name, None)
+        meta = drop(managed.metadata(storage, table), column)
+        return managed.with_metadata(storage, table.replace(format_properties=properties), meta)
+
+    target.txn.merge_table(target.namespace, target.name, change)
+    return Result()

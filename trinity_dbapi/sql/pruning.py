@@ -1,0 +1,114 @@
+"""Which files a query needs: point predicates on partition and indexed columns.
+
+Before DuckDB opens a managed table, the planner looks at the WHERE clause
+of the SELECT that reads it: every top-level AND-ed ``column = value`` or
+``column IN (values)`` on one of its partition columns or indexed columns
+narrows the files to scan (partition values from the file labels; indexed
+values from the index file, one read). Anything it does not understand is
+left to DuckDB, which still evaluates the whole WHERE clause: pruning only
+ever skips files that cannot hold a matching row.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Sequence
+from typing import Any
+
+from sqlglot import exp
+
+#: Column value -> a Python value; None when the expression is not a constant we trust.
+_NO_VALUE = object()
+
+
+def point_predicates(node: exp.Table, params: Sequence[Any]) -> dict[str, list[Any]]:
+    """``column -> allowed values`` that the WHERE around ``node`` demands of every row.
+
+    Args:
+        node: a table reference of a query (before it is rewritten).
+        params: the statement's parameter values ($1 is ``params[0]``).
+    """
+    select = node.parent_select
+    if select is None or not _reads_directly(select, node):
+        return {}
+    where = select.args.get("where")
+    if where is None:
+        return {}
+    name = node.alias_or_name
+    alone = len(_sources(select)) == 1
+    allowed: dict[str, list[Any]] = {}
+    for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
+        found = _point(conjunct, params)
+        if found is None:
+            continue
+        column, values = found
+        if (column.table and column.table != name) or (not column.table and not alone):
+            continue
+        previous = allowed.get(column.name)
+        allowed[column.name] = values if previous is None else [v for v in values if v in previous]
+    return allowed
+
+
+def _sources(select: exp.Select) -> list[exp.Expression]:
+    sources: list[exp.Expression] = []
+    from_ = select.args.get("from_") or select.args.get("from")
+    if from_ is not None:
+        sources.append(from_.this)
+    sources.extend(join.this for join in select.args.get("joins") or ())
+    return sources
+
+
+def _reads_directly(select: exp.Select, node: exp.Table) -> bool:
+    return any(source is node for source in _sources(select))
+
+
+def _point(condition: exp.Expr, params: Sequence[Any]) -> tuple[exp.Column, list[Any]] | None:
+    """``column = constant`` or ``column IN (constants)``; None for anything else."""
+    if isinstance(condition, exp.Paren):
+        return _point(condition.this, params)
+    if isinstance(condition, exp.EQ):
+        left, right = condition.this, condition.expression
+        if isinstance(right, exp.Column):
+            left, right = right, left
+        if isinstance(left, exp.Column):
+            value = constant(right, params)
+            if value is not _NO_VALUE and value is not None:
+                return left, [value]
+        return None
+    if isinstance(condition, exp.In) and isinstance(condition.this, exp.Column):
+        if condition.args.get("query") or condition.args.get("unnest"):
+            return None
+        values = [constant(item, params) for item in condition.expressions]
+        if not values or any(v is _NO_VALUE for v in values):
+            return None
+        return condition.this, [v for v in values if v is not None]
+    return None
+
+
+def constant(node: exp.Expr, params: Sequence[Any]) -> Any:
+    """The Python value of a literal, a parameter or a typed literal; ``_NO_VALUE`` otherwise."""
+    if isinstance(node, exp.Paren):
+        return constant(node.this, params)
+    if isinstance(node, exp.Placeholder) and str(node.this).isdigit():
+        index = int(node.this) - 1
+        return params[index] if 0 <= index < len(params) else _NO_VALUE
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Neg):
+        value = constant(node.this, params)
+        ok = isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool)
+        return -value if ok else _NO_VALUE
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        text = node.this
+        try:
+            return int(text) if text.lstrip("-").isdigit() else decimal.Decimal(text)
+        except decimal.InvalidOperation:
+            return _NO_VALUE
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        # DATE '2024-01-01', TIMESTAMP '...': the text, cast to the column's type later
+        return node.this.this
+    return _NO_VALUE
