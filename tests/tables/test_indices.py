@@ -199,3 +199,38 @@ def pq_bytes(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     return sink.getvalue().to_pybytes()
+
+
+def test_lookup_reads_only_the_row_groups_that_can_hold_the_value(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trinity_dbapi.tables import indices
+
+    monkeypatch.setattr(indices, "INDEX_ROW_GROUP_ROWS", 100)
+    meta = new_dataset(storage, SCHEMA, BY)
+    n = 1000
+    meta, _ = _append(
+        storage,
+        meta,
+        {
+            "region": [f"r{i % 7}" for i in range(n)],
+            "customer": list(range(n)),
+            "note": ["x"] * n,
+        },
+    )
+    meta = build_index(storage, meta, SCHEMA, BY, "customer")
+    read_groups: list[list[int]] = []
+    real = pq.ParquetFile.read_row_groups
+
+    def spy(self: pq.ParquetFile, groups: list[int], *args: object, **kwargs: object) -> pa.Table:
+        read_groups.append(list(groups))
+        return real(self, groups, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
+    for value in (0, 555, 999):
+        found = indices.lookup(storage, meta, "customer", [value])
+        assert found is not None
+        assert [label.split("/")[0] for label in found] == [f"region=r{value % 7}"]
+        assert len(read_groups.pop()) == 1  # 10 groups in the file, one read
+    assert indices.lookup(storage, meta, "customer", [5000]) == set()
+    assert read_groups == []  # no group can hold it: nothing is read

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.sql import arrow_types, catalog
 from trinity_dbapi.sql.pruning import point_predicates
+from trinity_dbapi.tables import managed
 
 if TYPE_CHECKING:
     from trinity_dbapi.objects import ObjectOperations
@@ -100,6 +102,7 @@ def execute_marked(
     """
     duck = session.duckdb().cursor() if stream else session.duckdb()
     registered: list[str] = []
+    natives: dict[str, str] = {}
     try:
         resolved: dict[Any, str] = {}
         for node in list(query.find_all(exp.Table)):
@@ -120,14 +123,22 @@ def execute_marked(
                     relation = _materialise(
                         session, namespace, ref.table.name, ref.as_of, predicate
                     )
-                duck.register(name, relation)
-                registered.append(name)
+                if isinstance(relation, NativeScan):
+                    # Spliced into the SQL text below (our own identifier, so
+                    # the replacement is exact): DuckDB binds the scan once.
+                    natives[name] = relation.subquery(duck)
+                else:
+                    duck.register(name, relation)
+                    registered.append(name)
                 resolved[key] = name
             _rewrite(node, name)
         query, used = _bind_used(query, params)
+        sql = query.sql(dialect="duckdb")
+        for name, subquery in natives.items():
+            sql = sql.replace(f'"{name}"', subquery)
         if stream:
-            return stream_duckdb(duck, query.sql(dialect="duckdb"), used)
-        return execute_duckdb(duck, query.sql(dialect="duckdb"), used)
+            return stream_duckdb(duck, sql, used)
+        return execute_duckdb(duck, sql, used)
     finally:
         if not stream:
             for name in registered:
@@ -240,7 +251,6 @@ def table_scan(
     projections and filters into it. A table without a dataset is an empty
     table with its exact schema.
     """
-    from trinity_dbapi.tables import managed
 
     definition = view.load_table(namespace, table)  # NoSuchTableError names it
     schema = arrow_types.arrow_schema(definition)
@@ -251,7 +261,86 @@ def table_scan(
     meta = managed.metadata(storage, definition)
     partition_by = managed.partition_columns(definition)
     labels = prune_labels(storage, definition, meta, predicate or {})
+    if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
+        # Files differ in their columns: match them by column ID (a column
+        # dropped and added again must not bring back its old values).
+        from trinity_dbapi.tables.reader import read_table
+
+        return read_table(storage, meta, schema, partition_by, labels)
+    local_root = getattr(storage, "root_dir", None)
+    chosen = list(meta.partitions) if labels is None else labels
+    binary_partitions = any(
+        definition.column(name).type.kind in ("binary", "fixed") for name in partition_by
+    )
+    if local_root is not None and chosen and not binary_partitions:
+        files = meta.files()
+        paths = [os.path.join(local_root, *files[label].split("/")) for label in chosen]
+        return NativeScan(definition, paths, partition_by)
     return arrow_dataset(storage, meta, schema, partition_by, labels)
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class NativeScan:
+    """Local Parquet files DuckDB reads itself (``read_parquet``): its fastest path.
+
+    Partition columns come from the hive-style directories (DuckDB decodes
+    the URL encoding) with their declared types; a column no file holds yet
+    (added by ALTER TABLE) reads as NULL; columns are projected in the
+    table's order and cast to their declared DuckDB types.
+    """
+
+    def __init__(self, definition: Any, paths: list[str], partition_by: list[str]) -> None:
+        self.definition = definition
+        self.paths = paths
+        self.partition_by = partition_by
+
+    def subquery(self, duck: duckdb.DuckDBPyConnection) -> str:
+        """A parenthesised DuckDB query over the files, with the table's exact columns."""
+        options = []
+        if self.definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
+            options.append("union_by_name = true")  # match columns by name, file by file
+        if self.partition_by:
+            types = ", ".join(
+                f"{_sql_string(name)}: "
+                f"{_sql_string(arrow_types.duckdb_type(self.definition.column(name).type))}"
+                for name in self.partition_by
+            )
+            options += ["hive_partitioning = true", f"hive_types = {{{types}}}"]
+        files = ", ".join(_sql_string(path) for path in self.paths)
+        source = f"read_parquet({', '.join([f'[{files}]', *options])})"
+        present = self._file_types(duck, source)
+        projection = []
+        for column in self.definition.columns:
+            quoted = '"' + column.name.replace('"', '""') + '"'
+            duck_type = arrow_types.duckdb_type(column.type)
+            found = present.get(column.name)
+            if found == duck_type:
+                projection.append(quoted)  # a bare column: filters push into the scan
+            else:
+                value = quoted if found is not None else "NULL"
+                projection.append(f"CAST({value} AS {duck_type}) AS {quoted}")
+        return f"(SELECT {', '.join(projection)} FROM {source})"
+
+    def _file_types(self, duck: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
+        """Column -> DuckDB type of what the files hold (an added column may be in none yet).
+
+        Cached by file list: the files are immutable.
+        """
+        key = tuple(self.paths)
+        types = _FILE_TYPES.get(key)
+        if types is None:
+            relation = duck.sql(f"SELECT * FROM {source}")
+            types = {name: str(t) for name, t in zip(relation.columns, relation.types, strict=True)}
+            if len(_FILE_TYPES) > 1024:
+                _FILE_TYPES.clear()
+            _FILE_TYPES[key] = types
+        return types
+
+
+_FILE_TYPES: dict[tuple[str, ...], dict[str, str]] = {}
 
 
 def prune_labels(

@@ -35,10 +35,8 @@ if TYPE_CHECKING:
 
 #: Settings of each session's private DuckDB connection.
 DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
-    "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
-    "lock_configuration": True,
 }
 
 #: The namespace unqualified names resolve in until ``USE`` changes it.
@@ -191,10 +189,24 @@ class Session:
         if self._duck is None:
             import duckdb
 
-            # DuckDB sees only what the session registers: no files, no
-            # extensions, no ATTACH, and SQL cannot switch that back on.
-            self._duck = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
+            # DuckDB sees only what the session gives it: the files under a
+            # local lakehouse root (it reads their Parquet natively), nothing
+            # else, no extensions, no ATTACH, and SQL cannot switch that back on.
+            duck = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
+            root = self.local_root()
+            if root is not None:
+                duck.execute("SET allowed_directories = ?", [[root]])
+            duck.execute("SET enable_external_access = false")
+            duck.execute("SET lock_configuration = true")
+            self._duck = duck
         return self._duck
+
+    def local_root(self) -> str | None:
+        """The lakehouse root directory when it is on the local file system."""
+        from trinity_dbapi.storage.local import LocalStorage
+
+        storage = self.lakehouse.storage
+        return storage.root_dir if isinstance(storage, LocalStorage) else None
 
     # -- statements -------------------------------------------------------------
 

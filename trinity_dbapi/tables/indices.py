@@ -19,6 +19,7 @@ a table column called ``partition`` cannot be indexed (Kartothek refuses it too)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,6 +32,9 @@ from trinity_dbapi.tables.metadata import DatasetMetadata
 from trinity_dbapi.tables.partitions import check_partition_by, coerce, partition_scalars
 from trinity_dbapi.tables.reader import FileReader, read_each
 from trinity_dbapi.tables.writer import parquet_bytes
+
+#: Rows per row group of an index file: small, so a lookup reads little of it.
+INDEX_ROW_GROUP_ROWS = 8192
 
 __all__ = [
     "INDEX_PARTITION_COLUMN",
@@ -143,7 +147,9 @@ def _store(
         pa.chunked_array(labels, pa.string()),
     )
     path = layout.index_path(meta.dataset_uuid, field.name)
-    storage.create_unique(path, parquet_bytes(table))
+    # Small row groups of sorted values: a lookup reads only the groups whose
+    # min/max statistics can hold the value, not the whole index.
+    storage.create_unique(path, parquet_bytes(table, row_group_rows=INDEX_ROW_GROUP_ROWS))
     return meta.with_index(field.name, path)
 
 
@@ -230,7 +236,8 @@ def lookup(
     path = meta.indices.get(column)
     if path is None:
         return None
-    index = read_index(storage, path)
+    data = storage.read(path)  # the one read
+    index = _matching_groups(path, data, values)
     type_ = index.schema.field(0).type
     scalars = [coerce(value, type_) for value in values]
     wanted = [s for s in scalars if s is not None and s.is_valid]
@@ -239,6 +246,46 @@ def lookup(
         mask = pc.or_(mask, pc.is_null(index.column(0)))
     found = index.column(1).filter(mask).combine_chunks().flatten().to_pylist()
     return {label for label in found if label in meta.partitions}
+
+
+def _matching_groups(path: str, data: bytes, values: Sequence[object]) -> pa.Table:
+    """The index rows of the row groups whose statistics can hold one of ``values``."""
+    try:
+        parquet = pq.ParquetFile(pa.BufferReader(data))
+        metadata = parquet.metadata
+        type_ = parquet.schema_arrow.field(0).type
+        scalars = [coerce(value, type_) for value in values]
+        keep = [
+            group
+            for group in range(metadata.num_row_groups)
+            if _may_hold(metadata.row_group(group).column(0).statistics, scalars, type_)
+        ]
+        table = parquet.read_row_groups(keep) if keep else parquet.schema_arrow.empty_table()
+    except (pa.ArrowException, OSError) as exc:
+        raise CorruptFileError(path, f"not a readable Parquet file ({exc})") from exc
+    if table.num_columns != 2 or table.column_names[1] != INDEX_PARTITION_COLUMN:
+        raise CorruptFileError(
+            path,
+            f"an index file has the columns <column>, {INDEX_PARTITION_COLUMN!r}; found "
+            f"{table.column_names}",
+        )
+    return table
+
+
+def _may_hold(statistics: Any, scalars: list[pa.Scalar | None], type_: pa.DataType) -> bool:
+    """Whether a row group with these statistics can hold one of the values."""
+    if statistics is None or not statistics.has_min_max:
+        return True
+    if any(s is None or not s.is_valid for s in scalars):
+        return True  # NULL lookups: the NULL count decides, keep it simple
+    try:
+        low = pa.scalar(statistics.min, type_)
+        high = pa.scalar(statistics.max, type_)
+        return any(
+            pc.less_equal(low, s).as_py() and pc.less_equal(s, high).as_py() for s in scalars
+        )
+    except (pa.ArrowException, TypeError, ValueError):
+        return True
 
 
 def drop_index(meta: DatasetMetadata, column: str) -> DatasetMetadata:

@@ -52,10 +52,10 @@ CHUNK_ROWS = 256 * 1024
 _PARQUET_OPTIONS = {"compression": "zstd", "store_schema": True}
 
 
-def parquet_bytes(table: pa.Table) -> bytes:
+def parquet_bytes(table: pa.Table, *, row_group_rows: int = ROW_GROUP_ROWS) -> bytes:
     """``table`` as a zstd-compressed Parquet file that stores its Arrow schema."""
     sink = io.BytesIO()
-    pq.write_table(table, sink, row_group_size=ROW_GROUP_ROWS, **_PARQUET_OPTIONS)
+    pq.write_table(table, sink, row_group_size=row_group_rows, **_PARQUET_OPTIONS)
     return sink.getvalue()
 
 
