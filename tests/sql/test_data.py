@@ -266,20 +266,21 @@ def test_executemany_of_other_statements_is_atomic(conn: Any) -> None:
 def test_point_queries_prune_files_with_constant_metadata_reads(
     conn: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trinity_dbapi.tables import reader
+    from trinity_dbapi.sql import query
 
     cur = conn.cursor()
     cur.execute("CREATE TABLE ns.t (p INT4, k VARCHAR(8), v INT8) PARTITIONED BY (p)")
     cur.executemany("INSERT INTO ns.t VALUES (?, ?, ?)", [(i % 40, f"k{i}", i) for i in range(400)])
     cur.execute("CREATE INDEX by_k ON ns.t (k)")
     scanned: list[int] = []
-    real = reader.arrow_dataset
+    real = query.table_scan
 
-    def recording(storage: Any, meta: Any, schema: Any, by: Any, labels: Any = None) -> Any:
-        scanned.append(len(meta.partitions) if labels is None else len(list(labels)))
-        return real(storage, meta, schema, by, labels)
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        scan = real(*args, **kwargs)
+        scanned.append(len(scan.paths) if isinstance(scan, query.NativeScan) else len(scan.files))
+        return scan
 
-    monkeypatch.setattr(reader, "arrow_dataset", recording)
+    monkeypatch.setattr(query, "table_scan", recording)
     assert rows(conn, "SELECT count(*) FROM ns.t") == [(400,)]
     assert scanned.pop() == 40
     assert rows(conn, "SELECT sum(v) FROM ns.t WHERE p = ?", [7]) == [(sum(range(7, 400, 40)),)]
@@ -297,3 +298,100 @@ def test_point_queries_prune_files_with_constant_metadata_reads(
     # a predicate pruning cannot use still returns the right rows
     assert rows(conn, "SELECT count(*) FROM ns.t WHERE p = 7 OR k = 'k1'") == [(11,)]
     assert scanned.pop() == 40
+
+
+def test_data_statements_on_every_backend(backend: tuple[str, dict[str, Any]]) -> None:
+    uri, options = backend
+    conn = trinity_dbapi.connect(uri, storage_options=options, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute(
+        "CREATE TABLE ns.t (day DATE, k VARCHAR(8), amount DECIMAL(8, 2), tags LIST<VARCHAR(4)>)"
+        " PARTITIONED BY (day)"
+    )
+    cur.executemany(
+        "INSERT INTO ns.t VALUES (?, ?, ?, ?)",
+        [
+            (datetime.date(2024, 1, 1), "a", decimal.Decimal("1.25"), ["x"]),
+            (datetime.date(2024, 1, 2), "b", decimal.Decimal("2.50"), []),
+            (datetime.date(2024, 1, 2), "c", None, None),
+        ],
+    )
+    first = conn.lakehouse.latest_version()
+    cur.execute("CREATE INDEX by_k ON ns.t (k)")
+    cur.execute("UPDATE ns.t SET amount = amount * 2 WHERE k = 'b'")
+    cur.execute("DELETE FROM ns.t WHERE day = DATE '2024-01-01'")
+    assert rows(conn, "SELECT k, amount, tags FROM ns.t ORDER BY k") == [
+        ("b", decimal.Decimal("5.00"), []),
+        ("c", None, None),
+    ]
+    assert rows(conn, "SELECT k FROM ns.t WHERE k = ?", ["c"]) == [("c",)]
+    old = rows(conn, f"SELECT k, amount FROM ns.t FOR SYSTEM_VERSION AS OF {first} ORDER BY k")
+    assert old == [("a", decimal.Decimal("1.25")), ("b", decimal.Decimal("2.50")), ("c", None)]
+    reopened = trinity_dbapi.connect(uri, storage_options=options, create=False)
+    assert reopened.cursor().execute("SELECT count(*) FROM ns.t").fetchall() == [(2,)]
+    conn.close()
+    reopened.close()
+
+
+def test_columns_added_and_dropped_while_the_table_holds_rows(conn: Any) -> None:
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.t (p INT4, a INT4, b VARCHAR(3)) PARTITIONED BY (p)")
+    cur.execute("INSERT INTO ns.t VALUES (1, 10, 'x')")
+    cur.execute("ALTER TABLE ns.t ADD COLUMN c DOUBLE")
+    assert rows(conn, "SELECT p, a, b, c FROM ns.t") == [(1, 10, "x", None)]
+    cur.execute("INSERT INTO ns.t VALUES (2, 20, 'y', 2.5)")
+    cur.execute("ALTER TABLE ns.t DROP COLUMN b")
+    assert rows(conn, "SELECT * FROM ns.t ORDER BY p") == [(1, 10, None), (2, 20, 2.5)]
+    with pytest.raises(errors.NotSupportedError, match="RENAME COLUMN"):
+        cur.execute("ALTER TABLE ns.t RENAME COLUMN a TO z")
+    with pytest.raises(errors.NotSupportedError, match="NOT NULL"):
+        cur.execute("ALTER TABLE ns.t ADD COLUMN d INT4 NOT NULL")
+
+
+def test_a_dropped_and_re_added_column_does_not_bring_back_old_values(conn: Any) -> None:
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.t (a INT4, b VARCHAR(3))")
+    cur.execute("INSERT INTO ns.t VALUES (1, 'old')")
+    cur.execute("ALTER TABLE ns.t DROP COLUMN b")
+    cur.execute("ALTER TABLE ns.t ADD COLUMN b VARCHAR(3)")
+    cur.execute("INSERT INTO ns.t VALUES (2, 'new')")
+    assert rows(conn, "SELECT a, b FROM ns.t ORDER BY a") == [(1, None), (2, "new")]
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("DECIMAL(10, 3)", decimal.Decimal("1.500")),
+        ("TIMESTAMPTZ", datetime.datetime(2024, 1, 1, 12, tzinfo=datetime.timezone.utc)),
+        ("BOOLEAN", True),
+        ("VARCHAR(10)", "a/b %=ü"),
+        ("BINARY(4)", b"\x00/%"),
+        ("INT8", None),
+    ],
+)
+def test_partition_columns_of_every_kind_through_sql(conn: Any, kind: str, value: Any) -> None:
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE ns.t (p {kind}, v INT4) PARTITIONED BY (p)")
+    cur.executemany("INSERT INTO ns.t VALUES (?, ?)", [(value, 1), (value, 2)])
+    assert rows(conn, "SELECT p, sum(v) FROM ns.t GROUP BY p") == [(value, 3)]
+    if value is not None:
+        assert rows(conn, "SELECT count(*) FROM ns.t WHERE p = ?", [value]) == [(2,)]
+
+
+def test_files_of_a_rolled_back_transaction_are_collected(tmp_path: Path) -> None:
+    uri = str(tmp_path / "lake")
+    setup = trinity_dbapi.connect(uri, autocommit=True).cursor()
+    setup.execute("CREATE NAMESPACE ns").execute("CREATE TABLE ns.t (v INT4)")
+    setup.execute("INSERT INTO ns.t VALUES (1)")
+    conn = trinity_dbapi.connect(uri)
+    lake = conn.lakehouse
+    before = {p for p, _ in lake.storage.list_with_times("")}
+    conn.cursor().execute("INSERT INTO ns.t VALUES (2), (3)")
+    written = {p for p, _ in lake.storage.list_with_times("")} - before
+    assert any(p.endswith(".parquet") for p in written)  # data files are written at once
+    conn.rollback()
+    assert setup.execute("SELECT v FROM ns.t").fetchall() == [(1,)]  # never visible
+    result = lake.collect_garbage(grace_period_millis=0)
+    assert written <= set(result.deleted)
+    assert setup.execute("SELECT v FROM ns.t").fetchall() == [(1,)]

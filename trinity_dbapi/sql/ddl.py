@@ -27,6 +27,8 @@ from trinity_dbapi.tables import managed
 
 COMMENT = "comment"
 PARTITIONED_BY = "partitioned_by"
+#: The highest column ID the table ever had (IDs of dropped columns are not reused).
+LAST_COLUMN_ID = "last_column_id"
 
 
 def _properties(properties: dict[str, str], comment: str | None) -> dict[str, str]:
@@ -160,9 +162,15 @@ def alter_table(session: Session, stmt: st.AlterTable) -> Result:
         txn.rename_table(namespace, name, new_namespace, new_name)
         return Result()
     current = txn.load_table(namespace, name)
+    altered = _altered(namespace, current, action)
     if _holds_rows(session, current):
         _check_alter_with_rows(namespace, current, action)
-    txn.replace_table(namespace, _altered(namespace, current, action))
+        if isinstance(action, st.AddColumn | st.DropColumn):
+            # Older files now lack (or still hold) a column: readers must
+            # match the files' columns by name (see query.NativeScan).
+            properties = {**altered.format_properties, managed.MIXED_FILE_SCHEMAS: "true"}
+            altered = altered.replace(format_properties=properties)
+    txn.replace_table(namespace, altered)
     return Result()
 
 
@@ -199,8 +207,14 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
     if isinstance(action, st.AddColumn):
         if action.column.name in names:
             raise ObjectExistsError("column", f"{where}.{action.column.name}")
-        next_id = max((c.id for c in table.all_columns()), default=0) + 1
-        return table.replace(columns=(*table.columns, renumber(action.column, next_id)))
+        # IDs are never reused: a dropped column's ID may still name data in
+        # older files, so the highest ID ever given is kept with the table.
+        highest = max((c.id for c in table.all_columns()), default=0)
+        highest = max(highest, int(table.format_properties.get(LAST_COLUMN_ID, "0")))
+        column = renumber(action.column, highest + 1)
+        last = max(c.id for c in column.walk())
+        properties = {**table.format_properties, LAST_COLUMN_ID: str(last)}
+        return table.replace(columns=(*table.columns, column), format_properties=properties)
     if isinstance(action, st.DropColumn):
         column = _existing(where, table, action.name)
         if column.id in table.primary_key or action.name in _partition_columns(table):
@@ -213,7 +227,13 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
                 f"column {action.name!r} is the last column of table {where}: a table needs at "
                 "least one column; drop the table instead"
             )
-        return table.replace(columns=tuple(c for c in table.columns if c.name != action.name))
+        highest = max((c.id for c in table.all_columns()), default=0)
+        highest = max(highest, int(table.format_properties.get(LAST_COLUMN_ID, "0")))
+        properties = {**table.format_properties, LAST_COLUMN_ID: str(highest)}
+        return table.replace(
+            columns=tuple(c for c in table.columns if c.name != action.name),
+            format_properties=properties,
+        )
     if isinstance(action, st.RenameColumn):
         _existing(where, table, action.old)
         if action.new in names:

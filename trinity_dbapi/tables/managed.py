@@ -7,7 +7,9 @@ A managed table's definition names its dataset in ``format_properties``:
   version of the table (a new one per commit that changes the data), so a
   lakehouse version pins the table's exact files;
 * ``partitioned_by``: the partition columns, comma-separated;
-* ``index.<name>``: the column of the secondary index ``<name>``.
+* ``index.<name>``: the column of the secondary index ``<name>``;
+* ``mixed_file_schemas``: ``true`` once a column was added or dropped while
+  the table held rows (its files then differ in their columns).
 
 Data changes are merges of the table's key (see
 :meth:`~trinity_dbapi.transaction.Transaction.merge`): appends add files to
@@ -37,6 +39,9 @@ DATASET_UUID = "dataset_uuid"
 METADATA_LOCATION = "metadata_location"
 PARTITIONED_BY = "partitioned_by"
 INDEX_PREFIX = "index."
+#: Set once a column was added or dropped while the table held rows: its
+#: data files then differ in their columns.
+MIXED_FILE_SCHEMAS = "mixed_file_schemas"
 
 
 def partition_columns(table: TableDefinition) -> list[str]:

@@ -1,0 +1,44 @@
+"""Workers for the multi-process data tests (importable, so ``spawn`` finds them)."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import trinity_dbapi
+from trinity_dbapi.transaction import RetryPolicy
+
+RETRY = RetryPolicy(max_attempts=200, base_delay=0.002, max_delay=0.05)
+
+
+def appender(uri: str, worker: int, batches: int, rows: int, start: Any, results: Any) -> None:
+    """Append ``batches`` batches of ``rows`` rows (k = worker) to ns.t, one commit each."""
+    try:
+        conn = trinity_dbapi.connect(uri, autocommit=True, create=False, retry=RETRY)
+        cur = conn.cursor()
+        start.wait()
+        for batch in range(batches):
+            data = [(worker, batch * rows + i) for i in range(rows)]
+            cur.executemany("INSERT INTO ns.t (k, v) VALUES (?, ?)", data)
+        results.put((worker, "ok", batches * rows))
+    except Exception:  # noqa: BLE001 - reported, not raised: the parent checks every outcome
+        results.put((worker, "error", traceback.format_exc()))
+
+
+def deleter(uri: str, worker: int, target: int, start: Any, results: Any) -> None:
+    """Delete every row of ns.t with k = target, retrying on conflicts."""
+    try:
+        conn = trinity_dbapi.connect(
+            uri, autocommit=True, create=False, retry=RETRY, isolation_level="SNAPSHOT"
+        )
+        cur = conn.cursor()
+        start.wait()
+        for _ in range(100):
+            try:
+                cur.execute("DELETE FROM ns.t WHERE k = ?", [target])
+                break
+            except trinity_dbapi.OperationalError:
+                continue  # a concurrent rewrite of the same files: run it again
+        results.put((worker, "ok", cur.rowcount))
+    except Exception:  # noqa: BLE001 - reported to the parent
+        results.put((worker, "error", traceback.format_exc()))
