@@ -178,3 +178,20 @@ def test_dbapi_page_documents_every_procedure_result() -> None:
         returned = [(c.name, c.type.to_sql()) for c in columns_from_schema(schema)]
         documented = [row[:2] for row in _documented_columns(sections[f"system.{name}"])]
         assert documented == returned, name
+
+
+def test_datasets_type_table_matches_the_code() -> None:
+    from trinity_dbapi.sql import statements as st
+    from trinity_dbapi.sql.arrow_types import arrow_type, duckdb_type
+
+    text = (DOCS / "docs" / "datasets.md").read_text()
+    section = text.split("## Types", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert len(rows) >= 20
+    for row in rows:
+        trinity, arrow, _, duck = (cell.strip().strip("`") for cell in row.strip("|").split("|"))
+        (parsed,) = st.parse(f"CREATE TABLE t (c {trinity})")
+        data_type = st.to_statement(parsed).columns[0].type  # type: ignore[attr-defined]
+        assert data_type.to_sql() == trinity
+        assert str(arrow_type(data_type)) == arrow, trinity
+        assert duckdb_type(data_type) == duck, trinity
