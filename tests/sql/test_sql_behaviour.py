@@ -369,3 +369,18 @@ def test_user_tables_and_catalog_tables_describe_and_time_travel(cur: Any) -> No
     assert "table_name" in [r[0] for r in described]
     with pytest.raises(errors.NoSuchTableError):
         cur.execute("DESCRIBE system.nope")
+
+
+def test_cached_statements_are_never_modified_by_execution(cur: Any) -> None:
+    lake = cur.connection.lakehouse
+    cur.execute("CREATE NAMESPACE a")
+    v1 = lake.latest_version()
+    cur.execute("CREATE NAMESPACE b")
+    v2 = lake.latest_version()
+    sql = "SELECT count(*) FROM system.namespaces FOR SYSTEM_VERSION AS OF ? WHERE namespace_name <> ?"
+    for version, expected in ((v1, 1), (v2, 2), (v1, 1)):
+        assert rows(cur, sql, [version, "zzz"]) == [(expected,)]
+    assert st.parse(sql)[0] is st.parse(sql)[0]  # the statement cache
+    assert st.parse(sql)[0].expression.sql(dialect="trinity") == st._parse(sql)[0].expression.sql(
+        dialect="trinity"
+    )

@@ -12,6 +12,7 @@ their case; a namespace of ``None`` means the connection's current namespace.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -137,6 +138,18 @@ def parse(sql: str) -> list[Parsed]:
     """
     if not isinstance(sql, str):
         raise ProgrammingError(f"SQL must be a str, not {type(sql).__name__}")
+    return list(_parse_cached(sql))
+
+
+# A statement cache, as sqlite3 keeps one: applications run the same texts
+# again and again. Parsed trees are shared, so nothing may modify one: every
+# consumer copies (to_statement copies queries and DML before binding).
+@functools.lru_cache(maxsize=512)
+def _parse_cached(sql: str) -> tuple[Parsed, ...]:
+    return tuple(_parse(sql))
+
+
+def _parse(sql: str) -> list[Parsed]:
     dialect = Trinity()
     tokenizer = dialect.tokenizer()
     try:
