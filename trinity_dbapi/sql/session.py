@@ -39,6 +39,15 @@ DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "autoload_known_extensions": False,
 }
 
+#: Settings applied to the private DuckDB before its configuration is locked.
+#: Every file of a lakehouse is immutable once written (its name is a fresh
+#: UUID), so DuckDB may keep Parquet footers and file blocks without checking
+#: them again: repeated scans skip re-reading metadata.
+DUCKDB_SETTINGS: dict[str, str | bool] = {
+    "parquet_metadata_cache": True,
+    "validate_external_file_cache": "NO_VALIDATION",
+}
+
 #: The namespace unqualified names resolve in until ``USE`` changes it.
 DEFAULT_NAMESPACE = "default"
 
@@ -196,6 +205,8 @@ class Session:
             root = self.local_root()
             if root is not None:
                 duck.execute("SET allowed_directories = ?", [[root]])
+            for name, value in DUCKDB_SETTINGS.items():
+                duck.execute(f"SET GLOBAL {name} = ?", [value])
             duck.execute("SET enable_external_access = false")
             duck.execute("SET lock_configuration = true")
             self._duck = duck
