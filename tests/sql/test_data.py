@@ -14,9 +14,12 @@ from trinity_dbapi import errors
 from trinity_dbapi.tables import managed
 
 
-@pytest.fixture
-def conn(tmp_path: Path) -> Any:
-    connection = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+@pytest.fixture(params=["SERIALIZABLE", "SNAPSHOT"])
+def conn(tmp_path: Path, request: pytest.FixtureRequest) -> Any:
+    # Every behaviour test runs at both isolation levels.
+    connection = trinity_dbapi.connect(
+        str(tmp_path / "lake"), autocommit=True, isolation_level=request.param
+    )
     connection.cursor().execute("CREATE NAMESPACE ns")
     yield connection
     connection.close()
@@ -300,9 +303,14 @@ def test_point_queries_prune_files_with_constant_metadata_reads(
     assert scanned.pop() == 40
 
 
-def test_data_statements_on_every_backend(backend: tuple[str, dict[str, Any]]) -> None:
+@pytest.mark.parametrize("isolation", ["SERIALIZABLE", "SNAPSHOT"])
+def test_data_statements_on_every_backend(
+    backend: tuple[str, dict[str, Any]], isolation: str
+) -> None:
     uri, options = backend
-    conn = trinity_dbapi.connect(uri, storage_options=options, autocommit=True)
+    conn = trinity_dbapi.connect(
+        uri, storage_options=options, autocommit=True, isolation_level=isolation
+    )
     cur = conn.cursor()
     cur.execute("CREATE NAMESPACE ns")
     cur.execute(
