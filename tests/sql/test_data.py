@@ -403,3 +403,20 @@ def test_files_of_a_rolled_back_transaction_are_collected(tmp_path: Path) -> Non
     result = lake.collect_garbage(grace_period_millis=0)
     assert written <= set(result.deleted)
     assert setup.execute("SELECT v FROM ns.t").fetchall() == [(1,)]
+
+
+def test_columns_qualified_with_the_namespace(conn: Any) -> None:
+    # ns.t.col is standard SQL, and what SQLAlchemy emits for tables in a schema.
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.t (id INT8, name VARCHAR(8))")
+    cur.execute("INSERT INTO ns.t VALUES (1, 'a'), (2, 'b')")
+    cur.execute('UPDATE ns.t SET name = ? WHERE "ns"."t"."id" = ?', ["z", 2])
+    cur.execute("DELETE FROM ns.t WHERE ns.t.id = ?", [1])
+    assert rows(conn, "SELECT ns.t.id, ns.t.name FROM ns.t WHERE ns.t.id > ?", [0]) == [(2, "z")]
+    first = conn.lakehouse.latest_version() - 2
+    assert rows(conn, f"SELECT ns.t.id FROM ns.t FOR SYSTEM_VERSION AS OF {first} ORDER BY 1") == [
+        (1,),
+        (2,),
+    ]
+    with pytest.raises(errors.ProgrammingError, match=r"other\.t"):
+        cur.execute("SELECT other.t.id FROM ns.t")

@@ -103,6 +103,7 @@ def execute_marked(
     duck = session.duckdb().cursor() if stream else session.duckdb()
     registered: list[str] = []
     natives: dict[str, str] = {}
+    unaliased: set[tuple[str, str]] = set()
     try:
         resolved: dict[Any, str] = {}
         for node in list(query.find_all(exp.Table)):
@@ -111,6 +112,8 @@ def execute_marked(
                 continue
             ref = refs[index]
             namespace = ref.table.namespace or session.namespace
+            if node.args.get("alias") is None:
+                unaliased.add((namespace, ref.table.name))
             predicate = point_predicates(node, params)
             key: Any = ("override", index) if overrides and index in overrides else None
             key = key or (namespace, ref.table.name, ref.as_of, repr(sorted(predicate.items())))
@@ -132,6 +135,7 @@ def execute_marked(
                     registered.append(name)
                 resolved[key] = name
             _rewrite(node, name)
+        _unqualify_columns(query, unaliased)
         query, used = _bind_used(query, params)
         sql = query.sql(dialect="duckdb")
         for name, subquery in natives.items():
@@ -207,6 +211,21 @@ def stream_duckdb(
             duck.close()
 
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def _unqualify_columns(query: exp.Expression, tables: set[tuple[str, str]]) -> None:
+    """Make ``ns.t.col`` read ``t.col`` for the unaliased tables ``(ns, t)`` of ``query``.
+
+    Standard SQL (and SQLAlchemy, for tables in a schema) may qualify a column
+    with the namespace too; the rewritten query names each such table by its
+    bare name only, which is what DuckDB resolves.
+    """
+    if not tables:
+        return
+    for column in query.find_all(exp.Column):
+        if column.args.get("db") is not None and (column.db, column.table) in tables:
+            column.set("db", None)
+            column.set("catalog", None)
 
 
 def _rewrite(node: exp.Table, name: str) -> None:
