@@ -30,6 +30,10 @@ import pytest
 
 from trinity_dbapi.storage import Storage, open_storage
 
+#: SQLAlchemy's compliance suite brings its own pytest plugin, which would take
+#: over this session: tests/sqlalchemy/test_compliance.py runs it in a subprocess.
+collect_ignore = [] if os.environ.get("TRINITY_SQLA_SUITE") else ["sqlalchemy_suite"]
+
 _DUMMY_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",

@@ -1,8 +1,9 @@
-"""Smoke run of ``benchmarks/commits.py --quick``: it runs and reports its targets.
+"""Smoke runs of ``benchmarks/*.py --quick``: each runs and reports its targets.
 
 Timings are not asserted (they depend on the machine); only that the last line
-is the JSON report with its sections, that no commit was lost and that
-timestamp lookups stayed within their read bound.
+is the JSON report with its sections and that the correctness checks hold: no
+commit was lost, timestamp lookups stayed within their read bound, pandas
+writes were one commit each and every pandas read returned the same rows.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "commits.py"
 
@@ -69,3 +72,40 @@ def test_sql_benchmark_quick(tmp_path: Path) -> None:
         "cold_start_under_1s",
         "same_number_of_versions",
     }
+
+
+def test_pandas_io_benchmark_quick(tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    pytest.importorskip("sqlalchemy")
+    script = SCRIPT.parent / "pandas_io.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) >= 6, done.stdout
+    report = json.loads(lines[-1])
+    assert {"write", "read", "ratios", "same_result", "checks"} <= report.keys()
+    assert report["rows"] == 20_000
+    assert set(report["read"]) == {"duckdb_df", "read_sql", "read_sql_table", "fetch_df"}
+    checks = report["checks"]
+    assert {
+        "read_sql_ratio_at_most_1_5",
+        "fast_read_ratio_at_most_1_5",
+        "to_sql_ratio_at_most_3",
+        "to_sql_arrow_insert_ratio_at_most_3",
+        "to_sql_one_commit",
+        "to_sql_arrow_insert_one_commit",
+        "same_result",
+    } <= set(checks)
+    assert checks["to_sql_one_commit"] is True
+    assert checks["to_sql_arrow_insert_one_commit"] is True
+    assert checks["to_sql_stored_matches_frame"] is True
+    assert checks["same_result"] is True
+    assert report["same_result"] is True
+    for method in ("to_sql_default", "to_sql_arrow_insert"):
+        assert report["write"][method]["commits_per_run"] == [1] * report["write_runs"]

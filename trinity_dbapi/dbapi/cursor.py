@@ -34,6 +34,10 @@ class Cursor:
         self._description: list[tuple[Any, ...]] | None = None
         self.rowcount = -1
         self.closed = False
+        #: Set by SQLAlchemy's dialect on cursors it opens for ``stream_results``
+        #: (as other drivers' server-side cursors); informational: every
+        #: cursor streams its rows from DuckDB.
+        self.server_side = False
 
     # -- attributes -----------------------------------------------------------------
 
@@ -84,6 +88,42 @@ class Cursor:
         self._run(lambda: self.connection.session.execute_many(parsed, all_params))
         self._clear_rows()
         return self
+
+    def ingest(self, table: str, data: Any, *, namespace: str | None = None) -> int:
+        """Append Arrow data to a table as one write: the fast path for bulk loads.
+
+        Like ADBC's ``adbc_ingest`` in append mode: one set of data files and,
+        in autocommit mode, one commit, however many rows. Columns are matched
+        by name (missing nullable ones are NULL) and checked like an INSERT's
+        (``IntegrityError`` for NULL in a NOT NULL column, ``DataError`` for a
+        value that does not fit).
+
+        Args:
+            table: the table name (not SQL text: no quoting).
+            data: a ``pa.Table``, ``pa.RecordBatch``, ``pa.RecordBatchReader``
+                (written as it is read), or any object with
+                ``__arrow_c_stream__`` such as a pandas DataFrame.
+            namespace: the table's namespace; the connection's current one by default.
+
+        Returns:
+            The number of rows written (also in ``rowcount``).
+
+        Example:
+            >>> import pyarrow as pa, trinity_dbapi
+            >>> conn = trinity_dbapi.connect("memory://doc-ingest", autocommit=True)
+            >>> cur = conn.cursor()
+            >>> _ = cur.execute("CREATE TABLE t (id INT8, name VARCHAR)")
+            >>> cur.ingest("t", pa.table({"id": [1, 2], "name": ["a", "b"]}))
+            2
+        """
+        from trinity_dbapi.sql.model import TableName
+
+        if not isinstance(table, str) or not table:
+            raise ProgrammingError(f"ingest() needs a table name, not {table!r}")
+        name = TableName(namespace, table)
+        self._run(lambda: self.connection.session.ingest(name, data))
+        self._clear_rows()
+        return self.rowcount
 
     def _parse_one(self, operation: object) -> Any:
         self._check_open()

@@ -12,6 +12,7 @@ hold affected rows; only those are rewritten, everything else is kept.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -159,6 +160,47 @@ def _insert(session: Session, stmt: st.Dml, node: exp.Insert) -> Result:
     return Result(None, count)
 
 
+def insert_arrow(session: Session, table: st.TableName, data: Any) -> Result:
+    """Append Arrow data to ``table`` as one write (the DB-API's ``Cursor.ingest``).
+
+    ``data`` is a ``pa.Table``, ``pa.RecordBatch``, ``pa.RecordBatchReader`` or
+    any object exporting an Arrow stream (``__arrow_c_stream__``: pandas and
+    polars frames, DuckDB relations); its columns are matched to the table's
+    by name, missing nullable columns are NULL. A reader is written as it
+    is read, so the data need not fit in memory.
+    """
+    from trinity_dbapi.tables.writer import write_data
+
+    target = Target(session, table, blind=True)
+    rows = _arrow_input(data)
+    consumed = [rows.num_rows if isinstance(rows, pa.Table) else 0]
+
+    def progress(count: int) -> None:
+        consumed[0] = count
+
+    files = write_data(
+        target.storage, target.meta, target.schema, target.partition_by, rows, progress=progress
+    )
+    target.stage(files)
+    return Result(None, consumed[0])
+
+
+def _arrow_input(data: Any) -> pa.Table | pa.RecordBatchReader:
+    if isinstance(data, (pa.Table, pa.RecordBatchReader)):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(data)
+    if type(data).__module__.startswith("pandas"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise ProgrammingError(
+        f"cannot insert a {type(data).__name__} as Arrow data; pass a pyarrow Table, "
+        "RecordBatch or RecordBatchReader, or an object with __arrow_c_stream__ (pandas, "
+        "polars, DuckDB relations)"
+    )
+
+
 def is_row_insert(parsed: st.Parsed) -> bool:
     """Whether ``parsed`` is ``INSERT INTO t [(cols)] VALUES (?, ?, ...)`` (one row of placeholders)."""
     node = parsed.expression
@@ -198,12 +240,26 @@ def insert_rows(session: Session, parsed: st.Parsed, rows: Sequence[Sequence[Any
 def _column_array(target: Target, name: str, values: list[Any]) -> pa.Array:
     field = target.schema.field(name)
     try:
-        return pa.array(values, type=field.type)
+        try:
+            return pa.array(values, type=field.type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            # A Decimal for a float column or a float for a decimal one: the
+            # conversion SQL does implicitly (an INSERT of a literal does it too).
+            return pa.array(_numeric_values(values, field.type), type=field.type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
         raise DataError(
             f"a value for column {name!r} of {target.namespace}.{target.name} does not fit its "
             f"type {target.definition.column(name).type.to_sql()}: {exc}"
         ) from exc
+
+
+def _numeric_values(values: list[Any], arrow_type: pa.DataType) -> list[Any]:
+    if pa.types.is_floating(arrow_type):
+        return [float(v) if isinstance(v, decimal.Decimal) else v for v in values]
+    if pa.types.is_decimal(arrow_type):
+        # repr() is the shortest text that reads back as the same float.
+        return [decimal.Decimal(repr(v)) if isinstance(v, float) else v for v in values]
+    return values
 
 
 def _insert_columns(target: Target, node: exp.Insert) -> list[str]:

@@ -277,6 +277,14 @@ class Session:
         self.commit()
         return result
 
+    def ingest(self, table: st.TableName, data: Any) -> Result:
+        """Append Arrow data to ``table`` as one statement (see ``Cursor.ingest``)."""
+        if self.closed:
+            raise InterfaceError("the connection is closed: open a new one with connect()")
+        from trinity_dbapi.sql.data import insert_arrow
+
+        return self._atomically(lambda: insert_arrow(self, table, data))
+
     def _atomically(self, work: Callable[[], Result]) -> Result:
         """Run one statement's work: undone on failure, committed in autocommit mode."""
         txn = self.transaction()

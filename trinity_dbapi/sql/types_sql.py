@@ -271,3 +271,19 @@ def type_sql(data_type: DataType) -> str:
 
     generator = Trinity().generator()
     return generator.column_type_sql(sql_type(data_type))  # type: ignore[attr-defined,no-any-return]
+
+
+def parse_type_sql(text: str) -> DataType:
+    """The TrinityLake type of its SQL text, e.g. ``"decimal(10,2)"`` (as ``system.columns`` shows).
+
+    Raises:
+        ProgrammingError: ``text`` is not a column type of the dialect.
+    """
+    import sqlglot
+
+    from trinity_dbapi.sql.dialect import Trinity
+
+    # Column types parse only inside a column definition: the dialect's
+    # query types are DuckDB's.
+    statement = sqlglot.parse_one(f"CREATE TABLE t (c {text})", read=Trinity)
+    return data_type(statement.expressions[0].args["kind"])

@@ -1,0 +1,496 @@
+"""The SQL side of the SQLAlchemy dialect: compilers, identifier rules and reflection.
+
+As SQLAlchemy's own dialects are built, this module knows the trinity SQL
+dialect but nothing about connecting: :mod:`trinity_dbapi.sqlalchemy.driver`
+adapts the DB-API driver. Namespaces are SQLAlchemy schemas; reflection
+reads the catalog tables (``system.namespaces``, ``system.tables``,
+``system.columns``) through ordinary queries, so it sees exactly what the
+connection's transaction sees.
+
+What the format does not have is refused at compile time with a message
+that says what to do instead, never silently dropped: server defaults,
+identity columns, sequences, RETURNING. Foreign key, unique and check
+constraints are not rendered (TrinityLake records primary keys only, and as
+information), which SQLAlchemy's reflection then reports as absent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import exc, schema
+from sqlalchemy import types as sqltypes
+from sqlalchemy.engine import default, reflection
+from sqlalchemy.sql import compiler
+from sqlalchemy.sql import expression as sql_expression
+
+from trinity_dbapi.sqlalchemy.types import COLSPECS, TrinityTypeCompiler, sqlalchemy_type
+
+#: Namespaces holding the read-only catalog tables.
+CATALOG_NAMESPACES = ("information_schema", "system")
+
+#: Words the trinity dialect reserves on top of SQL's: quoted when used as names.
+RESERVED_WORDS = compiler.RESERVED_WORDS | {
+    "analyze",
+    "asof",
+    "describe",
+    "explain",
+    "ilike",
+    "index",
+    "namespace",
+    "partitioned",
+    "pivot",
+    "qualify",
+    "show",
+    "summarize",
+    "truncate",
+    "unpivot",
+}
+
+
+class TrinityIdentifierPreparer(compiler.IdentifierPreparer):
+    """Double-quoted identifiers; unquoted names fold to lower case, as in PostgreSQL."""
+
+    reserved_words = RESERVED_WORDS
+
+
+class TrinityCompiler(compiler.SQLCompiler):
+    """Queries and DML in the trinity dialect (DuckDB's query syntax)."""
+
+    def get_from_hint_text(self, table: Any, text: str | None) -> str | None:
+        # Time travel: select(t).with_hint(t, "FOR SYSTEM_VERSION AS OF 3").
+        return text
+
+    def format_from_hint_text(self, sqltext: str, table: Any, hint: str, iscrud: bool) -> str:
+        # The clause goes between the table and its alias: t FOR ... AS t_1.
+        if isinstance(table, sql_expression.Alias):
+            suffix = self.get_render_as_alias_suffix(self.preparer.format_alias(table))
+            if sqltext.endswith(suffix):
+                return f"{sqltext[: -len(suffix)]} {hint}{suffix}"
+        return f"{sqltext} {hint}"
+
+    def limit_clause(self, select: Any, **kw: Any) -> str:
+        text = ""
+        if select._limit_clause is not None:
+            text += "\n LIMIT " + self.process(select._limit_clause, **kw)
+        if select._offset_clause is not None:
+            text += "\n OFFSET " + self.process(select._offset_clause, **kw)
+        return text
+
+    def for_update_clause(self, select: Any, **kw: Any) -> str:
+        # Snapshot isolation needs no row locks: a conflicting commit fails instead.
+        return ""
+
+    def visit_ilike_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        escape = binary.modifiers.get("escape")
+        text = f"{self.process(binary.left, **kw)} ILIKE {self.process(binary.right, **kw)}"
+        return text + (f" ESCAPE {self.render_literal_value(escape, sqltypes.STRINGTYPE)}" if escape else "")
+
+    def visit_not_ilike_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        escape = binary.modifiers.get("escape")
+        text = f"{self.process(binary.left, **kw)} NOT ILIKE {self.process(binary.right, **kw)}"
+        return text + (f" ESCAPE {self.render_literal_value(escape, sqltypes.STRINGTYPE)}" if escape else "")
+
+    def visit_regexp_match_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return self._regexp("regexp_matches", binary, **kw)
+
+    def visit_not_regexp_match_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return "NOT " + self._regexp("regexp_matches", binary, **kw)
+
+    def visit_regexp_replace_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        pattern, replacement = binary.right.clauses
+        args = [binary.left, pattern, replacement]
+        flags = binary.modifiers.get("flags")
+        text = ", ".join(self.process(arg, **kw) for arg in args)
+        if flags:
+            text += ", " + self.render_literal_value(flags, sqltypes.STRINGTYPE)
+        return f"regexp_replace({text})"
+
+    def _regexp(self, function: str, binary: Any, **kw: Any) -> str:
+        text = f"{self.process(binary.left, **kw)}, {self.process(binary.right, **kw)}"
+        flags = binary.modifiers.get("flags")
+        if flags:
+            text += ", " + self.render_literal_value(flags, sqltypes.STRINGTYPE)
+        return f"{function}({text})"
+
+
+class TrinityDDLCompiler(compiler.DDLCompiler):
+    """CREATE / DROP statements of the trinity dialect.
+
+    ``Table(..., trinity_partitioned_by=["day"], trinity_properties={"k": "v"})``
+    add ``PARTITIONED BY`` and ``WITH (...)``; comments are rendered inline.
+    """
+
+    def get_column_specification(self, column: Any, **kw: Any) -> str:
+        if column.server_default is not None or column.computed is not None:
+            raise exc.CompileError(
+                f"column {column.name!r}: TrinityLake columns have no server defaults or "
+                "computed values; give the value in Python (Column(default=...)) instead"
+            )
+        if column.identity is not None:
+            raise exc.CompileError(
+                f"column {column.name!r}: TrinityLake has no identity (auto-increment) "
+                "columns; generate keys in Python (e.g. Column(default=uuid.uuid4))"
+            )
+        column_type = column.type
+        if isinstance(column_type, sqltypes.NullType) and column.foreign_keys:
+            # A column typed by its foreign key gets the type when the key is
+            # compiled; keys are not rendered here, so resolve it directly.
+            column_type = next(iter(column.foreign_keys)).column.type
+        text = self.preparer.format_column(column) + " "
+        text += self.dialect.type_compiler_instance.process(column_type, type_expression=column)
+        if not column.nullable:
+            text += " NOT NULL"
+        if column.comment is not None:
+            text += " COMMENT " + self.sql_compiler.render_literal_value(
+                column.comment, sqltypes.STRINGTYPE
+            )
+        return text
+
+    def visit_primary_key_constraint(self, constraint: Any, **kw: Any) -> str | None:
+        if len(constraint) == 0:
+            return None
+        # The grammar has no CONSTRAINT name: keys are unnamed, as reflected.
+        columns = ", ".join(self.preparer.quote(c.name) for c in constraint)
+        return f"PRIMARY KEY ({columns})"
+
+    def visit_foreign_key_constraint(self, constraint: Any, **kw: Any) -> None:
+        return None  # not recorded by the format: reflection reports none
+
+    def visit_unique_constraint(self, constraint: Any, **kw: Any) -> None:
+        return None
+
+    def visit_check_constraint(self, constraint: Any, **kw: Any) -> None:
+        return None
+
+    def visit_column_check_constraint(self, constraint: Any, **kw: Any) -> None:
+        return None
+
+    def post_create_table(self, table: Any) -> str:
+        options = table.dialect_options["trinity"]
+        literal = self.sql_compiler.render_literal_value
+        text = ""
+        if options["partitioned_by"]:
+            names = ", ".join(self.preparer.quote(name) for name in options["partitioned_by"])
+            text += f"\nPARTITIONED BY ({names})"
+        if table.comment is not None:
+            text += "\nCOMMENT " + literal(table.comment, sqltypes.STRINGTYPE)
+        if options["properties"]:
+            pairs = ", ".join(
+                f"{self.preparer.quote(str(key))} = {literal(str(value), sqltypes.STRINGTYPE)}"
+                for key, value in options["properties"].items()
+            )
+            text += f"\nWITH ({pairs})"
+        return text
+
+    def visit_create_index(self, create: Any, **kw: Any) -> str:
+        index = create.element
+        # unique=True becomes an ordinary index: like primary keys, uniqueness
+        # is not enforced by the format (docs/sqlalchemy.md).
+        columns = list(index.expressions)
+        if len(columns) != 1 or not isinstance(columns[0], schema.Column):
+            raise exc.CompileError(
+                f"index {index.name!r}: a TrinityLake secondary index covers exactly one "
+                "column (not several, not an expression); create one index per column"
+            )
+        if index.name is None:
+            raise exc.CompileError("TrinityLake indices need a name: Index('name', column)")
+        text = "CREATE INDEX "
+        if create.if_not_exists:
+            text += "IF NOT EXISTS "
+        table = self.preparer.format_table(index.table)
+        name = self._prepared_index_name(index, include_schema=False)
+        return f"{text}{name} ON {table} ({self.preparer.quote(columns[0].name)})"
+
+    def visit_drop_index(self, drop: Any, **kw: Any) -> str:
+        index = drop.element
+        text = "\nDROP INDEX "
+        if drop.if_exists:
+            text += "IF EXISTS "
+        name = self._prepared_index_name(index, include_schema=False)
+        return f"{text}{name} ON {self.preparer.format_table(index.table)}"
+
+    def visit_create_sequence(self, create: Any, **kw: Any) -> str:
+        raise exc.CompileError("TrinityLake has no sequences: generate keys in Python")
+
+    def visit_set_table_comment(self, create: Any, **kw: Any) -> str:
+        # The table comment is the "comment" table property.
+        comment = self.sql_compiler.render_literal_value(
+            create.element.comment, sqltypes.STRINGTYPE
+        )
+        table = self.preparer.format_table(create.element)
+        return f"ALTER TABLE {table} SET PROPERTIES (comment = {comment})"
+
+    def visit_drop_table_comment(self, drop: Any, **kw: Any) -> str:
+        return f"ALTER TABLE {self.preparer.format_table(drop.element)} UNSET PROPERTIES (comment)"
+
+    def visit_set_column_comment(self, create: Any, **kw: Any) -> str:
+        raise exc.CompileError(
+            "trinity sets column comments in CREATE TABLE and ALTER TABLE ADD COLUMN only"
+        )
+
+
+class TrinityExecutionContext(default.DefaultExecutionContext):
+    """Server-side cursors are plain cursors: every result streams from DuckDB."""
+
+    def create_server_side_cursor(self) -> Any:
+        cursor = self._dbapi_connection.cursor()
+        cursor.server_side = True
+        return cursor
+
+
+class TrinityDialect(default.DefaultDialect):
+    """SQLAlchemy dialect for a Trinity Lakehouse (the SQL side; no DB-API)."""
+
+    name = "trinity"
+    supports_statement_cache = True
+
+    statement_compiler = TrinityCompiler
+    ddl_compiler = TrinityDDLCompiler
+    type_compiler_cls = TrinityTypeCompiler
+    preparer = TrinityIdentifierPreparer
+    execution_ctx_cls = TrinityExecutionContext
+    colspecs = COLSPECS
+
+    default_paramstyle = "qmark"
+    supports_alter = True
+    supports_schemas = True
+    supports_comments = True
+    inline_comments = True
+    supports_native_boolean = True
+    supports_native_decimal = True
+    supports_native_enum = False
+    supports_native_uuid = False
+    supports_sequences = False
+    sequences_optional = False
+    postfetch_lastrowid = False
+    supports_default_values = False
+    supports_default_metavalue = False
+    supports_empty_insert = False
+    supports_multivalues_insert = True
+    # executemany of one INSERT is one Arrow write in the driver: faster than
+    # SQLAlchemy's multi-row VALUES batches, which each parse as one statement.
+    use_insertmanyvalues = False
+    insert_returning = False
+    update_returning = False
+    delete_returning = False
+    supports_server_side_cursors = True
+    supports_simple_order_by_label = True
+    # DuckDB's "/" on integers is true division ("//" floors).
+    div_is_floordiv = False
+    tuple_in_values = True
+    max_identifier_length = 255
+    default_schema_name = "default"
+
+    construct_arguments = [
+        (schema.Table, {"partitioned_by": None, "properties": None}),
+        (schema.Index, {}),
+    ]
+
+    # -- reflection ---------------------------------------------------------------
+
+    def _rows(self, connection: Any, sql: str, *params: Any) -> list[Any]:
+        return list(connection.exec_driver_sql(sql, params).fetchall())
+
+    def _schema(self, schema_name: str | None) -> str:
+        return schema_name or self.default_schema_name
+
+    def _get_default_schema_name(self, connection: Any) -> str:
+        return str(connection.connection.dbapi_connection.namespace)
+
+    @reflection.cache
+    def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
+        rows = self._rows(connection, "SELECT namespace_name FROM system.namespaces ORDER BY 1")
+        return [row[0] for row in rows]
+
+    @reflection.cache
+    def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
+        if schema_name in CATALOG_NAMESPACES:
+            return True
+        sql = "SELECT 1 FROM system.namespaces WHERE namespace_name = ?"
+        return bool(self._rows(connection, sql, schema_name))
+
+    @reflection.cache
+    def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        namespace = self._schema(schema)
+        if namespace in CATALOG_NAMESPACES:
+            from trinity_dbapi.sql import catalog
+
+            return sorted(catalog.catalog_table_names(namespace))
+        self._require_schema(connection, namespace)
+        sql = "SELECT table_name FROM system.tables WHERE namespace_name = ? ORDER BY 1"
+        return [row[0] for row in self._rows(connection, sql, namespace)]
+
+    @reflection.cache
+    def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        return []  # the lakehouse holds tables only
+
+    @reflection.cache
+    def get_sequence_names(
+        self, connection: Any, schema: str | None = None, **kw: Any
+    ) -> list[str]:
+        return []
+
+    @reflection.cache
+    def has_table(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> bool:
+        self._ensure_has_table_connection(connection)
+        namespace = self._schema(schema)
+        if namespace in CATALOG_NAMESPACES:
+            return table_name in self.get_table_names(connection, namespace, **kw)
+        sql = "SELECT 1 FROM system.tables WHERE namespace_name = ? AND table_name = ?"
+        return bool(self._rows(connection, sql, namespace, table_name))
+
+    @reflection.cache
+    def get_columns(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list[dict[str, Any]]:
+        from trinity_dbapi.sql.types_sql import parse_type_sql
+
+        namespace = self._schema(schema)
+        if namespace in CATALOG_NAMESPACES:
+            return self._catalog_columns(connection, namespace, table_name)
+        sql = (
+            "SELECT column_name, data_type, is_nullable, comment FROM system.columns "
+            "WHERE namespace_name = ? AND table_name = ? ORDER BY ordinal_position"
+        )
+        rows = self._rows(connection, sql, namespace, table_name)
+        if not rows:
+            self._require_table(connection, namespace, table_name)
+        return [
+            {
+                "name": name,
+                "type": sqlalchemy_type(parse_type_sql(type_text)),
+                "nullable": bool(nullable),
+                "default": None,
+                "comment": comment,
+            }
+            for name, type_text, nullable, comment in rows
+        ]
+
+    def _catalog_columns(
+        self, connection: Any, namespace: str, table_name: str
+    ) -> list[dict[str, Any]]:
+        from trinity_dbapi.sql import catalog
+        from trinity_dbapi.sql.arrow_types import data_type_from_field
+
+        if not catalog.is_catalog_table(namespace, table_name):
+            raise exc.NoSuchTableError(f"{namespace}.{table_name}")
+        return [
+            {
+                "name": field.name,
+                "type": sqlalchemy_type(data_type_from_field(field)),
+                "nullable": field.nullable,
+                "default": None,
+                "comment": None,
+            }
+            for field in catalog.catalog_schema(namespace, table_name)
+        ]
+
+    @reflection.cache
+    def get_pk_constraint(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> dict[str, Any]:
+        columns = self._table_row(connection, table_name, schema)["primary_key"]
+        return {"constrained_columns": list(columns or ()), "name": None}
+
+    @reflection.cache
+    def get_foreign_keys(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list[dict[str, Any]]:
+        self._table_row(connection, table_name, schema)
+        return []
+
+    @reflection.cache
+    def get_unique_constraints(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list[dict[str, Any]]:
+        self._table_row(connection, table_name, schema)
+        return []
+
+    @reflection.cache
+    def get_check_constraints(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list[dict[str, Any]]:
+        self._table_row(connection, table_name, schema)
+        return []
+
+    @reflection.cache
+    def get_indexes(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list[dict[str, Any]]:
+        row = self._table_row(connection, table_name, schema)
+        indexes = []
+        for key, value in row["format_properties"] or ():
+            if key.startswith("index."):
+                indexes.append(
+                    {
+                        "name": key[len("index.") :],
+                        "column_names": [value],
+                        "unique": False,
+                        "dialect_options": {},
+                    }
+                )
+        return sorted(indexes, key=lambda index: index["name"])
+
+    @reflection.cache
+    def get_table_comment(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> dict[str, Any]:
+        return {"text": self._table_row(connection, table_name, schema)["comment"]}
+
+    @reflection.cache
+    def get_table_options(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> dict[str, Any]:
+        row = self._table_row(connection, table_name, schema)
+        options: dict[str, Any] = {}
+        if row["partition_columns"]:
+            options["trinity_partitioned_by"] = list(row["partition_columns"])
+        if row["properties"]:
+            options["trinity_properties"] = dict(row["properties"])
+        return options
+
+    def _table_row(self, connection: Any, table_name: str, schema: str | None) -> dict[str, Any]:
+        namespace = self._schema(schema)
+        if namespace in CATALOG_NAMESPACES:
+            from trinity_dbapi.sql import catalog
+
+            if not catalog.is_catalog_table(namespace, table_name):
+                raise exc.NoSuchTableError(f"{namespace}.{table_name}")
+            return {
+                "primary_key": [],
+                "format_properties": [],
+                "comment": None,
+                "partition_columns": [],
+                "properties": [],
+            }
+        sql = (
+            "SELECT primary_key, format_properties, comment, partition_columns, properties "
+            "FROM system.tables WHERE namespace_name = ? AND table_name = ?"
+        )
+        rows = self._rows(connection, sql, namespace, table_name)
+        if not rows:
+            raise exc.NoSuchTableError(f"{namespace}.{table_name}")
+        names = ("primary_key", "format_properties", "comment", "partition_columns", "properties")
+        return dict(zip(names, rows[0], strict=True))
+
+    def _require_schema(self, connection: Any, namespace: str) -> None:
+        if not self.has_schema(connection, namespace):
+            raise exc.NoSuchTableError(
+                f"namespace {namespace!r} does not exist (SQLAlchemy schema); create it "
+                "with CREATE NAMESPACE or schema.CreateSchema"
+            )
+
+    def _require_table(self, connection: Any, namespace: str, table_name: str) -> None:
+        if not self.has_table(connection, table_name, namespace):
+            raise exc.NoSuchTableError(f"{namespace}.{table_name}")
+
+
+__all__ = [
+    "TrinityCompiler",
+    "TrinityDDLCompiler",
+    "TrinityDialect",
+    "TrinityIdentifierPreparer",
+]
