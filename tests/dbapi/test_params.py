@@ -7,6 +7,7 @@ import datetime
 import decimal
 import enum
 import math
+import re
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from trinity_dbapi.dbapi.params import (
     check_params,
     check_seq_of_params,
 )
-from trinity_dbapi.errors import DataError, ProgrammingError
+from trinity_dbapi.errors import DataError, Error, ProgrammingError
 
 
 class Color(str, enum.Enum):
@@ -233,3 +234,44 @@ def test_foreign_values_are_refused(
     position = len(before) + 1
     with pytest.raises(ProgrammingError, match=f"parameter {position}\\b.*unsupported type"):
         check_params([*before, value, *after])
+
+
+_BATCH_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**130), max_value=2**130),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.binary(max_size=5),
+    st.dates(),
+    st.datetimes(),
+    st.times(),
+    st.decimals(allow_nan=False, allow_infinity=False),
+    st.builds(bytearray, st.binary(max_size=3)),
+    st.lists(st.integers(min_value=0, max_value=9), max_size=2),
+)
+
+
+@given(st.lists(st.lists(_BATCH_VALUES, min_size=2, max_size=2), max_size=6))
+def test_bulk_check_agrees_with_checking_each_set(sets: list[list[Any]]) -> None:
+    # The fast path for plain batches must accept, normalize and refuse
+    # exactly as checking the sets one by one does.
+    try:
+        expected: Any = [check_params(params) for params in sets]
+    except Error as exc:
+        expected = (type(exc), str(exc))
+    try:
+        got: Any = check_seq_of_params(sets)
+    except Error as exc:
+        got = (type(exc), re.sub(r"^parameter set \d+: ", "", str(exc)))
+    assert got == expected
+
+
+def test_a_bad_value_deep_in_a_big_batch_is_named() -> None:
+    sets: list[Any] = [(i, "x") for i in range(10_000)]
+    sets[7_000] = (7_000, {"a": 1})
+    with pytest.raises(ProgrammingError, match=r"parameter set 7001: parameter 2 has unsupported"):
+        check_seq_of_params(sets)
+    sets[7_000] = (2**200, "x")
+    with pytest.raises(DataError, match="parameter set 7001: parameter 1"):
+        check_seq_of_params(sets)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,11 @@ def test_immutable_file_caches_apply_to_every_cursor(conn: Any) -> None:
     for target in (duck, duck.cursor()):
         assert _setting(target, "parquet_metadata_cache") == "true"
         assert _setting(target, "validate_external_file_cache") == "NO_VALIDATION"
-    assert set(DUCKDB_SETTINGS) == {"parquet_metadata_cache", "validate_external_file_cache"}
+    assert set(DUCKDB_SETTINGS) == {
+        "parquet_metadata_cache",
+        "validate_external_file_cache",
+        "TimeZone",
+    }
 
 
 def test_configuration_is_locked_and_external_access_off(conn: Any, tmp_path: Path) -> None:
@@ -60,3 +67,31 @@ def test_repeated_scans_see_new_files_after_each_commit(conn: Any) -> None:
     cur.execute("DELETE FROM ns.t WHERE v < 5")
     counts.append(cur.execute("SELECT count(*), sum(v) FROM ns.t").fetchone())
     assert counts == [(10, 45), (30, 235), (60, 670), (45, 640)]
+
+
+_TZ_PROBE = """
+import datetime, sys, trinity_dbapi
+conn = trinity_dbapi.connect(sys.argv[1], autocommit=True)
+cur = conn.cursor()
+cur.execute("CREATE TABLE t (ts TIMESTAMPTZ)")
+cur.execute("INSERT INTO t VALUES (TIMESTAMPTZ '2024-03-10 12:00:00')")
+naive = datetime.datetime(2024, 3, 10, 12, 0)
+print(cur.execute("SELECT current_setting('TimeZone')").fetchone()[0])
+print(cur.execute("SELECT ts FROM t").fetchone()[0].isoformat())
+print(cur.execute("SELECT count(*) FROM t WHERE ts = ?", [naive]).fetchone()[0])
+print(cur.execute("SELECT date_trunc('day', ts) FROM t").fetchone()[0].isoformat())
+"""
+
+
+def test_time_zone_is_utc_whatever_the_host_says(tmp_path: Path) -> None:
+    # A host in New York must not shift TIMESTAMPTZ values, literals,
+    # naive parameters or date_trunc buckets (docs/sql.md: UTC).
+    env = {**os.environ, "TZ": "America/New_York"}
+    out = subprocess.run(
+        [sys.executable, "-c", _TZ_PROBE, str(tmp_path / "lake")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert out == ["UTC", "2024-03-10T12:00:00+00:00", "1", "2024-03-10T00:00:00+00:00"]

@@ -278,8 +278,14 @@ class Cursor:
         """Accepted and ignored (PEP 249 allows it)."""
 
     def close(self) -> None:
-        """Close the cursor; later use raises InterfaceError."""
+        """Close the cursor; later use raises InterfaceError.
+
+        ``rowcount`` keeps the last statement's count (as sqlite3's does):
+        SQLAlchemy reads it after closing the cursor of an INSERT.
+        """
+        rowcount = self.rowcount
         self._clear()
+        self.rowcount = rowcount
         self.closed = True
 
     def __enter__(self) -> Self:

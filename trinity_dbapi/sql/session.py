@@ -46,6 +46,8 @@ DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
 DUCKDB_SETTINGS: dict[str, str | bool] = {
     "parquet_metadata_cache": True,
     "validate_external_file_cache": "NO_VALIDATION",
+    # Time zone rules (docs/sql.md) are UTC's whatever the host's TZ is.
+    "TimeZone": "UTC",
 }
 
 #: The namespace unqualified names resolve in until ``USE`` changes it.

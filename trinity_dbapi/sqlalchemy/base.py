@@ -21,6 +21,15 @@ from typing import Any
 from sqlalchemy import exc, schema
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default, reflection
+from sqlalchemy.engine.interfaces import (
+    ReflectedCheckConstraint,
+    ReflectedColumn,
+    ReflectedForeignKeyConstraint,
+    ReflectedIndex,
+    ReflectedPrimaryKeyConstraint,
+    ReflectedTableComment,
+    ReflectedUniqueConstraint,
+)
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql import expression as sql_expression
 
@@ -84,12 +93,16 @@ class TrinityCompiler(compiler.SQLCompiler):
     def visit_ilike_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
         escape = binary.modifiers.get("escape")
         text = f"{self.process(binary.left, **kw)} ILIKE {self.process(binary.right, **kw)}"
-        return text + (f" ESCAPE {self.render_literal_value(escape, sqltypes.STRINGTYPE)}" if escape else "")
+        return text + (
+            f" ESCAPE {self.render_literal_value(escape, sqltypes.STRINGTYPE)}" if escape else ""
+        )
 
     def visit_not_ilike_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
         escape = binary.modifiers.get("escape")
         text = f"{self.process(binary.left, **kw)} NOT ILIKE {self.process(binary.right, **kw)}"
-        return text + (f" ESCAPE {self.render_literal_value(escape, sqltypes.STRINGTYPE)}" if escape else "")
+        return text + (
+            f" ESCAPE {self.render_literal_value(escape, sqltypes.STRINGTYPE)}" if escape else ""
+        )
 
     def visit_regexp_match_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
         return self._regexp("regexp_matches", binary, **kw)
@@ -147,23 +160,23 @@ class TrinityDDLCompiler(compiler.DDLCompiler):
             )
         return text
 
-    def visit_primary_key_constraint(self, constraint: Any, **kw: Any) -> str | None:
+    def visit_primary_key_constraint(self, constraint: Any, **kw: Any) -> Any:
         if len(constraint) == 0:
             return None
         # The grammar has no CONSTRAINT name: keys are unnamed, as reflected.
         columns = ", ".join(self.preparer.quote(c.name) for c in constraint)
         return f"PRIMARY KEY ({columns})"
 
-    def visit_foreign_key_constraint(self, constraint: Any, **kw: Any) -> None:
+    def visit_foreign_key_constraint(self, constraint: Any, **kw: Any) -> Any:
         return None  # not recorded by the format: reflection reports none
 
-    def visit_unique_constraint(self, constraint: Any, **kw: Any) -> None:
+    def visit_unique_constraint(self, constraint: Any, **kw: Any) -> Any:
         return None
 
-    def visit_check_constraint(self, constraint: Any, **kw: Any) -> None:
+    def visit_check_constraint(self, constraint: Any, **kw: Any) -> Any:
         return None
 
-    def visit_column_check_constraint(self, constraint: Any, **kw: Any) -> None:
+    def visit_column_check_constraint(self, constraint: Any, **kw: Any) -> Any:
         return None
 
     def post_create_table(self, table: Any) -> str:
@@ -183,7 +196,7 @@ class TrinityDDLCompiler(compiler.DDLCompiler):
             text += f"\nWITH ({pairs})"
         return text
 
-    def visit_create_index(self, create: Any, **kw: Any) -> str:
+    def visit_create_index(self, create: Any, **kw: Any) -> Any:  # type: ignore[override]
         index = create.element
         # unique=True becomes an ordinary index: like primary keys, uniqueness
         # is not enforced by the format (docs/sqlalchemy.md).
@@ -210,7 +223,7 @@ class TrinityDDLCompiler(compiler.DDLCompiler):
         name = self._prepared_index_name(index, include_schema=False)
         return f"{text}{name} ON {self.preparer.format_table(index.table)}"
 
-    def visit_create_sequence(self, create: Any, **kw: Any) -> str:
+    def visit_create_sequence(self, create: Any, **kw: Any) -> Any:  # type: ignore[override]
         raise exc.CompileError("TrinityLake has no sequences: generate keys in Python")
 
     def visit_set_table_comment(self, create: Any, **kw: Any) -> str:
@@ -235,7 +248,7 @@ class TrinityExecutionContext(default.DefaultExecutionContext):
 
     def create_server_side_cursor(self) -> Any:
         cursor = self._dbapi_connection.cursor()
-        cursor.server_side = True
+        cursor.server_side = True  # type: ignore[attr-defined]
         return cursor
 
 
@@ -282,7 +295,8 @@ class TrinityDialect(default.DefaultDialect):
     max_identifier_length = 255
     default_schema_name = "default"
 
-    construct_arguments = [
+    # Dialect options of Table and Index (mutable only in SQLAlchemy's own typing).
+    construct_arguments = [  # noqa: RUF012
         (schema.Table, {"partitioned_by": None, "properties": None}),
         (schema.Index, {}),
     ]
@@ -345,7 +359,7 @@ class TrinityDialect(default.DefaultDialect):
     @reflection.cache
     def get_columns(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReflectedColumn]:
         from trinity_dbapi.sql.types_sql import parse_type_sql
 
         namespace = self._schema(schema)
@@ -371,7 +385,7 @@ class TrinityDialect(default.DefaultDialect):
 
     def _catalog_columns(
         self, connection: Any, namespace: str, table_name: str
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReflectedColumn]:
         from trinity_dbapi.sql import catalog
         from trinity_dbapi.sql.arrow_types import data_type_from_field
 
@@ -391,53 +405,51 @@ class TrinityDialect(default.DefaultDialect):
     @reflection.cache
     def get_pk_constraint(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> dict[str, Any]:
+    ) -> ReflectedPrimaryKeyConstraint:
         columns = self._table_row(connection, table_name, schema)["primary_key"]
         return {"constrained_columns": list(columns or ()), "name": None}
 
     @reflection.cache
     def get_foreign_keys(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReflectedForeignKeyConstraint]:
         self._table_row(connection, table_name, schema)
         return []
 
     @reflection.cache
     def get_unique_constraints(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReflectedUniqueConstraint]:
         self._table_row(connection, table_name, schema)
         return []
 
     @reflection.cache
     def get_check_constraints(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReflectedCheckConstraint]:
         self._table_row(connection, table_name, schema)
         return []
 
     @reflection.cache
     def get_indexes(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReflectedIndex]:
         row = self._table_row(connection, table_name, schema)
-        indexes = []
-        for key, value in row["format_properties"] or ():
-            if key.startswith("index."):
-                indexes.append(
-                    {
-                        "name": key[len("index.") :],
-                        "column_names": [value],
-                        "unique": False,
-                        "dialect_options": {},
-                    }
-                )
-        return sorted(indexes, key=lambda index: index["name"])
+        # Secondary indices are the format properties "index.<name>" = column.
+        found = sorted(
+            (key[len("index.") :], column)
+            for key, column in row["format_properties"] or ()
+            if key.startswith("index.")
+        )
+        return [
+            ReflectedIndex(name=name, column_names=[column], unique=False, dialect_options={})
+            for name, column in found
+        ]
 
     @reflection.cache
     def get_table_comment(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> dict[str, Any]:
+    ) -> ReflectedTableComment:
         return {"text": self._table_row(connection, table_name, schema)["comment"]}
 
     @reflection.cache

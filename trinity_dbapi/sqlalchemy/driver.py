@@ -52,7 +52,7 @@ def _storage_value(value: str) -> Any:
         return value
 
 
-class TrinityDialect_trinity_dbapi(TrinityDialect):  # noqa: N801 (SQLAlchemy's naming)
+class TrinityDialect_trinity_dbapi(TrinityDialect):
     """``trinity://`` (and ``trinity+trinity_dbapi://``) through :mod:`trinity_dbapi`."""
 
     driver = "trinity_dbapi"
@@ -98,10 +98,11 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):  # noqa: N801 (SQLAlchemy's 
 
     # -- isolation levels -----------------------------------------------------------
 
-    def get_isolation_level_values(self, dbapi_conn: Any) -> list[str]:
+    # SNAPSHOT is outside SQLAlchemy's literal type of level names: typed Any.
+    def get_isolation_level_values(self, dbapi_conn: Any) -> Any:
         return ["AUTOCOMMIT", "SERIALIZABLE", "SNAPSHOT"]
 
-    def get_isolation_level(self, dbapi_connection: Any) -> str:
+    def get_isolation_level(self, dbapi_connection: Any) -> Any:
         if dbapi_connection.autocommit:
             return "AUTOCOMMIT"
         # The driver names it "SNAPSHOT ISOLATION"; SQLAlchemy's name is the first word.
@@ -138,7 +139,9 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):  # noqa: N801 (SQLAlchemy's 
     def _get_server_version_info(self, connection: Any) -> tuple[int, ...]:
         import trinity_dbapi
 
-        return tuple(int(part) for part in trinity_dbapi.__version__.split(".")[:3] if part.isdigit())
+        return tuple(
+            int(part) for part in trinity_dbapi.__version__.split(".")[:3] if part.isdigit()
+        )
 
 
 dialect = TrinityDialect_trinity_dbapi

@@ -98,7 +98,7 @@ class TrinityTypeCompiler(compiler.GenericTypeCompiler):
 
     def visit_NUMERIC(self, type_: Any, **kw: Any) -> str:
         if type_.precision is None:
-            return "DECIMAL(%d, %d)" % DEFAULT_NUMERIC
+            return "DECIMAL({}, {})".format(*DEFAULT_NUMERIC)
         scale = type_.scale if type_.scale is not None else 0
         return f"DECIMAL({type_.precision}, {scale})"
 
@@ -250,4 +250,8 @@ class _Time(sqltypes.Time):
 
 
 #: Generic types replaced by the dialect's versions (SQLAlchemy's ``colspecs``).
-COLSPECS: dict[Any, Any] = {sqltypes.Date: _Date, sqltypes.DateTime: _DateTime, sqltypes.Time: _Time}
+COLSPECS: dict[Any, Any] = {
+    sqltypes.Date: _Date,
+    sqltypes.DateTime: _DateTime,
+    sqltypes.Time: _Time,
+}

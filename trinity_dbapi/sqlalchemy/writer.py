@@ -37,13 +37,36 @@ def arrow_insert(table: Any, conn: Any, keys: Sequence[str], data_iter: Iterator
         2
     """
     columns = _columns(data_iter, len(keys))
-    arrays = [pa.array(column, from_pandas=True) for column in columns]
-    data = pa.Table.from_arrays(arrays, names=list(keys))
+    data = _whole_frame(table, keys, columns)
+    if data is None:
+        arrays = [pa.array(column, from_pandas=True) for column in columns]
+        data = pa.Table.from_arrays(arrays, names=list(keys))
     cursor = conn.connection.driver_connection.cursor()
     try:
         return int(cursor.ingest(table.name, data, namespace=table.schema))
     finally:
         cursor.close()
+
+
+def _whole_frame(table: Any, keys: Sequence[str], columns: list[Any]) -> pa.Table | None:
+    """The frame itself as Arrow when this chunk is all of it (``chunksize=None``).
+
+    pandas has already turned every column into Python objects (datetimes
+    included) before calling the method; converting the original frame
+    instead keeps the native column types and skips a second conversion.
+    """
+    frame = getattr(table, "frame", None)
+    if frame is None or not columns or any(len(column) != len(frame) for column in columns):
+        return None
+    if len(frame.columns) + len(table.index or ()) != len(keys):
+        return None
+    if table.index is not None:
+        # As pandas' own insert does: the index becomes the leading columns.
+        frame = frame.copy(deep=False)
+        frame.index.names = table.index
+        frame = frame.reset_index()
+    frame = frame.set_axis(list(keys), axis=1)
+    return pa.Table.from_pandas(frame, preserve_index=False)
 
 
 def _columns(data_iter: Iterator[Any], width: int) -> list[Any]:
@@ -56,7 +79,8 @@ def _columns(data_iter: Iterator[Any], width: int) -> list[Any]:
     by row.
     """
     try:
-        function, iterators = data_iter.__reduce__()[:2]  # type: ignore[misc]
+        reduced: Any = data_iter.__reduce__()
+        function, iterators = reduced[:2]
         if function is zip and len(iterators) == width:
             columns = []
             for iterator in iterators:

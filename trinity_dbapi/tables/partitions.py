@@ -191,10 +191,10 @@ def partition_values(label: str, schema: pa.Schema, partition_by: Sequence[str])
     """
     result: dict[str, Any] = {}
     for name, scalar in partition_scalars(label, schema, partition_by).items():
-        try:
-            result[name] = scalar.as_py()
-        except ValueError:  # nanoseconds without pandas
-            result[name] = scalar
+        # Decided by type, not by what as_py() manages: with pandas installed
+        # it returns a pandas Timestamp for nanoseconds, without it, an error.
+        nanoseconds = getattr(scalar.type, "unit", None) == "ns"
+        result[name] = scalar if nanoseconds else scalar.as_py()
     return result
 
 
