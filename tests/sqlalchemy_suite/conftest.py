@@ -14,4 +14,4 @@ registry.register("trinity", "trinity_dbapi.sqlalchemy.driver", "TrinityDialect_
 
 pytest.register_assert_rewrite("sqlalchemy.testing.assertions")
 
-from sqlalchemy.testing.plugin.pytestplugin import *  # noqa: E402, F403
+from sqlalchemy.testing.plugin.pytestplugin import *
