@@ -303,8 +303,47 @@ class Cursor:
 
 def _tuples(data: Any) -> list[tuple[Any, ...]]:
     """Rows of an Arrow table or batch as tuples."""
-    columns = [column.to_pylist() for column in data.columns]
+    columns = [_pylist(column) for column in data.columns]
     return list(zip(*columns, strict=True)) if columns else []
+
+
+#: Time zones whose local time is UTC: their values take the fast path.
+_UTC_ZONES = frozenset({"UTC", "Etc/UTC", "+00:00"})
+
+
+def _pylist(column: Any) -> list[Any]:
+    """A column's values as Python objects, exactly as ``to_pylist`` gives them.
+
+    ``to_pylist`` builds dates and datetimes one call per value (a million
+    timestamps with a time zone take seconds); NumPy converts them in bulk,
+    and plain numbers without NULLs too. Anything else, or a value NumPy
+    cannot make a Python object of (nanoseconds, years past 9999), goes
+    through ``to_pylist``.
+    """
+    import pyarrow as pa
+
+    kind = column.type
+    temporal = pa.types.is_date32(kind) or (pa.types.is_timestamp(kind) and kind.unit != "ns")
+    numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind)
+    if temporal and (getattr(kind, "tz", None) in (None, *_UTC_ZONES)):
+        values = _numpy(column).astype(object).tolist()
+        if any(type(value) is int for value in values):  # outside datetime's range
+            return column.to_pylist()  # type: ignore[no-any-return]
+        if getattr(kind, "tz", None) is not None:
+            zone = pa.scalar(0, kind).as_py().tzinfo  # the zone to_pylist attaches
+            values = [None if v is None else v.replace(tzinfo=zone) for v in values]
+        return values  # type: ignore[no-any-return]
+    if numeric and column.null_count == 0:
+        return _numpy(column).tolist()  # type: ignore[no-any-return]
+    return column.to_pylist()  # type: ignore[no-any-return]
+
+
+def _numpy(column: Any) -> Any:
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        return column.to_numpy()
+    return column.to_numpy(zero_copy_only=False)
 
 
 def _reader_type() -> type:

@@ -219,7 +219,9 @@ def check_seq_of_params(seq_of_params: object) -> list[tuple[object, ...]]:
     plain = _plain_sets(sets)
     if plain is not None:
         return plain
-    return [_check(params, f"parameter set {number}: ") for number, params in enumerate(sets, start=1)]
+    return [
+        _check(params, f"parameter set {number}: ") for number, params in enumerate(sets, start=1)
+    ]
 
 
 #: Types whose values need no normalization (exact types: subclasses take the slow path).
