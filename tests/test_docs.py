@@ -195,3 +195,26 @@ def test_datasets_type_table_matches_the_code() -> None:
         assert data_type.to_sql() == trinity
         assert str(arrow_type(data_type)) == arrow, trinity
         assert duckdb_type(data_type) == duck, trinity
+
+
+# -- docs/sqlalchemy.md -------------------------------------------------------------
+
+
+def test_sqlalchemy_page_examples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pandas")
+    text = (DOCS / "docs" / "sqlalchemy.md").read_text()
+    scope: dict[str, object] = {}
+    checked = 0
+    for match in _EXAMPLE.finditer(text):
+        code, expected = match.groups()
+        # dont_inherit: this module's `from __future__ import annotations` would
+        # turn the ORM example's annotations into strings.
+        source = compile(
+            code.replace("/tmp/sqla-demo", str(tmp_path)), "docs", "exec", dont_inherit=True
+        )
+        exec(source, scope)  # noqa: S102
+        printed = capsys.readouterr().out
+        assert expected is not None, f"the example starting {code.splitlines()[0]!r}"
+        assert printed == expected, f"the example starting {code.splitlines()[0]!r}"
+        checked += 1
+    assert checked == 7
