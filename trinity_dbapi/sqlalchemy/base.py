@@ -8,8 +8,10 @@ reads the catalog tables (``system.namespaces``, ``system.tables``,
 connection's transaction sees.
 
 What the format does not have is refused at compile time with a message
-that says what to do instead, never silently dropped: server defaults,
-identity columns, sequences, RETURNING. Foreign key, unique and check
+that says what to do instead: server defaults, identity columns,
+``CREATE SEQUENCE``, JSON and INTERVAL columns. As with every database
+without sequences, SQLAlchemy leaves a column's ``Sequence`` out of the DDL;
+``RETURNING`` goes to the driver, which refuses it (SQLAlchemy's own rule). Foreign key, unique and check
 constraints are not rendered (TrinityLake records primary keys only, and as
 information), which SQLAlchemy's reflection then reports as absent.
 """
@@ -30,7 +32,7 @@ from sqlalchemy.engine.interfaces import (
     ReflectedTableComment,
     ReflectedUniqueConstraint,
 )
-from sqlalchemy.sql import compiler
+from sqlalchemy.sql import compiler, elements
 from sqlalchemy.sql import expression as sql_expression
 
 from trinity_dbapi.sqlalchemy.types import COLSPECS, TrinityTypeCompiler, sqlalchemy_type
@@ -73,10 +75,22 @@ class TrinityCompiler(compiler.SQLCompiler):
     def format_from_hint_text(self, sqltext: str, table: Any, hint: str, iscrud: bool) -> str:
         # The clause goes between the table and its alias: t FOR ... AS t_1.
         if isinstance(table, sql_expression.Alias):
-            suffix = self.get_render_as_alias_suffix(self.preparer.format_alias(table))
+            name = table.name
+            if isinstance(name, elements._truncated_label):  # anonymous: as visit_alias names it
+                name = self._truncated_identifier("alias", name)
+            suffix = self.get_render_as_alias_suffix(self.preparer.format_alias(table, name))
             if sqltext.endswith(suffix):
                 return f"{sqltext[: -len(suffix)]} {hint}{suffix}"
         return f"{sqltext} {hint}"
+
+    def visit_floordiv_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        # FLOOR(a / b) is a DOUBLE in DuckDB (whose // truncates towards zero);
+        # integers floor-divided stay integers, as in Python.
+        text = f"FLOOR({self.process(binary.left, **kw)} / {self.process(binary.right, **kw)})"
+        integers = all(
+            isinstance(side.type, sqltypes.Integer) for side in (binary.left, binary.right)
+        )
+        return f"CAST({text} AS BIGINT)" if integers else text
 
     def limit_clause(self, select: Any, **kw: Any) -> str:
         text = ""
@@ -135,15 +149,22 @@ class TrinityDDLCompiler(compiler.DDLCompiler):
     """
 
     def get_column_specification(self, column: Any, **kw: Any) -> str:
+        # Identity is also the column's server_default: check it first.
+        if column.identity is not None:
+            raise exc.CompileError(
+                f"column {column.name!r}: TrinityLake has no identity (auto-increment) "
+                "columns; generate keys in Python (e.g. Column(default=uuid.uuid4))"
+            )
         if column.server_default is not None or column.computed is not None:
             raise exc.CompileError(
                 f"column {column.name!r}: TrinityLake columns have no server defaults or "
                 "computed values; give the value in Python (Column(default=...)) instead"
             )
-        if column.identity is not None:
+        if isinstance(column.type, sqltypes.Interval):
+            # A TypeDecorator over DateTime: the type compiler would see a timestamp.
             raise exc.CompileError(
-                f"column {column.name!r}: TrinityLake has no identity (auto-increment) "
-                "columns; generate keys in Python (e.g. Column(default=uuid.uuid4))"
+                f"column {column.name!r}: TrinityLake has no INTERVAL column type; store a "
+                "duration as a number (e.g. microseconds in a BigInteger column)"
             )
         column_type = column.type
         if isinstance(column_type, sqltypes.NullType) and column.foreign_keys:
@@ -177,7 +198,7 @@ class TrinityDDLCompiler(compiler.DDLCompiler):
         return None
 
     def visit_column_check_constraint(self, constraint: Any, **kw: Any) -> Any:
-        return None
+        return ""  # appended to the column's text: empty, not None
 
     def post_create_table(self, table: Any) -> str:
         options = table.dialect_options["trinity"]
@@ -314,8 +335,9 @@ class TrinityDialect(default.DefaultDialect):
 
     @reflection.cache
     def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
-        rows = self._rows(connection, "SELECT namespace_name FROM system.namespaces ORDER BY 1")
-        return [row[0] for row in rows]
+        rows = self._rows(connection, "SELECT namespace_name FROM system.namespaces")
+        # The catalog namespaces are browsable too (has_schema agrees).
+        return sorted([row[0] for row in rows] + list(CATALOG_NAMESPACES))
 
     @reflection.cache
     def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
@@ -331,7 +353,8 @@ class TrinityDialect(default.DefaultDialect):
             from trinity_dbapi.sql import catalog
 
             return sorted(catalog.catalog_table_names(namespace))
-        self._require_schema(connection, namespace)
+        # A namespace that does not exist has no tables (as in PostgreSQL); the
+        # default one exists only once something is created in it.
         sql = "SELECT table_name FROM system.tables WHERE namespace_name = ? ORDER BY 1"
         return [row[0] for row in self._rows(connection, sql, namespace)]
 
@@ -487,13 +510,6 @@ class TrinityDialect(default.DefaultDialect):
             raise exc.NoSuchTableError(f"{namespace}.{table_name}")
         names = ("primary_key", "format_properties", "comment", "partition_columns", "properties")
         return dict(zip(names, rows[0], strict=True))
-
-    def _require_schema(self, connection: Any, namespace: str) -> None:
-        if not self.has_schema(connection, namespace):
-            raise exc.NoSuchTableError(
-                f"namespace {namespace!r} does not exist (SQLAlchemy schema); create it "
-                "with CREATE NAMESPACE or schema.CreateSchema"
-            )
 
     def _require_table(self, connection: Any, namespace: str, table_name: str) -> None:
         if not self.has_table(connection, table_name, namespace):

@@ -16,6 +16,9 @@ Types with no TrinityLake equivalent (``JSON``, ``Interval``) raise
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import json
 from typing import Any
 
 from sqlalchemy import exc
@@ -31,7 +34,67 @@ DEFAULT_NUMERIC = (38, 10)
 TIME_PRECISION = 6
 
 
-class STRUCT(sqltypes.TypeEngine[dict]):  # type: ignore[type-arg]
+class _SQLText(sqltypes.UserDefinedType):  # type: ignore[type-arg]
+    """A type spelled as given, for casts in bind expressions."""
+
+    cache_ok = True
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return self.text
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)  # DuckDB casts the text exactly; a JSON number would not be
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            "binary values inside STRUCT or MAP parameters cannot be bound; insert such "
+            "rows with Cursor.ingest or DataFrame.to_sql(method=arrow_insert)"
+        )
+    return value
+
+
+class _NestedValue(sqltypes.TypeEngine[dict]):  # type: ignore[type-arg]
+    """Binds a dict as JSON text that DuckDB casts to the column's nested type.
+
+    The driver binds scalars and lists only (docs/dbapi.md); DuckDB's cast
+    from JSON builds the STRUCT or MAP with the declared member types.
+    """
+
+    def bind_processor(self, dialect: Any) -> Any:
+        def process(value: Any) -> Any:
+            return None if value is None else json.dumps(_jsonable(value))
+
+        return process
+
+    def bind_expression(self, bindvalue: Any) -> Any:
+        from sqlalchemy import cast
+
+        return cast(cast(bindvalue, _SQLText("JSON")), _SQLText(_duckdb_text(self)))
+
+    @property
+    def python_type(self) -> type:
+        return dict
+
+
+def _duckdb_text(type_: Any) -> str:
+    from trinity_dbapi.sql.arrow_types import duckdb_type
+    from trinity_dbapi.sql.types_sql import parse_type_sql
+    from trinity_dbapi.sqlalchemy.base import TrinityDialect
+
+    return duckdb_type(parse_type_sql(TrinityDialect().type_compiler_instance.process(type_)))
+
+
+class STRUCT(_NestedValue):
     """A TrinityLake ``STRUCT<name: type, ...>``; values are Python dicts.
 
     Args:
@@ -43,12 +106,12 @@ class STRUCT(sqltypes.TypeEngine[dict]):  # type: ignore[type-arg]
     def __init__(self, *fields: tuple[str, Any]) -> None:
         self.fields = [(name, sqltypes.to_instance(type_)) for name, type_ in fields]
 
-    @property
-    def python_type(self) -> type:
-        return dict
+    def adapt(self, cls: Any, **kw: Any) -> Any:
+        # SQLAlchemy copies types by their named __init__ arguments; fields are positional.
+        return cls(*self.fields) if issubclass(cls, STRUCT) else super().adapt(cls, **kw)
 
 
-class MAP(sqltypes.TypeEngine[dict]):  # type: ignore[type-arg]
+class MAP(_NestedValue):
     """A TrinityLake ``MAP<key, value>``; values are Python dicts (keys never null)."""
 
     __visit_name__ = "MAP"
@@ -57,9 +120,17 @@ class MAP(sqltypes.TypeEngine[dict]):  # type: ignore[type-arg]
         self.key_type = sqltypes.to_instance(key_type)
         self.value_type = sqltypes.to_instance(value_type)
 
-    @property
-    def python_type(self) -> type:
-        return dict
+    def adapt(self, cls: Any, **kw: Any) -> Any:
+        if issubclass(cls, MAP):
+            return cls(self.key_type, self.value_type)
+        return super().adapt(cls, **kw)
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        # The driver reads a MAP as a list of (key, value) pairs.
+        def process(value: Any) -> Any:
+            return None if value is None else dict(value)
+
+        return process
 
 
 class FIXED(sqltypes.BINARY):
