@@ -1,0 +1,85 @@
+"""PySpark: the ``trinitylake`` data source, and the lakehouse's tables as Spark views.
+
+``register(spark)`` makes ``spark.read.format("trinitylake")`` and
+``df.write.format("trinitylake")`` available (PySpark 4's Python data source
+API); ``register_views(spark, uri)`` registers every table of a lakehouse,
+and its catalog tables, as temporary views for Spark SQL. Importing this
+package imports PySpark; ``import trinity_dbapi`` does not. See ``docs/spark.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trinity_dbapi.spark.source import TrinityLakeDataSource
+
+__all__ = ["TrinityLakeDataSource", "register", "register_views"]
+
+
+def register(spark: Any) -> None:
+    """Register the ``trinitylake`` data source with a SparkSession."""
+    spark.dataSource.register(TrinityLakeDataSource)
+
+
+def register_views(
+    spark: Any,
+    uri: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    version: int | None = None,
+    catalog: bool = True,
+) -> dict[str, str]:
+    """Register each table of the lakehouse as a Spark temporary view ``<namespace>_<table>``.
+
+    Views are frozen: each reads the version pinned when it is created (the
+    same ``version`` for all, the latest by default). Call again to see new
+    commits.
+
+    Args:
+        spark: the SparkSession.
+        uri: the lakehouse.
+        storage_options: fsspec options (credentials, endpoint).
+        version: the lakehouse version all views read; the latest when None.
+        catalog: also register ``system_tables``, ``system_columns``, ... .
+
+    Returns:
+        View name -> ``namespace.table``.
+
+    Raises:
+        ProgrammingError: two tables would get the same view name.
+    """
+    import json
+
+    from trinity_dbapi.errors import ProgrammingError
+    from trinity_dbapi.lakehouse import Lakehouse
+    from trinity_dbapi.sql.catalog import RESERVED_NAMESPACES, catalog_table_names
+
+    register(spark)
+    lakehouse = Lakehouse.open(uri, storage_options=dict(storage_options or {}) or None)
+    pinned = lakehouse.latest_version() if version is None else version
+    txn = lakehouse.begin(read_only=True, version=pinned)
+    names = [
+        (namespace, table)
+        for namespace in txn.list_namespaces()
+        for table in txn.list_tables(namespace)
+    ]
+    if catalog:
+        names += [
+            (ns, table) for ns in sorted(RESERVED_NAMESPACES) for table in catalog_table_names(ns)
+        ]
+    views: dict[str, str] = {}
+    for namespace, table in names:
+        view = f"{namespace}_{table}"
+        if view in views:
+            raise ProgrammingError(
+                f"tables {views[view]} and {namespace}.{table} would both be the view {view!r}; "
+                "read one of them with spark.read.format('trinitylake') instead"
+            )
+        views[view] = f"{namespace}.{table}"
+    for view, table in views.items():
+        reader = spark.read.format("trinitylake").option("uri", uri).option("versionAsOf", pinned)
+        if storage_options:
+            reader = reader.option("storageOptions", json.dumps(dict(storage_options)))
+        reader.load(table).createOrReplaceTempView(view)
+    return views

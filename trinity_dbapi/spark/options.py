@@ -1,0 +1,153 @@
+"""The options of the ``trinitylake`` Spark data source, parsed once on the driver.
+
+Everything a Spark task needs travels in picklable values (:class:`Location`,
+dataset metadata, Arrow schemas), because tasks, and the write's ``commit``,
+run in Python worker processes that share nothing with the driver.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from trinity_dbapi.errors import ProgrammingError
+
+#: Prefix of options passed to the fsspec file system (as in SQLAlchemy URLs).
+STORAGE_PREFIX = "storage."
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a lakehouse is: its URI and the fsspec storage options (credentials)."""
+
+    uri: str
+    storage_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def storage(self) -> Any:
+        """Open the lakehouse storage (in whichever process runs this)."""
+        from trinity_dbapi.storage import open_storage
+
+        return open_storage(self.uri, storage_options=dict(self.storage_options) or None)
+
+    def lakehouse(self) -> Any:
+        """Open the lakehouse itself."""
+        from trinity_dbapi.lakehouse import Lakehouse
+
+        return Lakehouse.open(self.uri, storage_options=dict(self.storage_options) or None)
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The parsed options of one read or write."""
+
+    location: Location
+    namespace: str
+    table: str
+    version: int | None = None
+    timestamp: datetime | None = None
+    create_table: bool = False
+    partition_by: tuple[str, ...] = ()
+
+
+def parse_options(options: Mapping[str, str]) -> SourceOptions:
+    """Parse the data source options (Spark passes them case-insensitively as text).
+
+    Raises:
+        ProgrammingError: a missing ``uri`` or table name, or a bad value, named.
+    """
+    values = {str(key).lower(): value for key, value in options.items()}
+    uri = values.get("uri")
+    if not uri:
+        raise ProgrammingError(
+            'the trinitylake data source needs the lakehouse: .option("uri", "<path or URL>")'
+        )
+    namespace, table = _table_name(values.get("path") or values.get("table") or "")
+    storage: dict[str, Any] = {}
+    if "storageoptions" in values:
+        storage.update(_json_object("storageOptions", values["storageoptions"]))
+    for key, value in values.items():
+        if key.startswith(STORAGE_PREFIX) and len(key) > len(STORAGE_PREFIX):
+            storage[_original_key(options, key)[len(STORAGE_PREFIX) :]] = _storage_value(value)
+    version = values.get("versionasof")
+    timestamp = values.get("timestampasof")
+    if version is not None and timestamp is not None:
+        raise ProgrammingError("give versionAsOf or timestampAsOf, not both")
+    partition_by = tuple(
+        name.strip() for name in (values.get("partitionby") or "").split(",") if name.strip()
+    )
+    return SourceOptions(
+        location=Location(uri, storage),
+        namespace=namespace,
+        table=table,
+        version=_int("versionAsOf", version) if version is not None else None,
+        timestamp=_timestamp(timestamp) if timestamp is not None else None,
+        create_table=_boolean("createTable", values.get("createtable", "false")),
+        partition_by=partition_by,
+    )
+
+
+def _table_name(text: str) -> tuple[str, str]:
+    parts = text.split(".")
+    if len(parts) != 2 or not all(parts):
+        raise ProgrammingError(
+            f"trinitylake reads and writes 'namespace.table', got {text!r}: "
+            'load("sales.orders") or save("sales.orders")'
+        )
+    return parts[0], parts[1]
+
+
+def _original_key(options: Mapping[str, str], lowered: str) -> str:
+    # Spark lower-cases option keys; fsspec options are snake_case anyway, but
+    # keep the caller's spelling when it is still there.
+    return next((key for key in options if str(key).lower() == lowered), lowered)
+
+
+def _storage_value(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _json_object(name: str, text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ProgrammingError(f"option {name} must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ProgrammingError(f"option {name} must be a JSON object, not {text!r}")
+    return value
+
+
+def _int(name: str, text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise ProgrammingError(f"option {name} must be a version number, not {text!r}") from None
+    if number < 0:
+        raise ProgrammingError(f"option {name} must be a version number >= 0, not {number}")
+    return number
+
+
+def _timestamp(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ProgrammingError(
+            f"option timestampAsOf must be an ISO timestamp such as '2026-01-31 12:00:00', "
+            f"not {text!r}"
+        ) from None
+    # Naive timestamps are UTC, as everywhere in trinity-dbapi.
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def _boolean(name: str, text: str) -> bool:
+    lowered = str(text).strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise ProgrammingError(f"option {name} must be true or false, not {text!r}")

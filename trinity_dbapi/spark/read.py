@@ -1,0 +1,108 @@
+"""Reading a table (or a catalog table) into Spark: one Spark partition per data file.
+
+The driver pins one version, resolves the table and prunes its files with
+the pushed-down filters (partition values and secondary indices, as a SQL
+query does); each task then opens the storage itself and reads its file by
+column ID, yielding Arrow record batches with exactly the Spark schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, EqualTo, In, InputPartition
+
+from trinity_dbapi.spark.options import Location, SourceOptions
+
+#: Rows per record batch handed to Spark.
+BATCH_ROWS = 64 * 1024
+
+
+@dataclass(frozen=True)
+class TableScan:
+    """What every task needs to read the pinned version of one table."""
+
+    location: Location
+    version: int
+    schema: pa.Schema  # the table's Arrow schema (field IDs in field metadata)
+    spark_schema: pa.Schema  # the Arrow form of the Spark schema: what read() yields
+    partition_by: tuple[str, ...]
+    definition: Any  # TableDefinition of the pinned version (None for catalog tables)
+    meta: Any  # DatasetMetadata, immutable
+    catalog_rows: pa.Table | None = None  # a catalog table, computed on the driver
+    predicate: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def pin_version(options: SourceOptions, lakehouse: Any) -> int:
+    """The version a read sees: ``versionAsOf``, ``timestampAsOf`` or the latest."""
+    if options.version is not None:
+        lakehouse.snapshot(options.version)  # NoSuchVersionError names the range
+        return options.version
+    if options.timestamp is not None:
+        return int(lakehouse.snapshot_at(options.timestamp).version)
+    return int(lakehouse.latest_version())
+
+
+class TrinityLakeReader(DataSourceReader):
+    """Reads one pinned version of a table; supported filters prune its files."""
+
+    def __init__(self, scan: TableScan) -> None:
+        self.scan = scan
+        self.predicate: dict[str, list[Any]] = {}
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        """Use ``col = v`` and ``col IN (...)`` on top-level columns to prune files.
+
+        Pruning is by file, so every filter is also returned for Spark to
+        evaluate on the rows.
+        """
+        for pushed in filters:
+            if isinstance(pushed, (EqualTo, In)) and len(pushed.attribute) == 1:
+                values = [pushed.value] if isinstance(pushed, EqualTo) else list(pushed.value)
+                column = pushed.attribute[0]
+                if column in self.predicate:  # two conditions on one column: both hold
+                    values = [v for v in values if v in self.predicate[column]]
+                self.predicate[column] = values
+            yield pushed
+
+    def partitions(self) -> Sequence[InputPartition]:
+        scan = self.scan
+        if scan.catalog_rows is not None:
+            return [InputPartition(None)]
+        labels = _pruned_labels(scan, self.predicate)
+        return [InputPartition(label) for label in labels]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        scan = self.scan
+        if scan.catalog_rows is not None:
+            rows = scan.catalog_rows
+        else:
+            from trinity_dbapi.tables.reader import read_table
+
+            storage = scan.location.storage()
+            rows = read_table(
+                storage, scan.meta, scan.schema, list(scan.partition_by), [partition.value]
+            )
+        yield from conform_batches(rows, scan.spark_schema)
+
+
+def conform_batches(rows: pa.Table, spark_schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """``rows`` as batches of exactly ``spark_schema`` (Spark checks types and nullability)."""
+    rows = rows.select(spark_schema.names).cast(spark_schema)
+    yield from rows.to_batches(max_chunksize=BATCH_ROWS)
+
+
+def _pruned_labels(scan: TableScan, predicate: Mapping[str, list[Any]]) -> list[str]:
+    from trinity_dbapi.sql.query import prune_labels
+
+    labels = list(scan.meta.partitions)
+    if not predicate or not labels:
+        return labels
+    chosen = prune_labels(scan.location.storage(), scan.definition, scan.meta, predicate)
+    if chosen is None:
+        return labels
+    keep = set(chosen)
+    return [label for label in labels if label in keep]

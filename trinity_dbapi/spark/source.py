@@ -1,0 +1,79 @@
+"""The ``trinitylake`` Spark data source (PySpark 4's Python data source API)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+
+from trinity_dbapi.spark.options import SourceOptions, parse_options
+from trinity_dbapi.spark.read import TableScan, TrinityLakeReader, pin_version
+from trinity_dbapi.spark.write import TrinityLakeWriter, prepare_write
+
+
+class TrinityLakeDataSource(DataSource):
+    """``spark.read.format("trinitylake")`` / ``df.write.format("trinitylake")``.
+
+    Options: ``uri`` (required), ``storage.<option>`` or ``storageOptions``
+    (JSON) for the file system, ``versionAsOf`` / ``timestampAsOf`` for
+    reads, ``createTable`` and ``partitionBy`` for writes. The path is
+    ``"namespace.table"``; ``system.*`` and ``information_schema.*`` read
+    the catalog tables.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "trinitylake"
+
+    def _options(self) -> SourceOptions:
+        return parse_options(self.options)
+
+    def schema(self) -> Any:
+        return _scan(self._options()).spark_schema_struct
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return TrinityLakeReader(_scan(self._options()).scan)
+
+    def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
+        return TrinityLakeWriter(prepare_write(self._options(), schema, overwrite))
+
+
+class _Resolved:
+    def __init__(self, scan: TableScan, spark_schema_struct: Any) -> None:
+        self.scan = scan
+        self.spark_schema_struct = spark_schema_struct
+
+
+def _scan(options: SourceOptions) -> _Resolved:
+    """Pin the version and resolve the table (or catalog table) it reads."""
+    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+    from trinity_dbapi.sql import arrow_types, catalog
+    from trinity_dbapi.tables import managed
+
+    lakehouse = options.location.lakehouse()
+    version = pin_version(options, lakehouse)
+    txn = lakehouse.begin(read_only=True, version=version)
+    partition_by: tuple[str, ...] = ()
+    if options.namespace in catalog.RESERVED_NAMESPACES:
+        rows = catalog.catalog_table(txn, txn.snapshot, options.namespace, options.table)
+        schema, definition, meta = rows.schema, None, None
+    else:
+        rows = None
+        definition = txn.load_table(options.namespace, options.table)
+        schema = arrow_types.arrow_schema(definition)
+        meta = managed.metadata(lakehouse.storage, definition)
+        partition_by = tuple(managed.partition_columns(definition))
+    struct = from_arrow_schema(schema, prefer_timestamp_ntz=True)
+    spark_arrow = to_arrow_schema(struct, timezone="UTC", prefers_large_types=False)
+    scan = TableScan(
+        location=options.location,
+        version=version,
+        schema=schema,
+        spark_schema=spark_arrow,
+        partition_by=partition_by,
+        definition=definition,
+        meta=meta,
+        catalog_rows=rows,
+    )
+    return _Resolved(scan, struct)

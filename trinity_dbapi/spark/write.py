@@ -1,0 +1,212 @@
+"""Writing a DataFrame into a table: tasks write files, ``commit`` makes one lakehouse commit.
+
+* On the driver, :func:`prepare_write` resolves the table (or prepares a new
+  one from the DataFrame's schema when ``createTable`` is set: its empty
+  dataset is written at once, unreferenced until the commit), and checks the
+  DataFrame's columns against the table's.
+* Each task streams its Arrow batches into new Parquet files in the dataset
+  layout, partitioning them itself (``partitionBy`` is not available to
+  Python sources), and returns the files it wrote.
+* ``commit`` (in a Python worker) makes ONE transaction: creates the table
+  if asked, adds every task's files (an append is a blind merge, rebased
+  over concurrent commits like any other writer's), or for ``overwrite``
+  replaces the files it saw; ``abort`` deletes the files of the tasks that
+  finished. Files of a failed job are never referenced, and garbage
+  collection removes any a crash left behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+
+from trinity_dbapi.errors import NoSuchObjectError, NoSuchTableError, ProgrammingError
+from trinity_dbapi.spark.options import Location, SourceOptions
+
+
+@dataclass
+class FilesWritten(WriterCommitMessage):
+    """What one task wrote: label -> path of its new data files, and its row count."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    rows: int = 0
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """Everything tasks and the commit need, decided on the driver."""
+
+    location: Location
+    namespace: str
+    table: str
+    definition: Any  # the table's definition (for a new table: the one to create)
+    meta: Any  # its DatasetMetadata (the dataset the files go into)
+    schema: pa.Schema  # the table's Arrow schema
+    partition_by: tuple[str, ...]
+    create: bool  # create the table (and its namespace if needed) in the commit
+    overwrite: bool
+
+
+def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) -> WritePlan:
+    """Resolve the target table, or prepare a new one, and check the DataFrame against it."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from trinity_dbapi.sql import arrow_types
+    from trinity_dbapi.sql.catalog import RESERVED_NAMESPACES
+    from trinity_dbapi.tables import managed
+
+    if options.namespace in RESERVED_NAMESPACES:
+        raise ProgrammingError(
+            f"{options.namespace}.{options.table} is a read-only catalog table; write to a "
+            "table of your own namespaces"
+        )
+    lakehouse = options.location.lakehouse()
+    frame = to_arrow_schema(spark_schema, timezone="UTC", prefers_large_types=False)
+    try:
+        definition = lakehouse.begin(read_only=True).load_table(options.namespace, options.table)
+        create = False
+    except NoSuchTableError:
+        if not options.create_table:
+            raise NoSuchObjectError(
+                "table",
+                f"{options.namespace}.{options.table}",
+                'to create it from the DataFrame, add .option("createTable", "true")',
+            ) from None
+        definition = _new_definition(options, frame, lakehouse.storage)
+        create = True
+    schema = arrow_types.arrow_schema(definition)
+    _check_columns(options, frame, schema)
+    return WritePlan(
+        location=options.location,
+        namespace=options.namespace,
+        table=options.table,
+        definition=definition,
+        meta=managed.metadata(lakehouse.storage, definition),
+        schema=schema,
+        partition_by=tuple(managed.partition_columns(definition)),
+        create=create,
+        overwrite=overwrite,
+    )
+
+
+def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> Any:
+    from trinity_dbapi.format.definitions import TableDefinition
+    from trinity_dbapi.sql.arrow_types import columns_from_schema
+    from trinity_dbapi.tables import managed
+
+    # Spark's Arrow schema carries no field IDs: columns_from_schema numbers them.
+    columns = columns_from_schema(pa.schema([f.remove_metadata() for f in frame]))
+    names = [column.name for column in columns]
+    unknown = [name for name in options.partition_by if name not in names]
+    if unknown:
+        raise ProgrammingError(
+            f"partitionBy names {unknown} that the DataFrame does not have; its columns are {names}"
+        )
+    properties = {managed.PARTITIONED_BY: ",".join(options.partition_by)}
+    definition = TableDefinition(
+        options.table,
+        columns,
+        table_format=managed.TABLE_FORMAT,
+        format_properties=properties if options.partition_by else {},
+    )
+    return managed.create_dataset(storage, definition)
+
+
+def _check_columns(options: SourceOptions, frame: pa.Schema, schema: pa.Schema) -> None:
+    """The DataFrame's columns must be the table's, with the same types (missing: NULL)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    problems = []
+    for frame_field in frame:
+        index = schema.get_field_index(frame_field.name)
+        if index < 0:
+            problems.append(f"{frame_field.name}: not a column of the table")
+            continue
+        wanted = from_arrow_schema(pa.schema([schema.field(index)]), prefer_timestamp_ntz=True)
+        given = from_arrow_schema(pa.schema([frame_field]), prefer_timestamp_ntz=True)
+        if wanted[0].dataType != given[0].dataType:
+            problems.append(
+                f"{frame_field.name}: the DataFrame has {given[0].dataType.simpleString()}, "
+                f"the table {wanted[0].dataType.simpleString()}"
+            )
+    if problems:
+        raise ProgrammingError(
+            f"the DataFrame does not match table {options.namespace}.{options.table}: "
+            + "; ".join(problems)
+            + "; cast or rename the DataFrame's columns (df.select(col(...).cast(...)))"
+        )
+
+
+class TrinityLakeWriter(DataSourceArrowWriter):
+    """Tasks write files; the commit adds them to the table in one lakehouse commit."""
+
+    def __init__(self, plan: WritePlan) -> None:
+        self.plan = plan
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
+        from trinity_dbapi.tables.writer import write_data
+
+        first = next(iterator, None)
+        if first is None:
+            return FilesWritten()
+        batches = pa.RecordBatchReader.from_batches(first.schema, _chain(first, iterator))
+        counted = [0]
+
+        def progress(rows: int) -> None:
+            counted[0] = rows
+
+        plan = self.plan
+        files = write_data(
+            plan.location.storage(),
+            plan.meta,
+            plan.schema,
+            list(plan.partition_by),
+            batches,
+            progress=progress,
+        )
+        return FilesWritten(files=files, rows=counted[0])
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        from trinity_dbapi.tables import managed
+
+        plan = self.plan
+        added: dict[str, str] = {}
+        for message in messages:
+            if isinstance(message, FilesWritten):
+                added.update(message.files)
+        lakehouse = plan.location.lakehouse()
+        txn = lakehouse.begin()
+        if plan.create:
+            if not txn.namespace_exists(plan.namespace):
+                txn.create_namespace(plan.namespace)
+            txn.create_table(plan.namespace, plan.definition)
+        removed: list[str] = []
+        if plan.overwrite and not plan.create:
+            current = txn.load_table(plan.namespace, plan.table)
+            removed = list(managed.metadata(lakehouse.storage, current).partitions)
+        managed.change_files(
+            txn,
+            lakehouse.storage,
+            plan.namespace,
+            plan.table,
+            added=added,
+            removed=removed,
+            columns=plan.definition.columns,
+        )
+        txn.commit()
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        storage = self.plan.location.storage()
+        for message in messages:
+            if isinstance(message, FilesWritten):
+                for path in message.files.values():
+                    storage.delete(path)
+
+
+def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    yield first
+    yield from rest
