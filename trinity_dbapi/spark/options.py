@@ -32,11 +32,21 @@ class Location:
 
         return open_storage(self.uri, storage_options=dict(self.storage_options) or None)
 
-    def lakehouse(self) -> Any:
-        """Open the lakehouse itself."""
+    def lakehouse(self, *, create: bool = False) -> Any:
+        """Open the lakehouse itself; with ``create``, make a new one where there is none."""
+        from trinity_dbapi.errors import LakehouseExistsError, LakehouseNotFoundError
         from trinity_dbapi.lakehouse import Lakehouse
 
-        return Lakehouse.open(self.uri, storage_options=dict(self.storage_options) or None)
+        options = dict(self.storage_options) or None
+        try:
+            return Lakehouse.open(self.uri, storage_options=options)
+        except LakehouseNotFoundError:
+            if not create:
+                raise
+        try:
+            return Lakehouse.create(self.uri, storage_options=options)
+        except LakehouseExistsError:  # another writer created it first
+            return Lakehouse.open(self.uri, storage_options=options)
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) ->
             f"{options.namespace}.{options.table} is a read-only catalog table; write to a "
             "table of your own namespaces"
         )
-    lakehouse = options.location.lakehouse()
+    # createTable writes into a new lakehouse too, as connect() creates one.
+    lakehouse = options.location.lakehouse(create=options.create_table)
     frame = to_arrow_schema(spark_schema, timezone="UTC", prefers_large_types=False)
     try:
         definition = lakehouse.begin(read_only=True).load_table(options.namespace, options.table)
