@@ -20,9 +20,11 @@ EXPECTED = [
     "customer_c1_orders: [1, 4, 8, 9]",
     "biggest_customer: ('c0', '96.25')",
     "catalog: [('sales', 'orders', ['day'])]",
-    "views: ['information_schema_columns', 'information_schema_schemata', "
-    "'information_schema_tables', 'sales_orders', 'system_columns', 'system_namespaces', "
-    "'system_tables', 'system_versions']",
+    (
+        "views: ['information_schema_columns', 'information_schema_schemata', "
+        "'information_schema_tables', 'sales_orders', 'system_columns', 'system_namespaces', "
+        "'system_tables', 'system_versions']"
+    ),
     "day_two_rows_from_spark_sql: 4",
 ]
 
