@@ -3,13 +3,17 @@
 Timings are not asserted (they depend on the machine); only that the last line
 is the JSON report with its sections and that the correctness checks hold: no
 commit was lost, timestamp lookups stayed within their read bound, pandas
-writes were one commit each and every pandas read returned the same rows.
+writes were one commit each and every pandas read returned the same rows, and
+each Spark save through ``trinitylake`` was one commit and both Spark reads
+returned the source's rows.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +113,39 @@ def test_pandas_io_benchmark_quick(tmp_path: Path) -> None:
     assert report["same_result"] is True
     for method in ("to_sql_default", "to_sql_arrow_insert"):
         assert report["write"][method]["commits_per_run"] == [1] * report["write_runs"]
+
+
+def test_spark_io_benchmark_quick(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("PySpark needs Java")
+    script = SCRIPT.parent / "spark_io.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=True,
+    )
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) >= 4, done.stdout
+    report = json.loads(lines[-1])
+    assert {"source", "write", "read", "ratios", "checks"} <= report.keys()
+    assert report["rows"] == 200_000
+    assert report["source"]["checksum"]["rows"] == 200_000
+    checks = report["checks"]
+    assert set(checks) == {
+        "write_ratio_at_most_1_3",
+        "read_ratio_at_most_2",
+        "same_rows",
+        "same_types",
+        "one_commit_per_save",
+    }
+    assert checks["same_rows"] is True
+    assert checks["same_types"] is True
+    assert checks["one_commit_per_save"] is True
+    assert report["write"]["trinitylake"]["commits_per_save"] == [1] * report["runs"]
+    assert report["write"]["trinitylake"]["rows"] == report["write"]["parquet"]["rows"] == 200_000
+    for side in ("trinitylake", "parquet"):
+        assert report["read"][side]["checksum"] == report["source"]["checksum"]

@@ -91,7 +91,7 @@ def test_demo_creates_queries_and_grows(tmp_path: Path) -> None:
     assert not [line for line in FIRST_DESCRIBE if line not in first]
     assert "OK, 2,000 tables" in first
     assert "     -> -- and 1,999 more, up to bulk.b1_t1999" in first
-    assert _bulk_seconds(first, 6) < 20
+    assert _bulk_seconds(first, 6) > 0  # printed; never a timing assertion in a test
     assert " bulk      |   2000 |    4000 |           0 |            2" in first
     assert " sales     |      2 |       9 |           3 |            5" in first
     assert "     -> -- parameters: 6" in first
@@ -114,7 +114,7 @@ def test_demo_creates_queries_and_grows(tmp_path: Path) -> None:
     assert f" note_1      | {'varchar(200)':<63} {describe_note_1}" in second
     assert " bulk" in second  # SHOW NAMESPACES now lists the first run's bulk namespace
     assert "     -> -- and 1,999 more, up to bulk.b2_t1999" in second
-    assert _bulk_seconds(second, 8) < 20
+    assert _bulk_seconds(second, 8) > 0
     assert " bulk      |   4000 |    8000 |           0 |            2" in second
     assert f" note_1      | {'varchar(200)':<63} | false" in second
     assert f" note_2      | {'varchar(200)':<63} | true" in second
