@@ -14,12 +14,27 @@ from typing import Any
 
 from trinity_dbapi.spark.source import TrinityLakeDataSource
 
-__all__ = ["TrinityLakeDataSource", "register", "register_views"]
+__all__ = ["PUSHDOWN_CONF", "TrinityLakeDataSource", "register", "register_views"]
 
 
-def register(spark: Any) -> None:
-    """Register the ``trinitylake`` data source with a SparkSession."""
+#: The Spark setting that lets Python data sources take filters (off by default).
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def register(spark: Any, *, filter_pushdown: bool = True) -> None:
+    """Register the ``trinitylake`` data source with a SparkSession.
+
+    Args:
+        spark: the SparkSession.
+        filter_pushdown: also turn on ``spark.sql.python.filterPushdown.enabled``
+            for the session, which file pruning needs (Spark refuses a Python
+            reader that takes filters while it is off). With False the setting
+            is left alone; in a session where it is off, read with
+            ``.option("pushFilters", "false")``.
+    """
     spark.dataSource.register(TrinityLakeDataSource)
+    if filter_pushdown:
+        spark.conf.set(PUSHDOWN_CONF, "true")
 
 
 def register_views(
@@ -55,7 +70,8 @@ def register_views(
     from trinity_dbapi.lakehouse import Lakehouse
     from trinity_dbapi.sql.catalog import RESERVED_NAMESPACES, catalog_table_names
 
-    register(spark)
+    register(spark, filter_pushdown=False)
+    pushdown = str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true"
     lakehouse = Lakehouse.open(uri, storage_options=dict(storage_options or {}) or None)
     pinned = lakehouse.latest_version() if version is None else version
     txn = lakehouse.begin(read_only=True, version=pinned)
@@ -78,7 +94,12 @@ def register_views(
             )
         views[view] = f"{namespace}.{table}"
     for view, table in views.items():
-        reader = spark.read.format("trinitylake").option("uri", uri).option("versionAsOf", pinned)
+        reader = (
+            spark.read.format("trinitylake")
+            .option("uri", uri)
+            .option("versionAsOf", pinned)
+            .option("pushFilters", str(pushdown).lower())
+        )
         if storage_options:
             reader = reader.option("storageOptions", json.dumps(dict(storage_options)))
         reader.load(table).createOrReplaceTempView(view)

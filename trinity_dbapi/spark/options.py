@@ -60,6 +60,7 @@ class SourceOptions:
     timestamp: datetime | None = None
     create_table: bool = False
     partition_by: tuple[str, ...] = ()
+    push_filters: bool = True
 
 
 def parse_options(options: Mapping[str, str]) -> SourceOptions:
@@ -95,6 +96,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         version=_int("versionAsOf", version) if version is not None else None,
         timestamp=_timestamp(timestamp) if timestamp is not None else None,
         create_table=_boolean("createTable", values.get("createtable", "false")),
+        push_filters=_boolean("pushFilters", values.get("pushfilters", "true")),
         partition_by=partition_by,
     )
 

@@ -47,26 +47,16 @@ def pin_version(options: SourceOptions, lakehouse: Any) -> int:
 
 
 class TrinityLakeReader(DataSourceReader):
-    """Reads one pinned version of a table; supported filters prune its files."""
+    """Reads one pinned version of a table, one Spark partition per data file.
+
+    It does not take filters: Spark refuses a reader that does when
+    ``spark.sql.python.filterPushdown.enabled`` is off. :class:`PruningReader`
+    is the one that does.
+    """
 
     def __init__(self, scan: TableScan) -> None:
         self.scan = scan
         self.predicate: dict[str, list[Any]] = {}
-
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
-        """Use ``col = v`` and ``col IN (...)`` on top-level columns to prune files.
-
-        Pruning is by file, so every filter is also returned for Spark to
-        evaluate on the rows.
-        """
-        for pushed in filters:
-            if isinstance(pushed, (EqualTo, In)) and len(pushed.attribute) == 1:
-                values = [pushed.value] if isinstance(pushed, EqualTo) else list(pushed.value)
-                column = pushed.attribute[0]
-                if column in self.predicate:  # two conditions on one column: both hold
-                    values = [v for v in values if v in self.predicate[column]]
-                self.predicate[column] = values
-            yield pushed
 
     def partitions(self) -> Sequence[InputPartition]:
         scan = self.scan
@@ -87,6 +77,25 @@ class TrinityLakeReader(DataSourceReader):
                 storage, scan.meta, scan.schema, list(scan.partition_by), [partition.value]
             )
         yield from conform_batches(rows, scan.spark_schema)
+
+
+class PruningReader(TrinityLakeReader):
+    """A reader that also takes Spark's pushed-down filters to prune files."""
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        """Use ``col = v`` and ``col IN (...)`` on top-level columns to prune files.
+
+        Pruning is by file, so every filter is also returned for Spark to
+        evaluate on the rows.
+        """
+        for pushed in filters:
+            if isinstance(pushed, (EqualTo, In)) and len(pushed.attribute) == 1:
+                values = [pushed.value] if isinstance(pushed, EqualTo) else list(pushed.value)
+                column = pushed.attribute[0]
+                if column in self.predicate:  # two conditions on one column: both hold
+                    values = [v for v in values if v in self.predicate[column]]
+                self.predicate[column] = values
+            yield pushed
 
 
 def conform_batches(rows: pa.Table, spark_schema: pa.Schema) -> Iterator[pa.RecordBatch]:

@@ -7,7 +7,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 
 from trinity_dbapi.spark.options import SourceOptions, parse_options
-from trinity_dbapi.spark.read import TableScan, TrinityLakeReader, pin_version
+from trinity_dbapi.spark.read import PruningReader, TableScan, TrinityLakeReader, pin_version
 from trinity_dbapi.spark.write import TrinityLakeWriter, prepare_write
 
 
@@ -15,8 +15,8 @@ class TrinityLakeDataSource(DataSource):
     """``spark.read.format("trinitylake")`` / ``df.write.format("trinitylake")``.
 
     Options: ``uri`` (required), ``storage.<option>`` or ``storageOptions``
-    (JSON) for the file system, ``versionAsOf`` / ``timestampAsOf`` for
-    reads, ``createTable`` and ``partitionBy`` for writes. The path is
+    (JSON) for the file system, ``versionAsOf`` / ``timestampAsOf`` and
+    ``pushFilters`` for reads, ``createTable`` and ``partitionBy`` for writes. The path is
     ``"namespace.table"``; ``system.*`` and ``information_schema.*`` read
     the catalog tables.
     """
@@ -32,7 +32,11 @@ class TrinityLakeDataSource(DataSource):
         return _scan(self._options()).spark_schema_struct
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return TrinityLakeReader(_scan(self._options()).scan)
+        options = self._options()
+        scan = _scan(options).scan
+        # Spark refuses a reader that takes filters while filter pushdown is
+        # off; pushFilters=false reads (unpruned) in such a session.
+        return PruningReader(scan) if options.push_filters else TrinityLakeReader(scan)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
         return TrinityLakeWriter(prepare_write(self._options(), schema, overwrite))
