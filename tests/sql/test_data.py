@@ -420,3 +420,28 @@ def test_columns_qualified_with_the_namespace(conn: Any) -> None:
     ]
     with pytest.raises(errors.ProgrammingError, match=r"other\.t"):
         cur.execute("SELECT other.t.id FROM ns.t")
+
+
+@pytest.mark.parametrize(
+    ("condition", "found"),
+    [
+        ("tz = TIMESTAMP '2024-01-01 10:00:00'", [(1,)]),  # naive text is UTC
+        ("tz = '2024-01-01 10:00:00'", [(1,)]),
+        ("tz = '2024-01-01 11:00:00+01'", [(1,)]),
+        ("tz = '2024-01-01 10:00:00 UTC'", [(1,)]),  # DuckDB reads it; pruning must not drop it
+        ("tz = TIMESTAMPTZ '2024-01-01 10:00:01+00'", []),
+        ("d = '2024-01-01'", [(1,)]),
+        ("d = DATE '2024-01-02'", []),
+        ("tz IN (?, ?)", [(1,)]),
+    ],
+)
+def test_partition_pruning_reads_temporal_text_as_sql_does(
+    conn: Any, condition: str, found: list[tuple[int]]
+) -> None:
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.p (tz TIMESTAMPTZ, d DATE, v INT4) PARTITIONED BY (tz, d)")
+    cur.execute(
+        "INSERT INTO ns.p VALUES (TIMESTAMPTZ '2024-01-01 10:00:00+00', DATE '2024-01-01', 1)"
+    )
+    params = ["2024-01-01 10:00:00", datetime.datetime(2023, 1, 1)] if "?" in condition else None
+    assert rows(conn, f"SELECT v FROM ns.p WHERE {condition}", params) == found

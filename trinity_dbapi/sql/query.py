@@ -374,6 +374,7 @@ def prune_labels(
         return None
     partition_by = managed.partition_columns(definition)
     schema = arrow_types.arrow_schema(definition)
+    predicate = _castable(predicate, schema)
     labels: list[str] | None = None
     if any(column in partition_by for column in predicate):
         labels = prune(meta, schema, partition_by, predicate)
@@ -386,6 +387,27 @@ def prune_labels(
                     x for x in (labels if labels is not None else meta.partitions) if x in found
                 ]
     return labels
+
+
+def _castable(predicate: Mapping[str, Sequence[Any]], schema: Any) -> dict[str, Sequence[Any]]:
+    """The predicate without columns compared to text we cannot read as their type.
+
+    DuckDB casts text to a column's type in ways pyarrow does not (formats,
+    zone names); text we cannot read must not prune files DuckDB would match.
+    """
+    from trinity_dbapi.tables.values import coerce
+
+    kept: dict[str, Sequence[Any]] = {}
+    for column, values in predicate.items():
+        index = schema.get_field_index(column)
+        if index < 0:
+            continue
+        type_ = schema.field(index).type
+        textual = pa.types.is_string(type_) or pa.types.is_large_string(type_)
+        if not textual and any(isinstance(v, str) and coerce(v, type_) is None for v in values):
+            continue
+        kept[column] = values
+    return kept
 
 
 # -- DuckDB errors ------------------------------------------------------------------

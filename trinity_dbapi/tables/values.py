@@ -206,6 +206,14 @@ def coerce(value: object, type_: pa.DataType) -> pa.Scalar | None:
     None becomes a NULL scalar. Casts are safe: ``1.5`` is no ``int8`` value and
     ``1.234`` no ``decimal(5,2)`` value.
     """
+    if isinstance(value, str) and _is_temporal(type_):
+        # SQL compares DATE '2024-01-01' and '2024-01-01 10:00:00' with temporal
+        # columns; pyarrow casts such text to zoned timestamps only with an
+        # offset, so read it as SQL does (naive text is UTC).
+        parsed = _parse_temporal(value, type_)
+        if parsed is None:
+            return None
+        value = parsed
     try:
         return safe_cast(value if isinstance(value, pa.Scalar) else pa.scalar(value), type_)
     except pa.ArrowInvalid:
@@ -218,3 +226,23 @@ def coerce(value: object, type_: pa.DataType) -> pa.Scalar | None:
         return pa.scalar(value, type=type_)
     except (pa.ArrowException, TypeError, ValueError, OverflowError, ArithmeticError):
         return None
+
+
+def _is_temporal(type_: pa.DataType) -> bool:
+    return bool(pa.types.is_date(type_) or pa.types.is_timestamp(type_) or pa.types.is_time(type_))
+
+
+def _parse_temporal(text: str, type_: pa.DataType) -> object | None:
+    """ISO text as a date, time or datetime (UTC when zoned and naive); None if it is not."""
+    text = text.strip()
+    try:
+        if pa.types.is_date(type_):
+            return datetime.date.fromisoformat(text)
+        if pa.types.is_time(type_):
+            return datetime.time.fromisoformat(text)
+        stamp = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if getattr(type_, "tz", None) is not None and stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=datetime.timezone.utc)
+    return stamp
