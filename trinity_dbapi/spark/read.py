@@ -69,6 +69,10 @@ class TrinityLakeReader(DataSourceReader):
         scan = self.scan
         if scan.catalog_rows is not None:
             rows = scan.catalog_rows
+        elif partition.value is None:
+            # No file to read (an empty table, or filters pruned every file):
+            # Spark then asks for one partition with no value.
+            return
         else:
             from trinity_dbapi.tables.reader import read_table
 
@@ -99,9 +103,37 @@ class PruningReader(TrinityLakeReader):
 
 
 def conform_batches(rows: pa.Table, spark_schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """``rows`` as batches of exactly ``spark_schema`` (Spark checks types and nullability)."""
-    rows = rows.select(spark_schema.names).cast(spark_schema)
+    """``rows`` as batches of exactly ``spark_schema`` (Spark checks types and nullability).
+
+    Spark's timestamps and times hold microseconds: nanoseconds are truncated
+    (the only lossy step, and the one Spark itself takes).
+    """
+    rows = rows.select(spark_schema.names).cast(spark_schema, safe=False)
     yield from rows.to_batches(max_chunksize=BATCH_ROWS)
+
+
+def spark_compatible(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with the Arrow types PySpark cannot convert replaced by the ones it can.
+
+    PySpark converts ``time64`` only; ``time32`` (TIME(0) to TIME(3)) becomes
+    ``time64[us]``, which holds the same values.
+    """
+    return pa.schema([field.with_type(_compatible(field.type)) for field in schema])
+
+
+def _compatible(type_: pa.DataType) -> pa.DataType:
+    if pa.types.is_time32(type_):
+        return pa.time64("us")
+    if pa.types.is_struct(type_):
+        return pa.struct([f.with_type(_compatible(f.type)) for f in type_])
+    if pa.types.is_map(type_):
+        return pa.map_(
+            type_.key_field.with_type(_compatible(type_.key_type)),
+            type_.item_field.with_type(_compatible(type_.item_type)),
+        )
+    if pa.types.is_list(type_) or pa.types.is_large_list(type_):
+        return pa.list_(type_.value_field.with_type(_compatible(type_.value_type)))
+    return type_
 
 
 def _pruned_labels(scan: TableScan, predicate: Mapping[str, list[Any]]) -> list[str]:

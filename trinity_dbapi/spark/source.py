@@ -7,7 +7,13 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 
 from trinity_dbapi.spark.options import SourceOptions, parse_options
-from trinity_dbapi.spark.read import PruningReader, TableScan, TrinityLakeReader, pin_version
+from trinity_dbapi.spark.read import (
+    PruningReader,
+    TableScan,
+    TrinityLakeReader,
+    pin_version,
+    spark_compatible,
+)
 from trinity_dbapi.spark.write import TrinityLakeWriter, prepare_write
 
 
@@ -68,7 +74,7 @@ def _scan(options: SourceOptions) -> _Resolved:
         schema = arrow_types.arrow_schema(definition)
         meta = managed.metadata(lakehouse.storage, definition)
         partition_by = tuple(managed.partition_columns(definition))
-    struct = from_arrow_schema(schema, prefer_timestamp_ntz=True)
+    struct = from_arrow_schema(spark_compatible(schema), prefer_timestamp_ntz=True)
     spark_arrow = to_arrow_schema(struct, timezone="UTC", prefers_large_types=False)
     scan = TableScan(
         location=options.location,

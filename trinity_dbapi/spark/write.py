@@ -99,8 +99,12 @@ def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> A
     from trinity_dbapi.sql.arrow_types import columns_from_schema
     from trinity_dbapi.tables import managed
 
-    # Spark's Arrow schema carries no field IDs: columns_from_schema numbers them.
-    columns = columns_from_schema(pa.schema([f.remove_metadata() for f in frame]))
+    # Spark's Arrow schema carries no field IDs: columns_from_schema numbers
+    # them. Spark times are microseconds, though PySpark hands them over as
+    # nanoseconds: keep TIME(6).
+    columns = columns_from_schema(
+        pa.schema([_microsecond_times(f.remove_metadata()) for f in frame])
+    )
     names = [column.name for column in columns]
     unknown = [name for name in options.partition_by if name not in names]
     if unknown:
@@ -117,9 +121,17 @@ def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> A
     return managed.create_dataset(storage, definition)
 
 
+def _microsecond_times(field: pa.Field) -> pa.Field:
+    if pa.types.is_time64(field.type) and field.type.unit == "ns":
+        return field.with_type(pa.time64("us"))
+    return field
+
+
 def _check_columns(options: SourceOptions, frame: pa.Schema, schema: pa.Schema) -> None:
     """The DataFrame's columns must be the table's, with the same types (missing: NULL)."""
     from pyspark.sql.pandas.types import from_arrow_schema
+
+    from trinity_dbapi.spark.read import spark_compatible
 
     problems = []
     for frame_field in frame:
@@ -127,7 +139,8 @@ def _check_columns(options: SourceOptions, frame: pa.Schema, schema: pa.Schema) 
         if index < 0:
             problems.append(f"{frame_field.name}: not a column of the table")
             continue
-        wanted = from_arrow_schema(pa.schema([schema.field(index)]), prefer_timestamp_ntz=True)
+        table_field = spark_compatible(pa.schema([schema.field(index)]))
+        wanted = from_arrow_schema(table_field, prefer_timestamp_ntz=True)
         given = from_arrow_schema(pa.schema([frame_field]), prefer_timestamp_ntz=True)
         if wanted[0].dataType != given[0].dataType:
             problems.append(
