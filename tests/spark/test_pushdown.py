@@ -75,12 +75,17 @@ def sales(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake
 @pytest.fixture
 def pushdown_off(spark: Any) -> Iterator[None]:
     """Python data source filter pushdown disabled for one test, restored after."""
+    from trinity_dbapi.spark import register
+
     before = spark.conf.get(PUSHDOWN)
     spark.conf.set(PUSHDOWN, "false")
     try:
         yield
     finally:
         spark.conf.set(PUSHDOWN, before)
+        # The data source registered follows the setting at registration
+        # (register_views registers it too): register again for the next tests.
+        register(spark, filter_pushdown=False)
 
 
 def _ids(frame: Any) -> list[int]:
@@ -197,3 +202,22 @@ def test_without_pushdown_a_whole_table_reads(sales: Lake) -> None:
 
 def test_pushdown_setting_is_restored(spark: Any) -> None:
     assert spark.conf.get(PUSHDOWN) == "true"
+
+
+@pytest.mark.usefixtures("pushdown_off")
+@pytest.mark.parametrize(("where", "partitions", "ids"), CASES)
+def test_registered_with_pushdown_off_reads_work_without_any_option(
+    spark: Any, sales: Lake, where: str, partitions: int, ids: list[int]
+) -> None:
+    # A session that keeps the setting off: register() leaves it off when
+    # asked and registers the reader Spark accepts there.
+    from trinity_dbapi.spark import register
+
+    register(spark, filter_pushdown=False)
+    try:
+        assert spark.conf.get(PUSHDOWN) == "false"
+        frame = sales.read("s.sales").where(where)
+        assert frame.rdd.getNumPartitions() == ALL_FILES
+        assert _ids(frame) == ids
+    finally:
+        register(spark)

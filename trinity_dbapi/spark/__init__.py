@@ -26,15 +26,21 @@ def register(spark: Any, *, filter_pushdown: bool = True) -> None:
 
     Args:
         spark: the SparkSession.
-        filter_pushdown: also turn on ``spark.sql.python.filterPushdown.enabled``
+        filter_pushdown: turn on ``spark.sql.python.filterPushdown.enabled``
             for the session, which file pruning needs (Spark refuses a Python
-            reader that takes filters while it is off). With False the setting
-            is left alone; in a session where it is off, read with
-            ``.option("pushFilters", "false")``.
+            reader that takes filters while it is off). With False the
+            setting is left as it is, and reads follow it: pruning when it is
+            on, every file when it is off. Change the setting later and
+            register again (or read with ``.option("pushFilters", ...)``).
     """
-    spark.dataSource.register(TrinityLakeDataSource)
+    from trinity_dbapi.spark.source import TrinityLakeDataSourceWithoutPushdown
+
     if filter_pushdown:
         spark.conf.set(PUSHDOWN_CONF, "true")
+    enabled = str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true"
+    spark.dataSource.register(
+        TrinityLakeDataSource if enabled else TrinityLakeDataSourceWithoutPushdown
+    )
 
 
 def register_views(

@@ -63,7 +63,7 @@ class SourceOptions:
     push_filters: bool = True
 
 
-def parse_options(options: Mapping[str, str]) -> SourceOptions:
+def parse_options(options: Mapping[str, str], *, push_filters: bool = True) -> SourceOptions:
     """Parse the data source options (Spark passes them case-insensitively as text).
 
     Raises:
@@ -96,7 +96,7 @@ def parse_options(options: Mapping[str, str]) -> SourceOptions:
         version=_int("versionAsOf", version) if version is not None else None,
         timestamp=_timestamp(timestamp) if timestamp is not None else None,
         create_table=_boolean("createTable", values.get("createtable", "false")),
-        push_filters=_boolean("pushFilters", values.get("pushfilters", "true")),
+        push_filters=_boolean("pushFilters", values.get("pushfilters", str(push_filters))),
         partition_by=partition_by,
     )
 

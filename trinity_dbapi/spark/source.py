@@ -27,12 +27,15 @@ class TrinityLakeDataSource(DataSource):
     the catalog tables.
     """
 
+    #: Whether reads take Spark's filters unless the pushFilters option says.
+    push_filters_default = True
+
     @classmethod
     def name(cls) -> str:
         return "trinitylake"
 
     def _options(self) -> SourceOptions:
-        return parse_options(self.options)
+        return parse_options(self.options, push_filters=self.push_filters_default)
 
     def schema(self) -> Any:
         return _scan(self._options()).spark_schema_struct
@@ -87,3 +90,15 @@ def _scan(options: SourceOptions) -> _Resolved:
         catalog_rows=rows,
     )
     return _Resolved(scan, struct)
+
+
+class TrinityLakeDataSourceWithoutPushdown(TrinityLakeDataSource):
+    """``trinitylake`` for a session whose filter pushdown setting is off.
+
+    Spark refuses a reader that takes filters while
+    ``spark.sql.python.filterPushdown.enabled`` is false, and a data source
+    cannot read the session's settings: :func:`~trinity_dbapi.spark.register`
+    picks this class when the setting is off, so reads work without it.
+    """
+
+    push_filters_default = False
