@@ -122,3 +122,24 @@ def test_a_dbapi_transaction_open_across_a_spark_append_commits(
         (2, "spark"),
         (100, "dbapi"),
     ]
+
+
+def test_spark_reads_and_writes_from_other_python_threads(events: Lake) -> None:
+    # Spark looks data sources up in the thread's active session: register()
+    # in each thread makes it active there.
+    from trinity_dbapi.spark import register
+
+    spark = events.spark
+
+    def append(first: int) -> int:
+        register(spark)
+        frame = spark.range(first, first + 3).select(F.col("id"), F.lit("thrd").alias("source"))
+        events.save(frame, "s.t")
+        return int(events.read("s.t").count())
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        counts = list(pool.map(append, [10, 20]))
+    assert max(counts) == 7  # the seed row and both appends
+    assert events.rows("SELECT id FROM s.t WHERE source = 'thrd' ORDER BY id") == [
+        (i,) for i in (10, 11, 12, 20, 21, 22)
+    ]

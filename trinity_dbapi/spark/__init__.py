@@ -32,15 +32,33 @@ def register(spark: Any, *, filter_pushdown: bool = True) -> None:
             setting is left as it is, and reads follow it: pruning when it is
             on, every file when it is off. Change the setting later and
             register again (or read with ``.option("pushFilters", ...)``).
+
+    Call it again in each other Python thread that reads or writes: it also
+    makes the session that thread's active one, where Spark looks data
+    sources up (otherwise ``save()`` there fails with DATA_SOURCE_NOT_FOUND).
     """
     from trinity_dbapi.spark.source import TrinityLakeDataSourceWithoutPushdown
 
+    _activate(spark)
     if filter_pushdown:
         spark.conf.set(PUSHDOWN_CONF, "true")
     enabled = str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true"
     spark.dataSource.register(
         TrinityLakeDataSource if enabled else TrinityLakeDataSourceWithoutPushdown
     )
+
+
+def _activate(spark: Any) -> None:
+    """Make ``spark`` the active session of this thread on the JVM side.
+
+    Spark looks Python data sources up in the calling thread's active
+    session, which a new Python thread does not have: without this, a
+    ``save()`` from another thread fails with DATA_SOURCE_NOT_FOUND.
+    """
+    jvm = getattr(spark, "_jvm", None)
+    session = getattr(spark, "_jsparkSession", None)
+    if jvm is not None and session is not None:  # not Spark Connect
+        jvm.org.apache.spark.sql.SparkSession.setActiveSession(session)
 
 
 def register_views(
