@@ -15,7 +15,7 @@ import contextlib
 import itertools
 import os
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -141,7 +141,7 @@ def execute_marked(
         for name, subquery in natives.items():
             sql = sql.replace(f'"{name}"', subquery)
         if stream:
-            return stream_duckdb(duck, sql, used)
+            return stream_duckdb(duck, sql, used, track=session.track_stream)
         return execute_duckdb(duck, sql, used)
     finally:
         if not stream:
@@ -185,12 +185,18 @@ STREAM_BATCH_ROWS = 100_000
 
 
 def stream_duckdb(
-    duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]
+    duck: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: Sequence[Any],
+    *,
+    track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
 ) -> pa.RecordBatchReader:
     """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
 
     The reader owns the cursor: it is closed when the last batch is read or
-    the reader is dropped. DuckDB errors surface here or while reading.
+    the reader is dropped, or by whoever ``track`` hands the generator of
+    batches to (the session closes it when the connection closes). DuckDB
+    errors surface here or while reading.
     """
     try:
         relation = duck.sql(sql, params=list(params) or None)
@@ -202,7 +208,7 @@ def stream_duckdb(
         duck.close()
         raise translate_duckdb_error(exc) from exc
 
-    def batches() -> Iterator[pa.RecordBatch]:
+    def batches() -> Generator[pa.RecordBatch, None, None]:
         try:
             yield from reader
         except duckdb.Error as exc:
@@ -210,7 +216,10 @@ def stream_duckdb(
         finally:
             duck.close()
 
-    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+    stream = batches()
+    if track is not None:
+        track(stream)
+    return pa.RecordBatchReader.from_batches(reader.schema, stream)
 
 
 def _unqualify_columns(query: exp.Expression, tables: set[tuple[str, str]]) -> None:

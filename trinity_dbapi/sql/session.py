@@ -12,7 +12,10 @@ Every statement is atomic: one that fails undoes its own staged changes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import atexit
+import contextlib
+import weakref
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +55,23 @@ DUCKDB_SETTINGS: dict[str, str | bool] = {
 
 #: The namespace unqualified names resolve in until ``USE`` changes it.
 DEFAULT_NAMESPACE = "default"
+
+#: Sessions whose private DuckDB is open.
+_WITH_DUCKDB: weakref.WeakSet[Session] = weakref.WeakSet()
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    """Close every session still open when the interpreter exits.
+
+    DuckDB (2.x, built with nanobind) prints a screen of "leaked instances"
+    reports if any of its objects outlives the teardown of its module, and
+    a session kept alive by an exception's traceback or a reference cycle
+    does. atexit handlers run before that teardown. No storage is touched:
+    an open transaction is dropped unfinished, as a crash would leave it.
+    """
+    for session in list(_WITH_DUCKDB):
+        session.abandon()
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,8 @@ class Session:
         self._txn: Transaction | None = None
         self._explicit = False  # a BEGIN opened the transaction
         self._duck: duckdb.DuckDBPyConnection | None = None
+        #: Streamed results still being read; each holds a DuckDB cursor.
+        self._streams: weakref.WeakSet[Generator[Any, None, None]] = weakref.WeakSet()
         self.closed = False
 
     # -- transactions -----------------------------------------------------------
@@ -212,7 +234,28 @@ class Session:
             duck.execute("SET enable_external_access = false")
             duck.execute("SET lock_configuration = true")
             self._duck = duck
+            _WITH_DUCKDB.add(self)
         return self._duck
+
+    def track_stream(self, stream: Generator[Any, None, None]) -> None:
+        """Close ``stream`` (and so its DuckDB cursor) when the session releases DuckDB."""
+        self._streams.add(stream)
+
+    def _release_duckdb(self) -> None:
+        """Close the streams still being read, then the private DuckDB connection.
+
+        Closing a stream's generator runs its ``finally`` (which closes its
+        DuckDB cursor) and drops its frame, so no DuckDB object stays
+        reachable from here even while a cursor still holds the stream.
+        """
+        for stream in list(self._streams):
+            with contextlib.suppress(ValueError):  # being read in another thread right now
+                stream.close()
+        self._streams = weakref.WeakSet()
+        duck, self._duck = self._duck, None
+        _WITH_DUCKDB.discard(self)
+        if duck is not None:
+            duck.close()
 
     def local_root(self) -> str | None:
         """The lakehouse root directory when it is on the local file system."""
@@ -315,8 +358,18 @@ class Session:
         """Roll back any open transaction and release DuckDB."""
         if self.closed:
             return
-        self.rollback()
-        if self._duck is not None:
-            self._duck.close()
-            self._duck = None
+        try:
+            self.rollback()
+        finally:
+            self._release_duckdb()
+            self.closed = True
+
+    def abandon(self) -> None:
+        """Close without touching storage: the open transaction is dropped, not aborted.
+
+        For interpreter exit, when storage I/O may no longer work; what the
+        transaction staged is garbage that ``collect_garbage`` removes.
+        """
+        self._txn, self._explicit = None, False
+        self._release_duckdb()
         self.closed = True
