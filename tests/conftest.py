@@ -145,16 +145,15 @@ def s3_options(endpoint_url: str) -> dict[str, Any]:
 
 def create_bucket(endpoint_url: str) -> str:
     """Create a new uniquely named bucket on the moto server and return its name."""
-    import boto3
+    import s3fs
 
+    # Through s3fs, the client the storage uses: boto3 is no dependency of ours.
+    # No region: s3fs would send it as the LocationConstraint, which S3 refuses
+    # for us-east-1 (a bucket without one is created there).
     bucket = f"test-{uuid.uuid4().hex[:20]}"
-    boto3.client(
-        "s3",
-        endpoint_url=endpoint_url,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    ).create_bucket(Bucket=bucket)
+    options = s3_options(endpoint_url)
+    options["client_kwargs"] = {"endpoint_url": endpoint_url}
+    s3fs.S3FileSystem(**options, skip_instance_cache=True).mkdir(bucket)
     return bucket
 
 

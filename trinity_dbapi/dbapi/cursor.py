@@ -339,11 +339,10 @@ def _pylist(column: Any) -> list[Any]:
 
 
 def _numpy(column: Any) -> Any:
-    import pyarrow as pa
+    # NumPy is a dependency of ours: pyarrow converts to it, but no longer installs it.
+    import numpy as np
 
-    if isinstance(column, pa.ChunkedArray):
-        return column.to_numpy()
-    return column.to_numpy(zero_copy_only=False)
+    return np.asarray(column)
 
 
 def _reader_type() -> type:
