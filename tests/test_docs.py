@@ -15,22 +15,6 @@ def _blocks(path: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", path.read_text(), re.DOTALL)
 
 
-def test_readme_sql_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    sql = _blocks(DOCS / "README.md")[0]
-    exec(sql.replace("./demo-lakehouse", str(tmp_path / "lake")), {})  # noqa: S102
-    printed = capsys.readouterr().out.splitlines()
-    assert printed == ["[('carts', 'Open carts')]", "[('carts',)]", "(0,)"]
-
-
-def test_readme_python_examples(tmp_path: Path) -> None:
-    first, second = _blocks(DOCS / "README.md")[1:3]
-    scope: dict[str, object] = {}
-    exec(first.replace("/tmp/my-lake", str(tmp_path / "lake")), scope)  # noqa: S102
-    exec(second, scope)  # noqa: S102
-    lake = scope["lake"]
-    assert lake.begin().list_namespaces() == ["sales"]  # type: ignore[attr-defined]
-
-
 def test_transactions_page_first_example(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -116,6 +116,23 @@ def test_views_return_exactly_the_rows(lake: Any, con: duckdb.DuckDBPyConnection
     assert lake.cursor().execute(query).fetchall() == rows(con, query)
 
 
+def test_timestamptz_values_reach_python_as_the_driver_gives_them(
+    lake: Any, con: duckdb.DuckDBPyConnection
+) -> None:
+    # DuckDB makes pytz-aware datetimes of TIMESTAMPTZ values and does not
+    # install pytz: the duckdb extra does (setup.cfg).
+    lake.execute(
+        "INSERT INTO shop.empty VALUES (1, TIMESTAMPTZ '2025-03-04 05:06:07.5+02:00', NULL)"
+    )
+    attach(con, uri_of(lake))
+    (at,) = rows(con, 'SELECT "at" FROM shop.empty')[0]
+    (ours,) = lake.execute('SELECT "at" FROM shop.empty').fetchone()
+    assert (
+        at == ours == datetime.datetime(2025, 3, 4, 3, 6, 7, 500000, tzinfo=datetime.timezone.utc)
+    )
+    assert at.utcoffset() == datetime.timedelta(0)
+
+
 def test_column_names_and_types_are_the_tables(lake: Any, con: duckdb.DuckDBPyConnection) -> None:
     attach(con, uri_of(lake))
     described = [(name, type_) for name, type_, *_ in rows(con, "DESCRIBE shop.orders")]
