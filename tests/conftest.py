@@ -12,6 +12,10 @@ Fixtures:
     storage: ``open_storage(*backend)``, closed after the test.
 
 Command line: tests marked ``slow`` are skipped unless ``--run-slow`` is given.
+
+Every ``subprocess.run`` of the session whose stderr is captured fails its
+test if the child printed interpreter-exit noise there (leak reports, fatal
+errors, exceptions ignored at shutdown): scripts exit quietly.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import contextlib
 import functools
 import logging
 import os
+import re
+import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,6 +39,33 @@ from trinity_dbapi.storage import Storage, open_storage
 #: SQLAlchemy's compliance suite brings its own pytest plugin, which would take
 #: over this session: tests/sqlalchemy/test_compliance.py runs it in a subprocess.
 collect_ignore = [] if os.environ.get("TRINITY_SQLA_SUITE") else ["sqlalchemy_suite"]
+
+#: What a finished interpreter must never leave on stderr (.ci/run checks the same).
+EXIT_NOISE = re.compile(
+    r"nanobind: leaked|Fatal Python error|Exception ignored in|Segmentation fault"
+)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _quiet_subprocess_exits() -> Iterator[None]:
+    """Fail any test whose subprocess printed exit noise on a captured stderr."""
+    original = subprocess.run
+
+    def run(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+        done = original(*args, **kwargs)
+        stderr = done.stderr
+        if isinstance(stderr, bytes):
+            stderr = stderr.decode(errors="replace")
+        if isinstance(stderr, str) and EXIT_NOISE.search(stderr):
+            pytest.fail(f"{done.args!r} printed exit noise on stderr:\n{stderr[-3000:]}")
+        return done
+
+    subprocess.run = run  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        subprocess.run = original  # type: ignore[assignment]
+
 
 _DUMMY_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",

@@ -134,3 +134,14 @@ def test_abandon_at_exit_drops_the_transaction_without_storage(tmp_path: Path) -
         ("system",),
     ]
     again.close()
+
+
+def test_the_session_fails_tests_whose_scripts_leave_exit_noise() -> None:
+    # tests/conftest.py wraps subprocess.run for every test of the session.
+    noisy = "import sys; sys.stderr.write('nanobind: leaked 3 instances!\\n')"
+    with pytest.raises(pytest.fail.Exception, match="exit noise"):
+        subprocess.run([sys.executable, "-c", noisy], capture_output=True, text=True, check=False)
+    quiet = subprocess.run(
+        [sys.executable, "-c", "print('ok')"], capture_output=True, text=True, check=True
+    )
+    assert quiet.stdout == "ok\n"
