@@ -13,7 +13,9 @@ docs/cli.md is the user manual; this package is organized as the shell works:
   in autocommit mode, prints results, handles meta-commands (``.help``,
   ``.mode``...) and the interactive read loop;
 - :mod:`.command`, :func:`main`: options, connection, exit codes (0 success,
-  1 SQL or connection error, 2 usage error).
+  1 SQL or connection error, 2 usage error);
+- :mod:`.progress`, :class:`TerminalProgress`: the progress bars, drawn on
+  stderr when it is a terminal.
 
 Importing this package is cheap: the driver, pyarrow and sqlglot are imported
 on first use, so ``trinity --version`` and ``trinity --help`` start fast.
@@ -42,6 +44,7 @@ from trinity_dbapi.cli.formats import (
     row_count,
     text,
 )
+from trinity_dbapi.cli.progress import TerminalProgress
 from trinity_dbapi.cli.shell import (
     CONTINUATION_PROMPT,
     HISTORY_FILE,
@@ -65,6 +68,7 @@ __all__ = [
     "PROMPT",
     "SPLIT_DIALECT",
     "Shell",
+    "TerminalProgress",
     "build_parser",
     "format_csv",
     "format_json",

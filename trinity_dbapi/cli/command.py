@@ -1,6 +1,8 @@
 """The ``trinity`` command line: options, connection, exit codes.
 
-Exit codes: 0 success, 1 SQL or connection error, 2 usage error.
+Exit codes: 0 success, 1 SQL or connection error, 2 usage error. When
+standard error is a terminal (and without ``--no-progress``) long statements
+draw progress bars there (:class:`~trinity_dbapi.cli.progress.TerminalProgress`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from trinity_dbapi import __version__
 from trinity_dbapi.cli.formats import FORMATTERS
+from trinity_dbapi.cli.progress import TerminalProgress
 from trinity_dbapi.cli.shell import (
     Shell,
     _enable_history,
@@ -131,6 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-n", "--namespace", help="default namespace of unqualified table names")
     parser.add_argument("--read-only", action="store_true", help="refuse every write")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="draw no progress bars (by default long statements draw them on stderr "
+        "when it is a terminal)",
+    )
     parser.add_argument("--version", action="version", version=f"trinity {__version__}")
     return parser
 
@@ -179,7 +188,11 @@ def run(args: argparse.Namespace, scripts: Sequence[str], options: dict[str, Any
         sys.stderr.write(f"Error: {_error_message(exc)}\n")
         return EXIT_ERROR
     try:
-        shell = Shell(connection, mode=args.format, timing=args.timing)
+        # Bars on stderr, only for a person watching it: never into a file or a pipe.
+        progress = (
+            None if args.no_progress else TerminalProgress.for_stream(sys.stderr, leave=False)
+        )
+        shell = Shell(connection, mode=args.format, timing=args.timing, progress=progress)
         if scripts:
             ok = all(shell.run_script(script) for script in scripts)
             return EXIT_OK if ok else EXIT_ERROR

@@ -1,8 +1,9 @@
 """The :class:`Shell`: runs statements, prints results, handles meta-commands.
 
 It runs statements through the DB-API driver in autocommit mode, prints
-results, handles meta-commands (``.help``, ``.mode``...) and the interactive
-read loop.
+results, handles meta-commands (``.help``, ``.mode``...) and the
+interactive read loop. Given a progress handler, it sets it on the connection
+and finishes its bar when each statement ends, before anything is printed.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from trinity_dbapi.cli.formats import FORMATTERS, format_status
 from trinity_dbapi.cli.statements import _split, split_statements
+
+if TYPE_CHECKING:
+    from trinity_dbapi.cli.progress import TerminalProgress
 
 #: Prompt of a new statement, and of the following lines of an unfinished one.
 PROMPT = "trinity> "
@@ -51,6 +55,8 @@ class Shell:
         timing: whether to print each statement's elapsed time (to ``err``).
         out: where results go.
         err: where errors and timings go.
+        progress: a progress handler to set on the connection (None: none);
+            its bar is finished when each statement ends.
     """
 
     def __init__(
@@ -61,6 +67,7 @@ class Shell:
         timing: bool = False,
         out: IO[str] | None = None,
         err: IO[str] | None = None,
+        progress: TerminalProgress | None = None,
     ) -> None:
         self.connection = connection
         self.mode = mode
@@ -69,6 +76,9 @@ class Shell:
         self.err = err if err is not None else sys.stderr
         self._cursor: Any = None
         self._failed = False
+        self.progress = progress
+        if progress is not None:
+            connection.progress = progress
 
     # -- output
 
@@ -86,19 +96,30 @@ class Shell:
 
     def execute(self, sql: str) -> bool:
         """Run one statement and print its result; False if it failed."""
+        return self._run(lambda: self._statement(sql))
+
+    def _statement(self, sql: str) -> str | None:
+        if self._cursor is None:
+            self._cursor = self.connection.cursor()
+        cursor = self._cursor
+        cursor.execute(sql)
+        if cursor.description is None:
+            return format_status(cursor.rowcount) if self.mode == "table" else None
+        columns = [column[0] for column in cursor.description]
+        return FORMATTERS[self.mode](columns, cursor.fetchall())
+
+    def _run(self, work: Callable[[], str | None]) -> bool:
+        """Run ``work`` (a statement), print what it returns and the time; False if it failed."""
         from trinity_dbapi import Error
 
         started = time.perf_counter()
         try:
-            if self._cursor is None:
-                self._cursor = self.connection.cursor()
-            cursor = self._cursor
-            cursor.execute(sql)
-            if cursor.description is None:
-                output = format_status(cursor.rowcount) if self.mode == "table" else None
-            else:
-                columns = [column[0] for column in cursor.description]
-                output = FORMATTERS[self.mode](columns, cursor.fetchall())
+            try:
+                output = work()
+            finally:
+                # The bar ends with the statement: nothing else is printed under it.
+                if self.progress is not None:
+                    self.progress.close()
         except Error as exc:
             self.error(_error_message(exc))
             return False
