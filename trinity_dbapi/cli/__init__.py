@@ -15,7 +15,8 @@ docs/cli.md is the user manual; this package is organized as the shell works:
 - :mod:`.command`, :func:`main`: options, connection, exit codes (0 success,
   1 SQL or connection error, 2 usage error);
 - :mod:`.progress`, :class:`TerminalProgress`: the progress bars, drawn on
-  stderr when it is a terminal.
+  stderr when it is a terminal;
+- :mod:`.importer`: ``.import FILE TABLE`` (CSV, TSV, Parquet, NDJSON).
 
 Importing this package is cheap: the driver, pyarrow and sqlglot are imported
 on first use, so ``trinity --version`` and ``trinity --help`` start fast.

@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SQL",
         action=_AppendScript,
         const="sql",
-        help="run SQL (one or more ;-separated statements) and exit; repeatable",
+        help="run SQL (one or more ;-separated statements), or one meta-command such as "
+        "'.import FILE TABLE', and exit; repeatable",
     )
     parser.add_argument(
         "-f",
@@ -144,18 +145,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_scripts(parser: argparse.ArgumentParser, scripts: Sequence[tuple[str, str]]) -> list[str]:
+def _read_scripts(
+    parser: argparse.ArgumentParser, scripts: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """``-c`` and ``-f`` in order as (kind, text): a file's text is read here."""
     texts = []
     for kind, value in scripts:
         if kind == "sql":
-            texts.append(value)
+            texts.append((kind, value))
             continue
         try:
             if value == "-":
-                texts.append(sys.stdin.read())
+                texts.append((kind, sys.stdin.read()))
             else:
                 with open(value, encoding="utf-8") as file:
-                    texts.append(file.read())
+                    texts.append((kind, file.read()))
         except (OSError, UnicodeDecodeError) as exc:
             parser.error(f"cannot read -f {value}: {exc}")
     return texts
@@ -178,8 +182,14 @@ def _connect(args: argparse.Namespace, options: dict[str, Any]) -> Any:
     )
 
 
-def run(args: argparse.Namespace, scripts: Sequence[str], options: dict[str, Any]) -> int:
-    """Connect, run the scripts (or the interactive shell) and return the exit code."""
+def run(
+    args: argparse.Namespace, scripts: Sequence[tuple[str, str]], options: dict[str, Any]
+) -> int:
+    """Connect, run the scripts (or the interactive shell) and return the exit code.
+
+    Each script is ``("sql", text)`` (a ``-c``: SQL, or one meta-command line)
+    or ``("file", text)`` (a ``-f``: SQL).
+    """
     from trinity_dbapi import Error
 
     try:
@@ -194,7 +204,10 @@ def run(args: argparse.Namespace, scripts: Sequence[str], options: dict[str, Any
         )
         shell = Shell(connection, mode=args.format, timing=args.timing, progress=progress)
         if scripts:
-            ok = all(shell.run_script(script) for script in scripts)
+            ok = all(
+                shell.run_command(text) if kind == "sql" else shell.run_script(text)
+                for kind, text in scripts
+            )
             return EXIT_OK if ok else EXIT_ERROR
         if not sys.stdin.isatty():
             return EXIT_OK if shell.interact(_stream_reader(sys.stdin)) else EXIT_ERROR

@@ -1,7 +1,7 @@
 """The :class:`Shell`: runs statements, prints results, handles meta-commands.
 
 It runs statements through the DB-API driver in autocommit mode, prints
-results, handles meta-commands (``.help``, ``.mode``...) and the
+results, handles meta-commands (``.help``, ``.mode``, ``.import``...) and the
 interactive read loop. Given a progress handler, it sets it on the connection
 and finishes its bar when each statement ends, before anything is printed.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -39,6 +40,11 @@ META_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("timing", "on|off", "print how long each statement takes"),
     ("mode", "table|csv|json", "choose the output format"),
     ("tables", "", "list the tables (SHOW TABLES)"),
+    (
+        "import",
+        "[--format csv|tsv|parquet|json] FILE TABLE",
+        "append a file's rows to a table (one commit)",
+    ),
 )
 
 
@@ -146,6 +152,14 @@ class Shell:
             return False
         return all(self.execute(statement) for statement in statements)
 
+    def run_command(self, text: str) -> bool:
+        """Run a ``-c`` argument: one meta-command line if it starts with ``.``, else SQL."""
+        if not text.lstrip().startswith("."):
+            return self.run_script(text)
+        self._failed = False
+        self.meta(text)  # .quit and .exit only end this command
+        return not self._failed
+
     # -- meta-commands
 
     def meta(self, line: str) -> bool:
@@ -156,6 +170,11 @@ class Shell:
             self.error(f"unknown command {name}; type .help for the list")
             self._failed = True
             return True
+        if command == "import":  # file names may be quoted: 'my data.csv'
+            try:
+                args = shlex.split(line.strip().rstrip(";"))[1:]
+            except ValueError:  # an unclosed quote
+                return self._usage(command)
         result: bool = getattr(self, f"_meta_{command}")(args)
         return result
 
@@ -199,6 +218,26 @@ class Shell:
         if args:
             return self._usage("tables")
         self._failed |= not self.execute("SHOW TABLES")
+        return True
+
+    def _meta_import(self, args: list[str]) -> bool:
+        from trinity_dbapi.cli.importer import import_file
+
+        fmt = None
+        if args and args[0].startswith("--format"):
+            option, _, value = args.pop(0).partition("=")
+            if option != "--format" or (not value and not args):
+                return self._usage("import")
+            fmt = value or args.pop(0)
+        if len(args) != 2:
+            return self._usage("import")
+        path, table = args
+
+        def load() -> str | None:
+            rows = import_file(self.connection, path, table, fmt=fmt)
+            return format_status(rows) if self.mode == "table" else None
+
+        self._failed |= not self._run(load)
         return True
 
     # -- the read loop

@@ -473,6 +473,29 @@ class Session:
 
         return self._atomically(lambda: insert_arrow(self, table, data))
 
+    def arrow_schema(self, table: st.TableName) -> pa.Schema:
+        """The Arrow schema of ``table``'s rows: the types ``ingest`` conforms data to.
+
+        Read like a statement of its own (in autocommit mode the view it
+        pinned is let go at once).
+
+        Raises:
+            NoSuchTableError: there is no such table.
+        """
+        if self.closed:
+            raise InterfaceError("the connection is closed: open a new one with connect()")
+        from trinity_dbapi.tables import managed
+
+        namespace, name = self.resolve(table)
+        found: list[pa.Schema] = []
+
+        def look_up() -> Result:
+            found.append(managed.schema(self.transaction().peek_table(namespace, name)))
+            return Result()
+
+        self._atomically(look_up)
+        return found[0]
+
     def _atomically(self, work: Callable[[], Result]) -> Result:
         """Run one statement's work: undone on failure, committed in autocommit mode."""
         txn = self.transaction()
