@@ -231,10 +231,10 @@ class ProgressHandlerError(OperationalError):
 
     def __init__(self, task: str, done: int, unit: str, error: Exception) -> None:
         super().__init__(
-            f"the progress handler raised {type(error).__name__}: {error} at {done} {unit} "
-            f"of {task!r}; the statement was stopped there and committed nothing (only "
-            "garbage collection and version expiration keep what they already deleted, "
-            "which no version needed); fix the handler or set connection.progress = None"
+            f"the progress handler raised {type(error).__name__} ({error}) when told "
+            f"{task!r} was at {done} {unit}; the statement was stopped there and committed "
+            "nothing (only garbage collection and version expiration keep what they already "
+            "deleted, which no version needed); fix the handler or set connection.progress = None"
         )
         self.task = task
         self.done = done
