@@ -193,12 +193,19 @@ def test_no_progress_option() -> None:
     assert build_parser().parse_args(["u", "--no-progress"]).no_progress is True
 
 
-def _on_a_terminal(*args: str) -> tuple[int, str, str]:
-    """Run ``trinity`` with stderr on a pseudo-terminal; (exit code, stdout, what stderr drew)."""
+def _on_a_terminal(
+    *args: str, sized: bool = True, command: tuple[str, ...] = ("-m", "trinity_dbapi.cli")
+) -> tuple[int, str, str]:
+    """Run ``trinity`` with stderr on a pseudo-terminal; (exit code, stdout, what stderr drew).
+
+    ``sized``: give the terminal a size (120 x 24), as a terminal window does;
+    a pseudo-terminal nobody sized reports 0 x 0.
+    """
     controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    if sized:
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     process = subprocess.Popen(
-        [sys.executable, "-m", "trinity_dbapi.cli", *args],
+        [sys.executable, *command, *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=terminal,
@@ -281,3 +288,20 @@ def test_no_bars_when_stderr_is_not_a_terminal(lake: str) -> None:
     )
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.startswith(GC_RESULT)
+
+
+def test_bars_on_a_terminal_that_does_not_know_its_size(tmp_path: Path) -> None:
+    script = tmp_path / "bars.py"
+    script.write_text(
+        "import sys\n"
+        "from trinity_dbapi.cli.progress import TerminalProgress\n"
+        "from trinity_dbapi.sql.session import ProgressEvent\n"
+        "bars = TerminalProgress.for_stream(sys.stderr)\n"
+        "bars(ProgressEvent('insert into t', 'rows', 0, 10))\n"
+        "bars(ProgressEvent('insert into t', 'rows', 10, 10))\n"
+    )
+    code, stdout, drawn = _on_a_terminal(sized=False, command=(str(script),))
+    assert (code, stdout) == (0, "")
+    final = drawn.split("\r\n")[0].split("\r")[-1]
+    assert final.startswith("insert into t: 100%|") and final.endswith(" rows/s]")
+    assert len(final) == 80  # the fallback width

@@ -13,6 +13,7 @@ module (and starting ``trinity``) stays cheap.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from trinity_dbapi.sql.session import ProgressEvent
 
 __all__ = ["TerminalProgress"]
+
+#: The bar's width and the screen's height when the terminal does not say
+#: (a pseudo-terminal nobody sized reports 0 x 0, and tqdm then draws nothing).
+FALLBACK_SIZE = (80, 24)
 
 
 class TerminalProgress:
@@ -80,6 +85,10 @@ class TerminalProgress:
     def _open(self, event: ProgressEvent) -> Any:
         from tqdm import tqdm
 
+        if _has_size(self.stream):
+            size: dict[str, Any] = {"dynamic_ncols": True}  # follows the terminal when resized
+        else:
+            size = dict(zip(("ncols", "nrows"), FALLBACK_SIZE))
         self._bar = tqdm(
             desc=event.task,
             total=event.total,
@@ -88,7 +97,7 @@ class TerminalProgress:
             unit=f" {event.unit}",
             file=self.stream,
             leave=self.leave,
-            dynamic_ncols=True,  # follows the terminal's width when it is resized
+            **size,
         )
         self._task = (event.task, event.unit)
         return self._bar
@@ -108,3 +117,12 @@ class TerminalProgress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _has_size(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal that knows its size."""
+    try:
+        columns, lines = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # no file descriptor, or not a terminal
+        return False
+    return columns > 0 and lines > 0
