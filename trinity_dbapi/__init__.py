@@ -62,6 +62,10 @@ def __getattr__(name: str) -> Any:
         from trinity_dbapi.dbapi import types
 
         return getattr(types, name)
+    if name == "ProgressEvent":  # what a connection's progress handler receives
+        from trinity_dbapi.sql.session import ProgressEvent
+
+        return ProgressEvent
     raise AttributeError(f"module 'trinity_dbapi' has no attribute {name!r}")
 
 
@@ -70,6 +74,7 @@ FORMAT_MAJOR_VERSION = 0
 
 if TYPE_CHECKING:
     from trinity_dbapi.dbapi.connection import Connection
+    from trinity_dbapi.sql.session import ProgressEvent
 
 __all__ = [
     "BINARY",
@@ -90,6 +95,7 @@ __all__ = [
     "NotSupportedError",
     "OperationalError",
     "ProgrammingError",
+    "ProgressEvent",
     "Time",
     "TimeFromTicks",
     "Timestamp",

@@ -221,6 +221,26 @@ class RetriesExhaustedError(OperationalError):
         self.version = version
 
 
+class ProgressHandlerError(OperationalError):
+    """The connection's progress handler raised, which stops the statement.
+
+    Like sqlite3's progress handler asking to interrupt: the statement is
+    abandoned as if it had failed (nothing it staged is committed) and the
+    handler's exception is the ``__cause__``.
+    """
+
+    def __init__(self, task: str, done: int, unit: str, error: Exception) -> None:
+        super().__init__(
+            f"the progress handler raised {type(error).__name__} ({error}) when told "
+            f"{task!r} was at {done} {unit}; the statement was stopped there and committed "
+            "nothing (only garbage collection and version expiration keep what they already "
+            "deleted, which no version needed); fix the handler or set connection.progress = None"
+        )
+        self.task = task
+        self.done = done
+        self.error = error
+
+
 class TransactionClosedError(InterfaceError):
     """The transaction was already committed or aborted."""
 

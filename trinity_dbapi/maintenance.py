@@ -53,16 +53,13 @@ from trinity_dbapi.format.paths import (
     root_node_version,
 )
 from trinity_dbapi.history import to_millis
-from trinity_dbapi.transaction import RetryPolicy
+from trinity_dbapi.transaction import Progress, RetryPolicy, node_file_progress
 from trinity_dbapi.tree import btree
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse import Lakehouse, Snapshot
     from trinity_dbapi.storage import Storage
     from trinity_dbapi.tree.node import Node
-
-Progress = Callable[[int, int], None]
-"""Progress callback: (done, total); total is -1 while unknown."""
 
 #: Files younger than this are never collected: they may belong to a
 #: transaction that has not created its root yet.
@@ -90,10 +87,22 @@ _rng = random.Random()
 # -- rollback and compaction ------------------------------------------------------------
 
 
-def rollback(lakehouse: Lakehouse, version: int, *, retry: RetryPolicy | None = None) -> Snapshot:
+def rollback(
+    lakehouse: Lakehouse,
+    version: int,
+    *,
+    retry: RetryPolicy | None = None,
+    progress: Progress | None = None,
+) -> Snapshot:
     """Roll the lakehouse back to ``version`` by committing a copy of its tree.
 
     Rolling back a rollback works the same way: name the version to return to.
+
+    Args:
+        lakehouse: the lakehouse.
+        version: the version whose content the new version takes.
+        retry: how the commit retries after losing a race.
+        progress: node files written, as for :meth:`Transaction.commit`.
 
     Raises:
         NoSuchVersionError: ``version`` does not exist (never made, or expired).
@@ -106,24 +115,35 @@ def rollback(lakehouse: Lakehouse, version: int, *, retry: RetryPolicy | None = 
         # now belong to an older transaction: settle them like any root's.
         writer = btree.TreeWriter(lakehouse.nodes, lakehouse.tree_config)
         new_root = writer.settle(target.root.copy(), keep=None)
+        each_file, before_root = node_file_progress(progress)
         return lakehouse.write_root(
             base,
             new_root,
             txn=str(uuid.uuid4()),
             extra_system={system_keys.ROLLBACK_FROM_ROOT: root_node_file_name(base.version)},
+            progress=each_file,
+            before_root=before_root,
         )
 
     return _retrying(lakehouse, retry, attempt)
 
 
-def compact(lakehouse: Lakehouse, *, retry: RetryPolicy | None = None) -> Snapshot:
-    """Flush every buffer (but the latest transaction's messages) as one commit."""
+def compact(
+    lakehouse: Lakehouse, *, retry: RetryPolicy | None = None, progress: Progress | None = None
+) -> Snapshot:
+    """Flush every buffer (but the latest transaction's messages) as one commit.
+
+    ``progress`` reports the node files written, as for :meth:`Transaction.commit`.
+    """
 
     def attempt() -> Snapshot:
         base = lakehouse.snapshot()
         writer = btree.TreeWriter(lakehouse.nodes, lakehouse.tree_config)
         new_root = writer.compact(base.root, base.latest_txn)
-        return lakehouse.write_root(base, new_root, txn=str(uuid.uuid4()))
+        each_file, before_root = node_file_progress(progress)
+        return lakehouse.write_root(
+            base, new_root, txn=str(uuid.uuid4()), progress=each_file, before_root=before_root
+        )
 
     return _retrying(lakehouse, retry, attempt)
 
@@ -166,7 +186,10 @@ def export_snapshot(
         depth: tree levels a partial export copies (1 = the root only).
         target_storage_options: fsspec options for the target (default: the
             source's).
-        progress: called with (files copied, -1) as the copy goes.
+        progress: called with (files copied, -1) as the copy goes, and with
+            (n, n) once it is complete, before the export is recorded (so a
+            callback that raises leaves no export behind; the target may keep
+            the files copied so far, and a later export there reuses them).
 
     Raises:
         ObjectExistsError: an export of that name exists.
@@ -191,6 +214,8 @@ def export_snapshot(
         copier = _Copier(lakehouse, snap, target, target_storage_options, levels, progress)
         location = copier.run()
         copied, nbytes = copier.files, copier.bytes
+    if progress is not None:
+        progress(copied, copied)
 
     txn = lakehouse.begin()
 
@@ -321,6 +346,7 @@ def expire_versions(
     retain_last: int | None = None,
     now: datetime | float | None = None,
     dry_run: bool = False,
+    progress: Progress | None = None,
 ) -> ExpireResult:
     """Delete the root files of versions past their maximum age.
 
@@ -330,6 +356,11 @@ def expire_versions(
     sets that version's own cut-off. Never expired: the newest ``retain_last``
     versions (default ``minimum_versions_to_keep``), the latest version, and
     versions an export pins in place.
+
+    ``progress`` is called with (versions done, versions to check): a version
+    that may expire is done once it is found young enough to keep, or once
+    its root file is deleted (found expired, in a dry run); the last call has
+    done == total, also when no version may expire (0, 0).
     """
     latest = lakehouse.snapshot()
     definition = latest.definition
@@ -350,17 +381,30 @@ def expire_versions(
         if older_than is not None
         else now_ms - definition.maximum_version_age_millis
     )
+    candidates = [v for v in versions if v not in protected]
+    done = 0
+
+    def one_done() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, len(candidates))
+
     expired = []
-    for version in versions:
-        if version in protected:
-            continue
+    for version in candidates:
         override = definition.maximum_version_age_millis_overrides.get(version)
         cutoff = default_cutoff if override is None else now_ms - override
         if lakehouse.load_version(version).created_at_millis < cutoff:
             expired.append(version)
+            if not dry_run:
+                continue  # done once deleted
+        one_done()
     if not dry_run:
         for version in expired:  # oldest first: the retained run stays contiguous
             _delete(lakehouse, root_node_file_name(version))
+            one_done()
+    if progress is not None and not candidates:
+        progress(0, 0)
     gone = set(expired)
     kept = tuple(v for v in versions if v not in gone)
     return ExpireResult(tuple(expired), kept, dry_run)
@@ -503,6 +547,10 @@ def collect_garbage(
     definition, nodes and object definitions) nor by an export. That covers
     files of expired versions, of dropped objects, and orphans of failed or
     killed commits.
+
+    ``progress`` is called with (files deleted, files to delete) after each
+    deletion (counted alike in a dry run), or once with (0, 0) when there is
+    nothing to delete.
     """
     if grace_period_millis < 0:
         raise ProgrammingError("grace_period_millis must not be negative")
@@ -511,12 +559,16 @@ def collect_garbage(
     live = reachable_files(lakehouse)
     result = GarbageResult(reachable=len(live), dry_run=dry_run)
     candidates = [(p, t) for p, t in listed if p not in live]
-    for done, path in enumerate(_old_enough(candidates, now_s, grace_period_millis, result), 1):
+    # Sorted out first (in memory), so progress knows the total.
+    doomed = list(_old_enough(candidates, now_s, grace_period_millis, result))
+    for done, path in enumerate(doomed, 1):
         if not dry_run:
             _delete(lakehouse, path)
         result.deleted.append(path)
         if progress is not None:
-            progress(done, -1)
+            progress(done, len(doomed))
+    if progress is not None and not doomed:
+        progress(0, 0)
     return result
 
 

@@ -143,6 +143,38 @@ def _in_any(key: str, ranges: list[tuple[str | None, str | None]]) -> bool:
 #: A change of one key's value (None: absent) computed from its current value.
 Merge = Callable[[str | None], str | None]
 
+Progress = Callable[[int, int], None]
+"""Progress callback: (done, total); total is -1 while unknown."""
+
+
+def node_file_progress(
+    progress: Progress | None, before_root: Callable[[], None] | None = None
+) -> tuple[Callable[[int], None] | None, Callable[[], None] | None]:
+    """The ``progress`` and ``before_root`` of one root write, reporting to ``progress``.
+
+    :meth:`Lakehouse.write_root` counts the node files it writes; this turns
+    that count into ``(n, -1)`` per file and a final ``(n, n)`` reported just
+    before the new root is published (after ``before_root``, if given). The
+    final report comes while the commit can still be abandoned: a callback
+    that raises there leaves no new version. Use one per attempt.
+    """
+    if progress is None:
+        return None, before_root
+    report = progress
+    written = 0
+
+    def each(count: int) -> None:
+        nonlocal written
+        written = count
+        report(count, -1)
+
+    def last() -> None:
+        if before_root is not None:
+            before_root()
+        report(written, written)
+
+    return each, last
+
 
 @dataclass(frozen=True)
 class Savepoint:
@@ -364,11 +396,18 @@ class Transaction(ObjectOperations):
 
     # -- ending ----------------------------------------------------------------------
 
-    def commit(self) -> Snapshot:
+    def commit(self, *, progress: Progress | None = None) -> Snapshot:
         """Commit the staged changes; return the version that holds them.
 
         A transaction without changes commits without writing anything and
         returns its pinned snapshot.
+
+        Args:
+            progress: called with (node files written, -1) as each new node
+                file of the tree is written, and (n, n) once all are, just
+                before the new version becomes visible. An attempt that loses
+                the race and retries reports its own files from 0 again. If
+                it raises, the commit is abandoned and the exception propagates.
 
         Raises:
             CommitConflictError: a concurrent commit conflicts (not retryable).
@@ -380,7 +419,7 @@ class Transaction(ObjectOperations):
             self.committed = self.snapshot
             return self.snapshot
         try:
-            snap = self._commit_with_retries()
+            snap = self._commit_with_retries(progress)
         except BaseException:
             self._state = _State.ABORTED
             raise
@@ -393,7 +432,7 @@ class Transaction(ObjectOperations):
         if self._state is _State.ACTIVE:
             self._state = _State.ABORTED
 
-    def _commit_with_retries(self) -> Snapshot:
+    def _commit_with_retries(self, progress: Progress | None) -> Snapshot:
         # The staged files are written while the tree is updated and the root
         # encoded (their I/O overlaps that CPU work); the root create waits
         # for them, so it never points at an incomplete file.
@@ -417,13 +456,15 @@ class Transaction(ObjectOperations):
             definition = None
             if self._definition_change is not None:
                 definition = self._definition_change(base.definition)
+            each_file, before_root = node_file_progress(progress, files_written)
             try:
                 return self.lakehouse.commit(
                     base,
                     self._writes,
                     txn_id=self.id,
                     definition=definition,
-                    before_root=files_written,
+                    progress=each_file,
+                    before_root=before_root,
                 )
             except CommitConflictError:
                 pass  # lost the race for base.version + 1: see who won

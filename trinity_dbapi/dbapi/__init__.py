@@ -1,1 +1,26 @@
-"""The PEP 249 (DB-API 2.0) driver of trinity-dbapi."""
+"""The PEP 249 (DB-API 2.0) driver of trinity-dbapi.
+
+:class:`ProgressEvent` (what ``Connection.progress`` receives) and
+``ProgressHandler`` are re-exported here from :mod:`trinity_dbapi.sql.session`,
+loaded on first use so that importing the driver stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trinity_dbapi.sql.session import ProgressEvent, ProgressHandler
+
+_FROM_SESSION = frozenset({"ProgressEvent", "ProgressHandler"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_SESSION:
+        from trinity_dbapi.sql import session
+
+        return getattr(session, name)
+    raise AttributeError(f"module 'trinity_dbapi.dbapi' has no attribute {name!r}")
+
+
+__all__ = ["ProgressEvent", "ProgressHandler"]

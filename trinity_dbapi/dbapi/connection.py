@@ -13,6 +13,8 @@ from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPo
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self is Python 3.11+
 
+    from trinity_dbapi.sql.session import ProgressHandler
+
 #: Lakehouse definition fields ``connect`` accepts for a new lakehouse.
 DEFINITION_FIELDS = frozenset(
     {
@@ -39,6 +41,7 @@ def connect(
     read_only: bool = False,
     namespace: str = "default",
     retry: RetryPolicy | None = None,
+    progress: ProgressHandler | None = None,
     **definition: Any,
 ) -> Connection:
     """Open a connection to the lakehouse at ``uri``.
@@ -54,6 +57,9 @@ def connect(
         read_only: refuse every statement that would change the lakehouse.
         namespace: the namespace unqualified table names resolve in.
         retry: how commits retry after losing a race with another writer.
+        progress: a progress handler, called with a
+            :class:`~trinity_dbapi.sql.session.ProgressEvent` as long statements
+            work (see :attr:`Connection.progress`).
         **definition: lakehouse definition fields for a new lakehouse
             (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
             ``maximum_version_age_millis``, ``minimum_versions_to_keep``, ``properties``).
@@ -69,12 +75,13 @@ def connect(
         >>> cur.execute("CREATE NAMESPACE sales").execute("SHOW NAMESPACES").fetchall()[-1]
         ('sales',)
     """
+    _check_progress(progress)
     unknown = sorted(set(definition) - DEFINITION_FIELDS)
     if unknown:
         raise ProgrammingError(
             f"connect() got unknown options {', '.join(unknown)}; the options are "
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
-            f"retry and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
+            f"retry, progress and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
     try:
         lake = _open(uri, storage_options, create=create, read_only=read_only, fields=definition)
@@ -97,7 +104,16 @@ def connect(
         read_only=read_only,
         namespace=namespace,
         retry=retry,
+        progress=progress,
     )
+
+
+def _check_progress(handler: object) -> None:
+    if handler is not None and not callable(handler):
+        raise ProgrammingError(
+            f"the progress handler must be a callable taking a ProgressEvent, or None, not a "
+            f"{type(handler).__name__}"
+        )
 
 
 def _open(
@@ -180,9 +196,11 @@ class Connection:
         read_only: bool = False,
         namespace: str = "default",
         retry: RetryPolicy | None = None,
+        progress: ProgressHandler | None = None,
     ) -> None:
         from trinity_dbapi.sql.session import Session
 
+        _check_progress(progress)
         self.lakehouse = lakehouse
         self.lock = threading.RLock()
         self.session = Session(
@@ -192,6 +210,7 @@ class Connection:
             read_only=read_only,
             namespace=namespace,
             retry=retry,
+            progress=progress,
         )
 
     def __repr__(self) -> str:
@@ -230,6 +249,26 @@ class Connection:
     @property
     def in_transaction(self) -> bool:
         return self.session.in_transaction
+
+    @property
+    def progress(self) -> ProgressHandler | None:
+        """The progress handler of long statements (settable; None, the default: none).
+
+        It is called, in the thread running the statement, with a
+        :class:`~trinity_dbapi.sql.session.ProgressEvent` as inserts, CREATE
+        TABLE AS, UPDATE and DELETE write rows, as commits write node files
+        and as procedures (garbage collection, export, expiration,
+        compaction, rollback) work. It must not use this connection. If it
+        raises, the statement stops and is undone like any failed statement:
+        ``ProgressHandlerError``, with the handler's exception as its cause.
+        """
+        return self.session.progress
+
+    @progress.setter
+    def progress(self, handler: ProgressHandler | None) -> None:
+        _check_progress(handler)
+        with self.lock:
+            self.session.progress = handler
 
     # -- PEP 249 --------------------------------------------------------------------
 

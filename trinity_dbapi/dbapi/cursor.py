@@ -96,7 +96,8 @@ class Cursor:
         in autocommit mode, one commit, however many rows. Columns are matched
         by name (missing nullable ones are NULL) and checked like an INSERT's
         (``IntegrityError`` for NULL in a NOT NULL column, ``DataError`` for a
-        value that does not fit).
+        value that does not fit). The rows written are reported to the
+        connection's progress handler as they go (``Connection.progress``).
 
         Args:
             table: the table name (not SQL text: no quoting).

@@ -8,6 +8,9 @@ the change of the table's files as a merge of its key (see
 DELETE and UPDATE are copy-on-write at file granularity: one DuckDB query
 over the candidate files (with each row's file label) finds the files that
 hold affected rows; only those are rewritten, everything else is kept.
+
+Every write of rows reports its progress (rows written) to the session's
+progress handler as a task named after the statement and the table.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ class Target:
     """The table a statement writes: its names, definition and dataset."""
 
     def __init__(self, session: Session, table: st.TableName, *, blind: bool = False) -> None:
+        self.session = session
         self.namespace, self.name = session.resolve(table)
         session.check_writable_namespace(self.namespace)
         if self.namespace in catalog.RESERVED_NAMESPACES:  # pragma: no cover - checked above
@@ -67,13 +71,21 @@ class Target:
         self.partition_by = managed.partition_columns(self.definition)
         self.meta = managed.metadata(self.storage, self.definition)
 
-    def write(self, rows: pa.Table) -> tuple[dict[str, str], int]:
-        """Write ``rows`` as new data files; return their labels and paths, and the row count."""
+    def write(self, rows: pa.Table, task: str) -> tuple[dict[str, str], int]:
+        """Write ``rows`` as new data files; return their labels and paths, and the row count.
+
+        Progress is reported as ``task`` (``"insert into"``...) followed by the table's name.
+        """
         from trinity_dbapi.tables.writer import write_data
 
+        progress = self.session.task(f"{task} {self.namespace}.{self.name}", "rows", rows.num_rows)
+        progress.start()
         if rows.num_rows == 0:
             return {}, 0
-        files = write_data(self.storage, self.meta, self.schema, self.partition_by, rows)
+        files = write_data(
+            self.storage, self.meta, self.schema, self.partition_by, rows, progress=progress.update
+        )
+        progress.finish(rows.num_rows)
         return files, rows.num_rows
 
     def stage(self, added: dict[str, str], removed: Sequence[str] = ()) -> None:
@@ -155,7 +167,7 @@ def _insert(session: Session, stmt: st.Dml, node: exp.Insert) -> Result:
             f"row for {len(columns)} columns ({', '.join(columns)}); make them match"
         )
     rows = rows.rename_columns(columns)
-    added, count = target.write(rows)
+    added, count = target.write(rows, "insert into")
     target.stage(added)
     return Result(None, count)
 
@@ -173,16 +185,21 @@ def insert_arrow(session: Session, table: st.TableName, data: Any) -> Result:
 
     target = Target(session, table, blind=True)
     rows = _arrow_input(data)
-    consumed = [rows.num_rows if isinstance(rows, pa.Table) else 0]
-
-    def progress(count: int) -> None:
-        consumed[0] = count
-
+    # A whole table's size is known; a reader's only once it is read.
+    total = rows.num_rows if isinstance(rows, pa.Table) else None
+    progress = session.task(f"insert into {target.namespace}.{target.name}", "rows", total)
+    progress.start()
     files = write_data(
-        target.storage, target.meta, target.schema, target.partition_by, rows, progress=progress
+        target.storage,
+        target.meta,
+        target.schema,
+        target.partition_by,
+        rows,
+        progress=progress.update,
     )
+    progress.finish()  # before staging: a handler that raises still undoes it all
     target.stage(files)
-    return Result(None, consumed[0])
+    return Result(None, progress.done)
 
 
 def _arrow_input(data: Any) -> pa.Table | pa.RecordBatchReader:
@@ -232,7 +249,7 @@ def insert_rows(session: Session, parsed: st.Parsed, rows: Sequence[Sequence[Any
     arrays = [
         _column_array(target, name, [row[i] for row in rows]) for i, name in enumerate(columns)
     ]
-    added, count = target.write(pa.table(arrays, names=columns))
+    added, count = target.write(pa.table(arrays, names=columns), "insert into")
     target.stage(added)
     return Result(None, count)
 
@@ -322,8 +339,12 @@ def _rewrite(
     affected: dict[str, int],
     projection: list[exp.Expr],
     condition: exp.Expr | None,
+    task: str,
 ) -> None:
-    """Write the new content of the affected files and stage the replacement."""
+    """Write the new content of the affected files and stage the replacement.
+
+    Progress counts the rows written: the rows the affected files keep.
+    """
     if not affected:
         return
     import pyarrow.compute as pc
@@ -336,7 +357,7 @@ def _rewrite(
     if condition is not None:
         query = query.where(exp.not_(condition))
     kept = execute_marked(session, query, stmt.tables, stmt.params, overrides={0: rows})
-    added, _ = target.write(kept)
+    added, _ = target.write(kept, task)
     target.stage(added, removed=sorted(affected))
 
 
@@ -346,7 +367,7 @@ def _delete(session: Session, stmt: st.Dml, node: exp.Delete) -> Result:
         condition = _condition(node)
     candidates, affected = _affected(session, stmt, target, condition)
     columns = [exp.column(field.name, quoted=True) for field in target.schema]
-    _rewrite(session, stmt, target, candidates, affected, list(columns), condition)
+    _rewrite(session, stmt, target, candidates, affected, list(columns), condition, "delete from")
     return Result(None, sum(affected.values()))
 
 
@@ -366,7 +387,7 @@ def _update(session: Session, stmt: st.Dml, node: exp.Update) -> Result:
         cast = exp.cast(exp.paren(value), _duck_type(target, field.name))
         case = exp.Case(ifs=[exp.If(this=condition.copy(), true=cast)], default=column)
         projection.append(exp.alias_(case, field.name, quoted=True))
-    _rewrite(session, stmt, target, candidates, affected, projection, None)
+    _rewrite(session, stmt, target, candidates, affected, projection, None, "update")
     return Result(None, sum(affected.values()))
 
 
@@ -421,7 +442,7 @@ def create_table_as(session: Session, stmt: Any) -> Result:
         session, namespace, definition, stmt.partitioned_by, stmt.comment, stmt.properties
     )
     target = Target(session, st.TableName(namespace, name))
-    added, count = target.write(rows)
+    added, count = target.write(rows, "create table")
     target.stage(added)
     return Result(None, count)
 

@@ -4,6 +4,10 @@ Each procedure is a row of :data:`PROCEDURES`: its parameters (in positional
 order, with defaults) and a function that runs it and returns a result set
 describing what it did. Procedures act on the whole lakehouse, so they run
 outside the session's transaction (refused while it has uncommitted changes).
+
+Each reports its progress to the session's progress handler as one task
+(files deleted or copied, versions checked, node files written), started
+before the work and finished with ``done == total``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import pyarrow as pa
 from trinity_dbapi import maintenance
 from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.session import Result, Session
+from trinity_dbapi.sql.session import NodeFileProgress, Result, Session
 
 _REQUIRED = object()
 
@@ -34,7 +38,8 @@ class Procedure:
 
 def _rollback_to_version(session: Session, args: dict[str, Any]) -> pa.Table:
     version = _int("version", args["version"])
-    snap = maintenance.rollback(session.lakehouse, version, retry=session.retry)
+    progress = _node_files(session, f"roll back to version {version}")
+    snap = maintenance.rollback(session.lakehouse, version, retry=session.retry, progress=progress)
     return pa.table(
         {
             "rolled_back_to": pa.array([version], pa.int64()),
@@ -45,13 +50,17 @@ def _rollback_to_version(session: Session, args: dict[str, Any]) -> pa.Table:
 
 def _export_snapshot(session: Session, args: dict[str, Any]) -> pa.Table:
     version = args["version"]
+    name = _str("name", args["name"])
+    progress = session.task(f"export snapshot {name}", "files")
+    progress.start()
     result = maintenance.export_snapshot(
         session.lakehouse,
-        _str("name", args["name"]),
+        name,
         version=None if version is None else _int("version", version),
         mode=_str("mode", args["mode"]),
         target=None if args["target"] is None else _str("target", args["target"]),
         depth=None if args["depth"] is None else _int("depth", args["depth"]),
+        progress=progress.counter,
     )
     return pa.table(
         {
@@ -74,11 +83,15 @@ def _expire_versions(session: Session, args: dict[str, Any]) -> pa.Table:
             f"{older_than!r}; write older_than => TIMESTAMP '2026-01-01 00:00:00'"
         )
     retain = args["retain_last"]
+    dry_run = _bool("dry_run", args["dry_run"])
+    progress = session.task("expire versions" + (" (dry run)" if dry_run else ""), "versions")
+    progress.start()
     result = maintenance.expire_versions(
         session.lakehouse,
         older_than=older_than,
         retain_last=None if retain is None else _int("retain_last", retain),
-        dry_run=_bool("dry_run", args["dry_run"]),
+        dry_run=dry_run,
+        progress=progress.counter,
     )
     return pa.table(
         {
@@ -90,15 +103,23 @@ def _expire_versions(session: Session, args: dict[str, Any]) -> pa.Table:
 
 
 def _compact(session: Session, args: dict[str, Any]) -> pa.Table:
-    snap = maintenance.compact(session.lakehouse, retry=session.retry)
+    progress = _node_files(session, "compact")
+    snap = maintenance.compact(session.lakehouse, retry=session.retry, progress=progress)
     return pa.table({"new_version": pa.array([snap.version], pa.int64())})
 
 
 def _collect_garbage(session: Session, args: dict[str, Any]) -> pa.Table:
+    grace_period_millis = _int("grace_period_millis", args["grace_period_millis"])
+    dry_run = _bool("dry_run", args["dry_run"])
+    # Started before the (long) search for reachable files; the total is
+    # known once it is over.
+    progress = session.task("collect garbage" + (" (dry run)" if dry_run else ""), "files")
+    progress.start()
     result = maintenance.collect_garbage(
         session.lakehouse,
-        grace_period_millis=_int("grace_period_millis", args["grace_period_millis"]),
-        dry_run=_bool("dry_run", args["dry_run"]),
+        grace_period_millis=grace_period_millis,
+        dry_run=dry_run,
+        progress=progress.counter,
     )
     return pa.table(
         {
@@ -108,6 +129,14 @@ def _collect_garbage(session: Session, args: dict[str, Any]) -> pa.Table:
             "dry_run": [result.dry_run],
         }
     )
+
+
+def _node_files(session: Session, task: str) -> NodeFileProgress | None:
+    """Progress of a procedure's commit: node files written, reported from the start."""
+    progress = session.node_file_progress(task, quiet=False)
+    if progress is not None:
+        progress.start()
+    return progress
 
 
 #: Every procedure of the ``system`` namespace.

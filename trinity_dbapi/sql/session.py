@@ -8,6 +8,10 @@ each statement is a transaction of its own unless SQL ``BEGIN`` opened one.
 
 Every statement is atomic: one that fails undoes its own staged changes
 (a savepoint of the transaction) and leaves the transaction usable.
+
+Long work reports its progress to the session's handler (``Connection.progress``)
+as :class:`ProgressEvent` values: the layers below take plain integer
+callbacks, and :class:`Task` adapts them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from trinity_dbapi.errors import (
     InterfaceError,
     NotSupportedError,
     ProgrammingError,
+    ProgressHandlerError,
     ReadOnlyError,
     ReservedNamespaceError,
 )
@@ -75,6 +80,127 @@ def _release_at_exit() -> None:
 
 
 @dataclass(frozen=True)
+class ProgressEvent:
+    """How far one task of a running statement has come: what a progress handler receives.
+
+    Attributes:
+        task: what is being done, naming its object: ``"insert into shop.orders"``,
+            ``"create table shop.copy"``, ``"commit"``, ``"collect garbage"``,
+            ``"export snapshot eod"``...
+        unit: what ``done`` and ``total`` count: ``"rows"``, ``"files"``,
+            ``"node files"`` or ``"versions"``.
+        done: units done so far; it never decreases within a task.
+        total: units the task does in all, or None while unknown. The last
+            event of a task that completes has ``done == total``.
+    """
+
+    task: str
+    unit: str
+    done: int
+    total: int | None = None
+
+
+#: A progress handler: called with each :class:`ProgressEvent` (``Connection.progress``).
+ProgressHandler = Callable[[ProgressEvent], None]
+
+
+class Task:
+    """Reports one task's progress to a handler; does nothing without one.
+
+    It keeps the events of its task monotonic (``done`` never decreases),
+    drops repeats, and turns an exception of the handler into
+    :class:`~trinity_dbapi.errors.ProgressHandlerError`, which stops the
+    statement like any other error (so it is undone).
+    """
+
+    def __init__(
+        self, handler: ProgressHandler | None, task: str, unit: str, total: int | None = None
+    ) -> None:
+        self.handler = handler
+        self.task = task
+        self.unit = unit
+        self.done = 0
+        self.total = total
+        self._sent: tuple[int, int | None] | None = None
+
+    def start(self) -> None:
+        """Report that the task has begun (done 0)."""
+        self._send()
+
+    def update(self, done: int, total: int | None = None) -> None:
+        """Report ``done`` units (and the total, once known)."""
+        self.done = max(self.done, done)
+        if total is not None:
+            self.total = total
+        self._send()
+
+    def counter(self, done: int, total: int) -> None:
+        """:meth:`update` for the lower layers' ``(done, total)`` callbacks (total -1: unknown)."""
+        self.update(done, None if total < 0 else total)
+
+    def finish(self, done: int | None = None) -> None:
+        """Report the end: ``done`` (by default the last count) becomes the total too."""
+        if done is not None:
+            self.done = max(self.done, done)
+        self.total = self.done
+        self._send()
+
+    def _send(self) -> None:
+        if self.handler is None or self._sent == (self.done, self.total):
+            return
+        self._sent = (self.done, self.total)
+        event = ProgressEvent(self.task, self.unit, self.done, self.total)
+        try:
+            self.handler(event)
+        except Exception as exc:  # the handler's own failure: it stops the statement
+            raise ProgressHandlerError(self.task, self.done, self.unit, exc) from exc
+
+
+class NodeFileProgress:
+    """Adapts a commit's ``(node files written, total)`` reports to tasks, one per attempt.
+
+    An attempt that loses the race for the next version is followed by
+    another that writes its node files again; it is reported as a task of its
+    own (``"commit, attempt 2"``), so each task's events stay monotonic and
+    end with ``done == total``.
+
+    Args:
+        session: the session whose handler receives the events.
+        task: the task's name (``"commit"``, ``"compact"``).
+        quiet: report an attempt only once it writes a node file (a commit
+            of a small tree writes only the root: no task for it).
+    """
+
+    def __init__(self, session: Session, task: str, *, quiet: bool) -> None:
+        self.session = session
+        self.name = task
+        self.quiet = quiet
+        self.attempt = 1
+        self.task: Task | None = None
+
+    def start(self) -> None:
+        """Report the first attempt's start now, before any node file is written."""
+        self.task = self._new_task()
+        self.task.start()
+
+    def _new_task(self) -> Task:
+        name = self.name if self.attempt == 1 else f"{self.name}, attempt {self.attempt}"
+        return self.session.task(name, "node files")
+
+    def __call__(self, written: int, total: int) -> None:
+        if self.task is None and (written > 0 or not self.quiet):
+            self.task = self._new_task()
+        if total < 0:
+            if self.task is not None:
+                self.task.update(written)
+            return
+        task, self.task = self.task, None  # the attempt is complete
+        self.attempt += 1
+        if task is not None:
+            task.finish(written)
+
+
+@dataclass(frozen=True)
 class Result:
     """What a statement returns: rows (or None when it has no result set) and a row count.
 
@@ -96,6 +222,7 @@ class Session:
         read_only: refuse every statement that would change the lakehouse.
         namespace: the namespace unqualified table names resolve in.
         retry: how commits retry after losing a race.
+        progress: the progress handler (None: no reports), see :class:`ProgressEvent`.
     """
 
     def __init__(
@@ -107,6 +234,7 @@ class Session:
         read_only: bool = False,
         namespace: str = DEFAULT_NAMESPACE,
         retry: RetryPolicy | None = None,
+        progress: ProgressHandler | None = None,
     ) -> None:
         self.lakehouse = lakehouse
         self.autocommit = autocommit
@@ -114,6 +242,8 @@ class Session:
         self.read_only = read_only
         self.namespace = namespace
         self.retry = retry
+        #: Receives the progress of long work; None: nobody is told.
+        self.progress: ProgressHandler | None = progress
         self._txn: Transaction | None = None
         self._explicit = False  # a BEGIN opened the transaction
         self._duck: duckdb.DuckDBPyConnection | None = None
@@ -150,10 +280,13 @@ class Session:
         self._explicit = True
 
     def commit(self) -> None:
-        """Commit the open transaction, if any (nothing happens otherwise)."""
+        """Commit the open transaction, if any (nothing happens otherwise).
+
+        A commit that writes node files reports them as the task ``"commit"``.
+        """
         txn, self._txn, self._explicit = self._txn, None, False
         if txn is not None and txn.is_active:
-            txn.commit()
+            txn.commit(progress=self.node_file_progress("commit", quiet=True))
 
     def rollback(self) -> None:
         """Discard the open transaction, if any."""
@@ -196,6 +329,16 @@ class Session:
         if self.read_only:
             raise ReadOnlyError(f"{what} changes the lakehouse, and this connection is read-only")
         self._txn = None  # a read-only transaction would pin a version that is now old
+
+    # -- progress ----------------------------------------------------------------
+
+    def task(self, name: str, unit: str, total: int | None = None) -> Task:
+        """A :class:`Task` reporting to this session's progress handler."""
+        return Task(self.progress, name, unit, total)
+
+    def node_file_progress(self, name: str, *, quiet: bool) -> NodeFileProgress | None:
+        """The ``progress`` callback of a commit (None without a handler)."""
+        return None if self.progress is None else NodeFileProgress(self, name, quiet=quiet)
 
     # -- reading ---------------------------------------------------------------
 
@@ -329,6 +472,29 @@ class Session:
         from trinity_dbapi.sql.data import insert_arrow
 
         return self._atomically(lambda: insert_arrow(self, table, data))
+
+    def arrow_schema(self, table: st.TableName) -> pa.Schema:
+        """The Arrow schema of ``table``'s rows: the types ``ingest`` conforms data to.
+
+        Read like a statement of its own (in autocommit mode the view it
+        pinned is let go at once).
+
+        Raises:
+            NoSuchTableError: there is no such table.
+        """
+        if self.closed:
+            raise InterfaceError("the connection is closed: open a new one with connect()")
+        from trinity_dbapi.tables import managed
+
+        namespace, name = self.resolve(table)
+        found: list[pa.Schema] = []
+
+        def look_up() -> Result:
+            found.append(managed.schema(self.transaction().peek_table(namespace, name)))
+            return Result()
+
+        self._atomically(look_up)
+        return found[0]
 
     def _atomically(self, work: Callable[[], Result]) -> Result:
         """Run one statement's work: undone on failure, committed in autocommit mode."""

@@ -1,0 +1,7 @@
+"""``python -m trinity_dbapi.cli``: the ``trinity`` command."""
+
+import sys
+
+from trinity_dbapi.cli.command import main
+
+sys.exit(main())

@@ -1,0 +1,325 @@
+"""The :class:`Shell`: runs statements, prints results, handles meta-commands.
+
+It runs statements through the DB-API driver in autocommit mode, prints
+results, handles meta-commands (``.help``, ``.mode``, ``.import``...) and the
+interactive read loop. Given a progress handler, it sets it on the connection
+and finishes its bar when each statement ends, before anything is printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any
+
+from trinity_dbapi.cli.formats import FORMATTERS, format_status
+from trinity_dbapi.cli.statements import _split, split_statements
+
+if TYPE_CHECKING:
+    from trinity_dbapi.cli.progress import TerminalProgress
+
+#: Prompt of a new statement, and of the following lines of an unfinished one.
+PROMPT = "trinity> "
+CONTINUATION_PROMPT = "     -> "
+#: Where the interactive shell keeps its input history (``TRINITY_HISTORY`` overrides).
+HISTORY_FILE = "~/.trinity_history"
+HISTORY_LENGTH = 1000
+
+
+# --- the shell --------------------------------------------------------------------
+
+#: Meta-commands: name, arguments, help. ``.name`` runs ``Shell._meta_<name>``.
+META_COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("help", "", "show this help"),
+    ("quit", "", "leave the shell (also Ctrl-D)"),
+    ("exit", "", "leave the shell"),
+    ("timing", "on|off", "print how long each statement takes"),
+    ("mode", "table|csv|json", "choose the output format"),
+    ("tables", "", "list the tables (SHOW TABLES)"),
+    (
+        "import",
+        "[--format csv|tsv|parquet|json] FILE TABLE",
+        "append a file's rows to a table (one commit)",
+    ),
+)
+
+
+def _error_message(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+class Shell:
+    """Runs statements on one connection and prints their results.
+
+    Args:
+        connection: an open DB-API connection, in autocommit mode.
+        mode: the output format, a key of :data:`FORMATTERS`.
+        timing: whether to print each statement's elapsed time (to ``err``).
+        out: where results go.
+        err: where errors and timings go.
+        progress: a progress handler to set on the connection (None: none);
+            its bar is finished when each statement ends.
+    """
+
+    def __init__(
+        self,
+        connection: Any,
+        *,
+        mode: str = "table",
+        timing: bool = False,
+        out: IO[str] | None = None,
+        err: IO[str] | None = None,
+        progress: TerminalProgress | None = None,
+    ) -> None:
+        self.connection = connection
+        self.mode = mode
+        self.timing = timing
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self._cursor: Any = None
+        self._failed = False
+        self.progress = progress
+        if progress is not None:
+            connection.progress = progress
+
+    # -- output
+
+    def _print(self, message: str) -> None:
+        self.out.write(message + "\n")
+        self.out.flush()
+
+    def error(self, message: str) -> None:
+        """Print ``Error: message`` on the error stream."""
+        self.out.flush()
+        self.err.write(f"Error: {message}\n")
+        self.err.flush()
+
+    # -- statements
+
+    def execute(self, sql: str) -> bool:
+        """Run one statement and print its result; False if it failed."""
+        return self._run(lambda: self._statement(sql))
+
+    def _statement(self, sql: str) -> str | None:
+        if self._cursor is None:
+            self._cursor = self.connection.cursor()
+        cursor = self._cursor
+        cursor.execute(sql)
+        if cursor.description is None:
+            return format_status(cursor.rowcount) if self.mode == "table" else None
+        columns = [column[0] for column in cursor.description]
+        return FORMATTERS[self.mode](columns, cursor.fetchall())
+
+    def _run(self, work: Callable[[], str | None]) -> bool:
+        """Run ``work`` (a statement), print what it returns and the time; False if it failed."""
+        from trinity_dbapi import Error
+
+        started = time.perf_counter()
+        try:
+            try:
+                output = work()
+            finally:
+                # The bar ends with the statement: nothing else is printed under it.
+                if self.progress is not None:
+                    self.progress.close()
+        except Error as exc:
+            self.error(_error_message(exc))
+            return False
+        except KeyboardInterrupt:
+            self.error("interrupted")
+            return False
+        elapsed = time.perf_counter() - started
+        if output is not None:
+            self._print(output)
+        if self.timing:
+            self.out.flush()
+            self.err.write(f"Time: {elapsed * 1000:.3f} ms\n")
+            self.err.flush()
+        return True
+
+    def run_script(self, sql: str) -> bool:
+        """Run every statement of ``sql`` in order, stopping at the first failure."""
+        from sqlglot.errors import TokenError
+
+        try:
+            statements = split_statements(sql)
+        except TokenError as exc:
+            self.error(f"unterminated string, quoted name or comment: {exc}")
+            return False
+        return all(self.execute(statement) for statement in statements)
+
+    def run_command(self, text: str) -> bool:
+        """Run a ``-c`` argument: one meta-command line if it starts with ``.``, else SQL."""
+        if not text.lstrip().startswith("."):
+            return self.run_script(text)
+        self._failed = False
+        self.meta(text)  # .quit and .exit only end this command
+        return not self._failed
+
+    # -- meta-commands
+
+    def meta(self, line: str) -> bool:
+        """Run a meta-command line (``.mode csv``); False when the shell should stop."""
+        name, *args = line.strip().rstrip(";").split()
+        command = name[1:].lower()
+        if command not in {n for n, _, _ in META_COMMANDS}:
+            self.error(f"unknown command {name}; type .help for the list")
+            self._failed = True
+            return True
+        if command == "import":  # file names may be quoted: 'my data.csv'
+            try:
+                args = shlex.split(line.strip().rstrip(";"))[1:]
+            except ValueError:  # an unclosed quote
+                return self._usage(command)
+        result: bool = getattr(self, f"_meta_{command}")(args)
+        return result
+
+    def _usage(self, command: str) -> bool:
+        usage = next(f".{n} {a}".strip() for n, a, _ in META_COMMANDS if n == command)
+        self.error(f"usage: {usage}")
+        self._failed = True
+        return True
+
+    def _meta_help(self, args: list[str]) -> bool:
+        width = max(len(f".{n} {a}") for n, a, _ in META_COMMANDS)
+        lines = [f"{f'.{n} {a}'.strip():<{width}}  {h}" for n, a, h in META_COMMANDS]
+        lines.append("End SQL statements with ';'. Ctrl-C cancels the input, Ctrl-D exits.")
+        self._print("\n".join(lines))
+        return True
+
+    def _meta_quit(self, args: list[str]) -> bool:
+        return False
+
+    _meta_exit = _meta_quit
+
+    def _meta_timing(self, args: list[str]) -> bool:
+        if not args:
+            self._print(f"timing is {'on' if self.timing else 'off'}")
+            return True
+        if len(args) != 1 or args[0].lower() not in ("on", "off"):
+            return self._usage("timing")
+        self.timing = args[0].lower() == "on"
+        return True
+
+    def _meta_mode(self, args: list[str]) -> bool:
+        if not args:
+            self._print(f"mode is {self.mode}")
+            return True
+        if len(args) != 1 or args[0].lower() not in FORMATTERS:
+            return self._usage("mode")
+        self.mode = args[0].lower()
+        return True
+
+    def _meta_tables(self, args: list[str]) -> bool:
+        if args:
+            return self._usage("tables")
+        self._failed |= not self.execute("SHOW TABLES")
+        return True
+
+    def _meta_import(self, args: list[str]) -> bool:
+        from trinity_dbapi.cli.importer import import_file
+
+        fmt = None
+        if args and args[0].startswith("--format"):
+            option, _, value = args.pop(0).partition("=")
+            if option != "--format" or (not value and not args):
+                return self._usage("import")
+            fmt = value or args.pop(0)
+        if len(args) != 2:
+            return self._usage("import")
+        path, table = args
+
+        def load() -> str | None:
+            rows = import_file(self.connection, path, table, fmt=fmt)
+            return format_status(rows) if self.mode == "table" else None
+
+        self._failed |= not self._run(load)
+        return True
+
+    # -- the read loop
+
+    def interact(self, read_line: Callable[[str], str]) -> bool:
+        """Read, run and print until ``.quit`` or end of input.
+
+        Lines accumulate until they end a statement (:func:`is_complete`);
+        a line starting with ``.`` at the start of a statement is a
+        meta-command. Ctrl-C (KeyboardInterrupt) drops the unfinished input.
+        Text left unfinished at end of input is run as it is.
+
+        Args:
+            read_line: reads one line without its line break, given the
+                prompt; raises EOFError at end of input (``input`` does both).
+
+        Returns:
+            True if no statement or meta-command failed.
+        """
+        from sqlglot.errors import TokenError
+
+        self._failed = False
+        buffer = ""
+        while True:
+            try:
+                line = read_line(CONTINUATION_PROMPT if buffer else PROMPT)
+            except KeyboardInterrupt:
+                buffer = ""
+                self._print("")
+                continue
+            except EOFError:
+                break
+            if not buffer and line.lstrip().startswith("."):
+                if not self.meta(line):
+                    return not self._failed
+                continue
+            buffer = f"{buffer}\n{line}" if buffer else line
+            try:
+                statements, buffer = _split(buffer)
+            except TokenError:  # inside a string, quoted name or comment
+                continue
+            for statement in statements:
+                self._failed |= not self.execute(statement)
+        if buffer.strip():
+            self._failed |= not self.run_script(buffer)
+        return not self._failed
+
+
+def _stream_reader(stream: IO[str]) -> Callable[[str], str]:
+    """A ``read_line`` for :meth:`Shell.interact` over a non-interactive stream."""
+
+    def read_line(prompt: str) -> str:
+        line = stream.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n").rstrip("\r")
+
+    return read_line
+
+
+def _terminal_reader(prompt: str) -> str:
+    """``input`` (with readline editing and history), ending the line on Ctrl-D."""
+    try:
+        return input(prompt)
+    except EOFError:
+        sys.stdout.write("\n")
+        raise
+
+
+def _enable_history() -> Callable[[], None] | None:
+    """Load the readline history; returns the function that saves it, if any."""
+    try:
+        import readline
+    except ImportError:  # not on every platform
+        return None
+    path = os.path.expanduser(os.environ.get("TRINITY_HISTORY", HISTORY_FILE))
+    with contextlib.suppress(OSError):  # first run, or unreadable: start empty
+        readline.read_history_file(path)
+    readline.set_history_length(HISTORY_LENGTH)
+
+    def save() -> None:
+        with contextlib.suppress(OSError):
+            readline.write_history_file(path)
+
+    return save
