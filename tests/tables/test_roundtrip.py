@@ -174,7 +174,11 @@ def test_streaming_write_does_not_read_the_input_whole(
         target_rows_per_file=600,
         progress=lambda rows: seen.append((rows, len(pulled))),
     )
-    assert seen[0] == (1000, 10)  # one chunk consumed after ten batches of a hundred
+    # Rows are reported as they are written into files (a file holds 600 rows
+    # here), while the reader is still being read, and never backwards.
+    assert seen[0] == (600, 30)  # the first file: 200 rows a partition per chunk of 1,000
+    assert all(pulled < 100 for _, pulled in seen[:-5])
+    assert [rows for rows, _ in seen] == sorted({rows for rows, _ in seen})
     assert seen[-1] == (10_000, 100)
     meta = meta.with_partitions(files)
     assert len(files) == 5 * 4  # 2000 rows per partition: 600, 600, 600, 200

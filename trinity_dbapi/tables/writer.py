@@ -136,32 +136,51 @@ class _OpenFile:
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
 
-    def add(self, table: pa.Table) -> None:
+    def add(self, table: pa.Table) -> int:
+        """Buffer ``table``; return how many rows this encoded (a full row group, or 0)."""
         self.pending.append(table)
         self.pending_rows += table.num_rows
         self.rows += table.num_rows
-        if self.pending_rows >= ROW_GROUP_ROWS:
-            self.flush()
+        return self.flush() if self.pending_rows >= ROW_GROUP_ROWS else 0
 
-    def flush(self) -> None:
+    def flush(self) -> int:
+        """Encode the buffered rows; return how many."""
+        flushed = self.pending_rows
         if self.pending:
             self.writer.write_table(pa.concat_tables(self.pending), row_group_size=ROW_GROUP_ROWS)
             self.pending, self.pending_rows = [], 0
+        return flushed
 
-    def close(self) -> bytes:
-        self.flush()
+    def close(self) -> tuple[bytes, int]:
+        """The file's bytes, and how many rows closing it encoded."""
+        flushed = self.flush()
         self.writer.close()
-        return self.sink.getvalue()
+        return self.sink.getvalue(), flushed
 
 
 class _Sink:
-    """Routes pieces of data to per-partition files and stores full files."""
+    """Routes pieces of data to per-partition files and stores full files.
 
-    def __init__(self, storage: Storage, dataset_uuid: str, schema: pa.Schema, target: int):
+    ``progress`` is told how many rows are written so far: encoded into a
+    file, and for a file's last rows, stored. Counting rows as they are only
+    routed would reach the total before the work does: a partition's rows
+    wait in memory until a row group is full or its file closes.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        dataset_uuid: str,
+        schema: pa.Schema,
+        target: int,
+        progress: Callable[[int], None] | None = None,
+    ):
         self.storage = storage
         self.dataset_uuid = dataset_uuid
         self.schema = schema
         self.target = target
+        self.progress = progress
+        self.written = 0
         self.open: dict[str, _OpenFile] = {}
         self.files: dict[str, str] = {}
 
@@ -171,17 +190,23 @@ class _Sink:
             if part is None:
                 part = self.open[directory] = _OpenFile(self.schema, table)
             take = min(table.num_rows, self.target - part.rows)
-            part.add(table.slice(0, take))
+            self._wrote(part.add(table.slice(0, take)))
             table = table.slice(take)
             if part.rows >= self.target:
                 self.finish(directory)
 
     def finish(self, directory: str) -> None:
-        data = self.open.pop(directory).close()
+        data, flushed = self.open.pop(directory).close()
         label = new_label(directory)
         path = layout.data_file_path(self.dataset_uuid, label)
         self.storage.create_unique(path, data)
         self.files[label] = path
+        self._wrote(flushed)
+
+    def _wrote(self, rows: int) -> None:
+        self.written += rows
+        if rows and self.progress is not None:
+            self.progress(self.written)
 
     def close(self) -> None:
         for directory in list(self.open):
@@ -271,7 +296,9 @@ def write_data(
         data: rows to write; columns matched to ``schema`` by name, missing
             nullable columns filled with NULLs.
         target_rows_per_file: a partition's file is closed at this many rows.
-        progress: called after each chunk with the number of rows consumed so far.
+        progress: called with the number of rows written so far, as rows are
+            encoded into files; its last call, after the last file is
+            stored, gives every row.
 
     Returns:
         The new files, label -> path, in the order they were closed.
@@ -287,14 +314,10 @@ def write_data(
         raise ProgrammingError(f"target_rows_per_file must be positive, not {target_rows_per_file}")
     conform = Conformer(schema)
     payload = pa.schema([field for field in schema if field.name not in partition_by])
-    sink = _Sink(storage, meta.dataset_uuid, payload, target_rows_per_file)
-    consumed = 0
+    sink = _Sink(storage, meta.dataset_uuid, payload, target_rows_per_file, progress)
     for chunk in _chunks(data):
         table = conform(chunk)
         for directory, piece in _split(table, partition_by):
             sink.add(directory, piece.drop_columns(list(partition_by)))
-        consumed += chunk.num_rows
-        if progress is not None:
-            progress(consumed)
     sink.close()
     return sink.files
