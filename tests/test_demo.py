@@ -9,10 +9,15 @@ bridge and pandas, by the driver at the end.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import os
+import pty
 import re
+import select
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 from collections.abc import Sequence
 from decimal import Decimal
@@ -289,3 +294,36 @@ def test_sample_data_is_deterministic_and_shaped_like_a_shop() -> None:
     assert customers["customer_id"].to_pylist() == list(range(1, 101))
     assert set(customers["country"].to_pylist()) <= set(data.COUNTRIES)
     assert pc.max(first["customer_id"]).as_py() <= 100
+
+
+def test_the_bulk_load_draws_a_bar_when_stdout_is_a_terminal(tmp_path: Path) -> None:
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trinity_dbapi.demo", str(tmp_path / "lake")],
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+    )
+    os.close(terminal)
+    drawn = b""
+    try:
+        while select.select([controller], [], [], 120)[0]:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the demo closed its side
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(controller)
+    stderr = process.stderr.read() if process.stderr is not None else b""
+    assert process.wait(timeout=120) == 0, stderr
+    assert stderr == b""
+    screen = drawn.decode()
+    # tqdm's last frame of the load's bar, and the demo's output around it.
+    assert re.search(r"insert into shop\.orders: 100%\|[^\r\n]*\| 300000/300000 \[", screen)
+    assert "rows/s]" in screen
+    assert "== Queries: an aggregate, a join, a point query served by the index ==" in screen
+    assert "demo finished in " in screen

@@ -30,14 +30,16 @@ in the lakehouse's history, where time travel still reaches them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 import trinity_dbapi
 from trinity_dbapi.cli import CONTINUATION_PROMPT, PROMPT, format_status, format_table
+from trinity_dbapi.cli.progress import TerminalProgress
 from trinity_dbapi.demo import data
 from trinity_dbapi.errors import LakehouseNotFoundError
 
@@ -312,25 +314,19 @@ class Demo:
             con.close()
 
 
-class _progress_bar:  # lower case: used like a function, in a with statement
-    """A terminal progress bar on ``conn`` while the block runs, when ``out`` is a terminal."""
-
-    def __init__(self, conn: Connection, out: TextIO) -> None:
-        self.conn = conn
-        self.bar: Any = None
-        if out.isatty():
-            from trinity_dbapi.cli.progress import TerminalProgress
-
-            self.bar = TerminalProgress.for_stream(out)
-
-    def __enter__(self) -> None:
-        if self.bar is not None:
-            self.conn.progress = self.bar
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.conn.progress = None
-            self.bar.close()
+@contextlib.contextmanager
+def _progress_bar(conn: Connection, out: TextIO) -> Iterator[None]:
+    """A progress bar of ``conn``'s long work while the block runs, if ``out`` is a terminal."""
+    bar = TerminalProgress.for_stream(out)
+    if bar is None:
+        yield
+        return
+    conn.progress = bar
+    try:
+        with bar:
+            yield
+    finally:
+        conn.progress = None
 
 
 def connect(folder: str, out: TextIO = sys.stdout) -> Connection:
