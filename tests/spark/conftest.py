@@ -17,7 +17,9 @@ Every test drops the temporary views it registered (``register_views``).
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +55,11 @@ def spark() -> Iterator[Any]:
 
     from trinity_dbapi.spark import register
 
+    # Spark's Python workers (data source planners included) run this
+    # interpreter, not whichever python3 is first on PATH, which may lack
+    # pyarrow and this package. The JVM reads it from its environment at launch.
+    saved = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     builder = SparkSession.builder.master("local[2]").appName("trinity-dbapi-tests")
     for key, value in SPARK_CONF.items():
         builder = builder.config(key, value)
@@ -63,6 +70,10 @@ def spark() -> Iterator[Any]:
         yield session
     finally:
         session.stop()
+        if saved is None:
+            os.environ.pop("PYSPARK_PYTHON", None)
+        else:
+            os.environ["PYSPARK_PYTHON"] = saved
 
 
 @pytest.fixture(autouse=True)
