@@ -63,7 +63,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(types, name)
     if name == "ProgressEvent":  # what a connection's progress handler receives
-        from trinity_dbapi.sql.session import ProgressEvent
+        from trinity_dbapi.sql.progress import ProgressEvent
 
         return ProgressEvent
     raise AttributeError(f"module 'trinity_dbapi' has no attribute {name!r}")
@@ -74,7 +74,7 @@ FORMAT_MAJOR_VERSION = 0
 
 if TYPE_CHECKING:
     from trinity_dbapi.dbapi.connection import Connection
-    from trinity_dbapi.sql.session import ProgressEvent
+    from trinity_dbapi.sql.progress import ProgressEvent
 
 __all__ = [
     "BINARY",

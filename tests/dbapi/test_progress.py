@@ -18,7 +18,7 @@ import pytest
 
 import trinity_dbapi
 from trinity_dbapi import errors
-from trinity_dbapi.sql.session import NodeFileProgress, ProgressEvent, Task
+from trinity_dbapi.sql.progress import NodeFileProgress, ProgressEvent
 from trinity_dbapi.tree.btree import TXN_ID_BYTES
 
 Backend = tuple[str, dict[str, Any]]
@@ -318,19 +318,14 @@ def test_events_come_from_the_statement_thread(tmp_path: Any) -> None:
 def test_node_file_progress_names_each_attempt() -> None:
     """A commit that loses the race reports its next attempt as a task of its own."""
     recorder = Recorder()
-
-    class Session:
-        def task(self, name: str, unit: str) -> Task:
-            return Task(recorder, name, unit)
-
-    progress = NodeFileProgress(Session(), "commit", quiet=True)  # type: ignore[arg-type]
+    progress = NodeFileProgress(recorder, "commit", quiet=True)
     for report in [(1, -1), (2, -1), (2, 2), (0, 0), (1, -1), (1, 1)]:
         progress(*report)
     assert recorder.take() == [
         ("commit", "node files", 2),
         ("commit, attempt 3", "node files", 1),  # attempt 2 wrote the root only
     ]
-    loud = NodeFileProgress(Session(), "compact", quiet=False)  # type: ignore[arg-type]
+    loud = NodeFileProgress(recorder, "compact", quiet=False)
     loud.start()
     for report in [(0, 0), (0, 0)]:
         loud(*report)

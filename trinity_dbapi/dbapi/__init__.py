@@ -1,7 +1,7 @@
 """The PEP 249 (DB-API 2.0) driver of trinity-dbapi.
 
 :class:`ProgressEvent` (what ``Connection.progress`` receives) and
-``ProgressHandler`` are re-exported here from :mod:`trinity_dbapi.sql.session`,
+``ProgressHandler`` are re-exported here from :mod:`trinity_dbapi.sql.progress`,
 loaded on first use so that importing the driver stays cheap.
 """
 
@@ -10,16 +10,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trinity_dbapi.sql.session import ProgressEvent, ProgressHandler
+    from trinity_dbapi.sql.progress import ProgressEvent, ProgressHandler
 
-_FROM_SESSION = frozenset({"ProgressEvent", "ProgressHandler"})
+_FROM_PROGRESS = frozenset({"ProgressEvent", "ProgressHandler"})
 
 
 def __getattr__(name: str) -> Any:
-    if name in _FROM_SESSION:
-        from trinity_dbapi.sql import session
+    if name in _FROM_PROGRESS:
+        from trinity_dbapi.sql import progress
 
-        return getattr(session, name)
+        return getattr(progress, name)
     raise AttributeError(f"module 'trinity_dbapi.dbapi' has no attribute {name!r}")
 
 

@@ -13,7 +13,7 @@ from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPo
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self is Python 3.11+
 
-    from trinity_dbapi.sql.session import ProgressHandler
+    from trinity_dbapi.sql.progress import ProgressHandler
 
 #: Lakehouse definition fields ``connect`` accepts for a new lakehouse.
 DEFINITION_FIELDS = frozenset(
@@ -58,7 +58,7 @@ def connect(
         namespace: the namespace unqualified table names resolve in.
         retry: how commits retry after losing a race with another writer.
         progress: a progress handler, called with a
-            :class:`~trinity_dbapi.sql.session.ProgressEvent` as long statements
+            :class:`~trinity_dbapi.sql.progress.ProgressEvent` as long statements
             work (see :attr:`Connection.progress`).
         **definition: lakehouse definition fields for a new lakehouse
             (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
@@ -255,7 +255,7 @@ class Connection:
         """The progress handler of long statements (settable; None, the default: none).
 
         It is called, in the thread running the statement, with a
-        :class:`~trinity_dbapi.sql.session.ProgressEvent` as inserts, CREATE
+        :class:`~trinity_dbapi.sql.progress.ProgressEvent` as inserts, CREATE
         TABLE AS, UPDATE and DELETE write rows, as commits write node files
         and as procedures (garbage collection, export, expiration,
         compaction, rollback) work. It must not use this connection. If it

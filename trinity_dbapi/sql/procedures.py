@@ -22,7 +22,8 @@ import pyarrow as pa
 from trinity_dbapi import maintenance
 from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.session import NodeFileProgress, Result, Session
+from trinity_dbapi.sql.progress import NodeFileProgress
+from trinity_dbapi.sql.session import Result, Session
 
 _REQUIRED = object()
 
