@@ -8,21 +8,17 @@ terminal and redirecting its output would.
 
 from __future__ import annotations
 
-import fcntl
 import io
 import os
-import pty
-import select
-import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import trinity_dbapi
+from tests.terminal import run_on_terminal
 from trinity_dbapi.cli import Shell
 from trinity_dbapi.cli.progress import TerminalProgress
 from trinity_dbapi.sql.progress import ProgressEvent
@@ -196,39 +192,13 @@ def test_no_progress_option() -> None:
 def _on_a_terminal(
     *args: str, sized: bool = True, command: tuple[str, ...] = ("-m", "trinity_dbapi.cli")
 ) -> tuple[int, str, str]:
-    """Run ``trinity`` with stderr on a pseudo-terminal; (exit code, stdout, what stderr drew).
-
-    ``sized``: give the terminal a size (120 x 24), as a terminal window does;
-    a pseudo-terminal nobody sized reports 0 x 0.
-    """
-    controller, terminal = pty.openpty()
-    if sized:
-        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-    process = subprocess.Popen(
+    """Run ``trinity`` with stderr on a pseudo-terminal; (exit code, stdout, what stderr drew)."""
+    return run_on_terminal(
         [sys.executable, *command, *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
+        stream="stderr",
+        sized=sized,
         env={**os.environ, "TRINITY_HISTORY": os.devnull},
     )
-    os.close(terminal)
-    drawn = b""
-    try:
-        while select.select([controller], [], [], 120)[0]:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # EIO: the process closed its side
-                break
-            if not chunk:
-                break
-            drawn += chunk
-    finally:
-        os.close(controller)
-    stdout = process.stdout.read() if process.stdout is not None else b""
-    process.wait(timeout=120)
-    if process.stdout is not None:
-        process.stdout.close()
-    return process.returncode, stdout.decode(), drawn.decode()
 
 
 @pytest.fixture

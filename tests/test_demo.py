@@ -9,15 +9,10 @@ bridge and pandas, by the driver at the end.
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import os
-import pty
 import re
-import select
-import struct
 import subprocess
 import sys
-import termios
 import textwrap
 from collections.abc import Sequence
 from decimal import Decimal
@@ -29,6 +24,7 @@ import pyarrow.compute as pc
 import pytest
 
 import trinity_dbapi
+from tests.terminal import run_on_terminal
 from trinity_dbapi import demo
 from trinity_dbapi.cli import format_table
 from trinity_dbapi.demo import data
@@ -297,31 +293,10 @@ def test_sample_data_is_deterministic_and_shaped_like_a_shop() -> None:
 
 
 def test_the_bulk_load_draws_a_bar_when_stdout_is_a_terminal(tmp_path: Path) -> None:
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "trinity_dbapi.demo", str(tmp_path / "lake")],
-        stdin=subprocess.DEVNULL,
-        stdout=terminal,
-        stderr=subprocess.PIPE,
+    code, stderr, screen = run_on_terminal(
+        [sys.executable, "-m", "trinity_dbapi.demo", str(tmp_path / "lake")], stream="stdout"
     )
-    os.close(terminal)
-    drawn = b""
-    try:
-        while select.select([controller], [], [], 120)[0]:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # EIO: the demo closed its side
-                break
-            if not chunk:
-                break
-            drawn += chunk
-    finally:
-        os.close(controller)
-    stderr = process.stderr.read() if process.stderr is not None else b""
-    assert process.wait(timeout=120) == 0, stderr
-    assert stderr == b""
-    screen = drawn.decode()
+    assert (code, stderr) == (0, "")
     # tqdm's last frame of the load's bar, and the demo's output around it.
     assert re.search(r"insert into shop\.orders: 100%\|[^\r\n]*\| 300000/300000 \[", screen)
     assert "rows/s]" in screen
