@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given
@@ -247,3 +248,15 @@ def test_password_in_user_info_never_appears_in_the_error(password: str) -> None
             normalize_root_uri(uri)
         assert password not in str(info.value)
         assert password not in info.value.uri
+
+
+def test_a_root_that_is_a_file_is_named_as_the_problem(tmp_path: Path) -> None:
+    import trinity_dbapi
+
+    not_a_folder = tmp_path / "notes.txt"
+    not_a_folder.write_text("keep me")
+    with pytest.raises(trinity_dbapi.OperationalError) as raised:
+        trinity_dbapi.connect(str(not_a_folder))
+    message = str(raised.value)
+    assert "the root is a file, not a folder: give the path of a folder" in message
+    assert not_a_folder.read_text() == "keep me"  # nothing lost

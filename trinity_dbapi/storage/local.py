@@ -81,9 +81,16 @@ class LocalStorage(Storage):
         try:
             yield
         except OSError as exc:
+            hint = ""
+            root = os.path.normpath(self.root_dir)  # "x/" of a file x does not exist
+            if os.path.exists(root) and not os.path.isdir(root):
+                hint = (
+                    "; the root is a file, not a folder: give the path of a folder "
+                    "(it is created if missing)"
+                )
             raise StorageError(
                 f"{operation} of {path!r} under {self.root_uri} failed: "
-                f"{type(exc).__name__}: {exc.strerror or exc}",
+                f"{type(exc).__name__}: {exc.strerror or exc}{hint}",
                 path=path,
             ) from exc
 
