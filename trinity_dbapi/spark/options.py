@@ -86,9 +86,7 @@ def parse_options(options: Mapping[str, str], *, push_filters: bool = True) -> S
     timestamp = values.get("timestampasof")
     if version is not None and timestamp is not None:
         raise ProgrammingError("give versionAsOf or timestampAsOf, not both")
-    partition_by = tuple(
-        name.strip() for name in (values.get("partitionby") or "").split(",") if name.strip()
-    )
+    partition_by = _partition_by(values.get("partitionby") or "")
     return SourceOptions(
         location=Location(uri, storage),
         namespace=namespace,
@@ -109,6 +107,18 @@ def _table_name(text: str) -> tuple[str, str]:
             'load("sales.orders") or save("sales.orders")'
         )
     return parts[0], parts[1]
+
+
+def _partition_by(text: str) -> tuple[str, ...]:
+    """``partitionBy``: names comma-separated, or a JSON list (for names holding commas)."""
+    if text.lstrip().startswith("["):
+        try:
+            names = json.loads(text)
+        except ValueError:
+            names = None
+        if isinstance(names, list) and names and all(isinstance(n, str) and n for n in names):
+            return tuple(names)
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 def _original_key(options: Mapping[str, str], lowered: str) -> str:

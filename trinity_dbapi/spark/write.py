@@ -111,12 +111,11 @@ def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> A
         raise ProgrammingError(
             f"partitionBy names {unknown} that the DataFrame does not have; its columns are {names}"
         )
-    properties = {managed.PARTITIONED_BY: ",".join(options.partition_by)}
     definition = TableDefinition(
         options.table,
         columns,
         table_format=managed.TABLE_FORMAT,
-        format_properties=properties if options.partition_by else {},
+        format_properties=managed.with_partition_columns({}, options.partition_by),
     )
     return managed.create_dataset(storage, definition)
 

@@ -30,9 +30,10 @@ Conventions shared with the SQL layer:
   (:data:`COMMENT_PROPERTY`); the catalog tables show it in a ``comment``
   column and leave it out of the ``properties`` map. Column comments are
   :attr:`Column.comment <trinity_dbapi.format.definitions.Column.comment>`.
-* A table's partition columns are the comma-separated column names of its
-  ``format_properties["partitioned_by"]`` (:data:`PARTITIONED_BY_PROPERTY`,
-  read by :func:`partition_columns`).
+* A table's partition columns are the JSON list of its
+  ``format_properties["partition_columns"]`` (:data:`PARTITION_COLUMNS_PROPERTY`),
+  or in older definitions the comma-joined ``format_properties["partitioned_by"]``
+  (:data:`PARTITIONED_BY_PROPERTY`); :func:`partition_columns` reads both.
 * The catalog name (``catalog_name``, ``table_catalog``) is the lakehouse name
   from the lakehouse definition the snapshot points at.
 * Catalog tables have ``table_type`` ``VIEW`` in ``information_schema.tables``,
@@ -71,6 +72,7 @@ from trinity_dbapi.format.definitions import (
     TableDefinition,
 )
 from trinity_dbapi.sql.arrow_types import columns_from_schema, duckdb_type
+from trinity_dbapi.tables import managed
 
 if TYPE_CHECKING:
     from trinity_dbapi.history import VersionInfo
@@ -82,6 +84,7 @@ __all__ = [
     "COMMENT_PROPERTY",
     "INFORMATION_SCHEMA",
     "PARTITIONED_BY_PROPERTY",
+    "PARTITION_COLUMNS_PROPERTY",
     "RESERVED_NAMESPACES",
     "SYSTEM",
     "CatalogTable",
@@ -98,8 +101,10 @@ INFORMATION_SCHEMA = "information_schema"
 RESERVED_NAMESPACES = frozenset({SYSTEM, INFORMATION_SCHEMA})
 #: The namespace or table property holding its ``COMMENT``.
 COMMENT_PROPERTY = "comment"
-#: The table format property listing its partition columns, comma-separated.
-PARTITIONED_BY_PROPERTY = "partitioned_by"
+#: The table format property listing its partition columns, a JSON list.
+PARTITION_COLUMNS_PROPERTY = managed.PARTITION_COLUMNS
+#: The same list comma-joined, as definitions written before it hold it.
+PARTITIONED_BY_PROPERTY = managed.PARTITIONED_BY
 
 _INT32_MAX = 2**31 - 1
 #: Bytes per character of the UTF-8 ``character_octet_length``.
@@ -109,9 +114,8 @@ Row = Mapping[str, Any]
 
 
 def partition_columns(table: TableDefinition) -> list[str]:
-    """The partition column names of a table, from ``format_properties["partitioned_by"]``."""
-    text = table.format_properties.get(PARTITIONED_BY_PROPERTY, "")
-    return [name.strip() for name in text.split(",") if name.strip()]
+    """The partition column names of a table (:func:`trinity_dbapi.tables.managed.partition_columns`)."""
+    return managed.partition_columns(table)
 
 
 # --- what one catalog read sees ------------------------------------------------

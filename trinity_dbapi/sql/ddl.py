@@ -2,8 +2,10 @@
 
 Comments are stored as the ``comment`` property of a namespace or table
 (the definitions have no comment field of their own); partition columns as
-the ``partitioned_by`` format property, a comma-separated list of column
-names. ``docs/sql.md`` documents both.
+the ``partition_columns`` format property, a JSON list of column names
+(:func:`trinity_dbapi.tables.managed.partition_columns` also reads the
+comma-joined ``partitioned_by`` of older definitions). ``docs/sql.md``
+documents both.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from trinity_dbapi.sql.types_sql import type_sql
 from trinity_dbapi.tables import managed
 
 COMMENT = "comment"
-PARTITIONED_BY = "partitioned_by"
 #: The highest column ID the table ever had (IDs of dropped columns are not reused).
 LAST_COLUMN_ID = "last_column_id"
 
@@ -110,13 +111,11 @@ def create_table_definition(
             return False
         raise ObjectExistsError("table", f"{namespace}.{name}")
     by_name = {column.name: column for column in definition.columns}
-    format_properties = {}
-    if partitioned_by:
-        for column in partitioned_by:
-            _check_partition_column(namespace, name, by_name, column)
-        format_properties[PARTITIONED_BY] = ",".join(partitioned_by)
+    for column in partitioned_by:
+        _check_partition_column(namespace, name, by_name, column)
     definition = definition.replace(
-        format_properties=format_properties, properties=_properties(properties, comment)
+        format_properties=managed.with_partition_columns({}, partitioned_by),
+        properties=_properties(properties, comment),
     )
     definition = managed.create_dataset(session.lakehouse.storage, definition)
     txn.create_table(namespace, definition)
@@ -217,7 +216,7 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         return table.replace(columns=(*table.columns, column), format_properties=properties)
     if isinstance(action, st.DropColumn):
         column = _existing(where, table, action.name)
-        if column.id in table.primary_key or action.name in _partition_columns(table):
+        if column.id in table.primary_key or action.name in managed.partition_columns(table):
             raise ProgrammingError(
                 f"column {action.name!r} of table {where} cannot be dropped: it is part of the "
                 "primary key or the partitioning; recreate the table without it instead"
@@ -238,10 +237,10 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         _existing(where, table, action.old)
         if action.new in names:
             raise ObjectExistsError("column", f"{where}.{action.new}")
-        partitions = [action.new if p == action.old else p for p in _partition_columns(table)]
-        format_properties = dict(table.format_properties)
-        if partitions:
-            format_properties[PARTITIONED_BY] = ",".join(partitions)
+        partitions = [
+            action.new if p == action.old else p for p in managed.partition_columns(table)
+        ]
+        format_properties = managed.with_partition_columns(table.format_properties, partitions)
         columns = tuple(
             replace(c, name=action.new) if c.name == action.old else c for c in table.columns
         )
@@ -259,11 +258,6 @@ def _existing(where: str, table: TableDefinition, name: str) -> Column:
         if column.name == name:
             return column
     raise NoSuchObjectError("column", f"{where}.{name}", "check the name with DESCRIBE")
-
-
-def _partition_columns(table: TableDefinition) -> list[str]:
-    value = table.format_properties.get(PARTITIONED_BY, "")
-    return [name for name in value.split(",") if name]
 
 
 def renumber(column: Column, first_id: int) -> Column:
@@ -317,7 +311,7 @@ def create_table_sql(namespace: str, table: TableDefinition) -> str:
         f"CREATE TABLE {quote_identifier(namespace)}.{quote_identifier(table.name)} "
         f"({', '.join(parts)})"
     )
-    partitions = _partition_columns(table)
+    partitions = managed.partition_columns(table)
     if partitions:
         sql += f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in partitions)})"
     properties = dict(table.properties)

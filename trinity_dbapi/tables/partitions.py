@@ -29,9 +29,11 @@ from trinity_dbapi.tables.metadata import PARTITION_BY_KEY, DatasetMetadata
 from trinity_dbapi.tables.values import codec, coerce
 
 __all__ = [
+    "MAX_NAME_BYTES",
     "MAX_SEGMENT_BYTES",
     "NULL_VALUE",
     "check_partition_by",
+    "check_partition_name",
     "directory_of",
     "new_label",
     "partition_scalars",
@@ -43,6 +45,9 @@ __all__ = [
 NULL_VALUE = "__HIVE_DEFAULT_PARTITION__"
 #: Longest ``column=value`` directory name, in bytes (the usual file system NAME_MAX).
 MAX_SEGMENT_BYTES = 255
+#: Longest URL-encoded partition column name: its directory must hold ``=`` and
+#: the NULL marker.
+MAX_NAME_BYTES = MAX_SEGMENT_BYTES - 1 - len(NULL_VALUE)
 
 
 def check_partition_by(
@@ -80,6 +85,28 @@ def check_partition_by(
                 f"column {name!r} of type {schema.field(index).type} cannot be a partition "
                 "column: only primitive types can be encoded in file names"
             )
+
+
+def check_partition_name(name: str) -> None:
+    """Check that column ``name`` leaves room for values in its ``column=value`` directories.
+
+    Any name can be encoded, but the directory must stay within
+    :data:`MAX_SEGMENT_BYTES`: a name whose encoding does not leave room for
+    ``=`` and the NULL marker could hold almost no values, and every write
+    would fail, so it is refused when the table is made.
+
+    Raises:
+        ProgrammingError: the URL-encoded name is longer than
+            :data:`MAX_NAME_BYTES`.
+    """
+    encoded = len(quote(name, safe=""))
+    if encoded > MAX_NAME_BYTES:
+        raise ProgrammingError(
+            f"partition column {name[:40]!r}{'...' if len(name) > 40 else ''} has a name of "
+            f"{encoded} bytes URL-encoded, more than the {MAX_NAME_BYTES} a partition column "
+            f"may have (its 'column=value' directory names are limited to {MAX_SEGMENT_BYTES} "
+            "bytes); give the column a shorter name or partition by another column"
+        )
 
 
 # --- directories and labels ---------------------------------------------------------
