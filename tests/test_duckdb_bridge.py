@@ -298,6 +298,30 @@ def test_nanosecond_partition_values(tmp_path: Path, con: duckdb.DuckDBPyConnect
     conn.close()
 
 
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_partition_columns_with_odd_names(
+    tmp_path: Path, con: duckdb.DuckDBPyConnection, where: str
+) -> None:
+    # Names the layout URL-encodes, and a payload column named like the
+    # scan's file path column in another case (DuckDB names fold case).
+    uri = str(tmp_path / "lake") if where == "local" else f"memory://odd-{time.monotonic_ns()}/l"
+    conn = trinity_dbapi.connect(uri, autocommit=True)
+    conn.execute("CREATE NAMESPACE ty")
+    conn.execute(
+        'CREATE TABLE ty.t ("a b,c" VARCHAR, "x=%2F/é" INT4, "__TRINITY_FILE" INT4)'
+        ' PARTITIONED BY ("a b,c", "x=%2F/é")'
+    )
+    conn.cursor().executemany(
+        "INSERT INTO ty.t VALUES (?, ?, ?)", [("a/b", 1, 10), (None, None, 20), ("%41", 1, 30)]
+    )
+    attach(con, uri)
+    assert bridge_rows(con, "SELECT * FROM ty.t") == reference_rows(conn, "ty", "t")
+    assert rows(con, 'SELECT "__TRINITY_FILE" FROM ty.t WHERE "a b,c" = \'%41\'') == [(30,)]
+    assert rows(con, 'SELECT sum("__TRINITY_FILE") FROM ty.t WHERE "x=%2F/é" = 1') == [(40,)]
+    assert rows(con, 'SELECT "__TRINITY_FILE" FROM ty.t WHERE "a b,c" IS NULL') == [(20,)]
+    conn.close()
+
+
 def test_binary_partitions_use_the_arrow_dataset(
     tmp_path: Path, con: duckdb.DuckDBPyConnection
 ) -> None:

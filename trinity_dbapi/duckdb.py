@@ -24,9 +24,10 @@ How a view reads its table (the trade-off is measured in docs/duckdb.md):
   column does not bring old values back; a column no file has reads as NULL),
   and casts them to the declared types. Partition columns come from the last
   directories of each file's path, decoded in SQL exactly as
-  :mod:`~trinity_dbapi.tables.partitions` encodes them (the NULL marker is
-  compared before URL-decoding); DuckDB evaluates those expressions per file,
-  so a filter on a partition column skips files without opening them. Local
+  :mod:`~trinity_dbapi.tables.partitions` encodes them
+  (:mod:`~trinity_dbapi.sql.partition_sql`, shared with the private DuckDB);
+  DuckDB evaluates those expressions per file, so a filter on a partition
+  column skips files without opening them. Local
   files are read by path; any other storage (S3, memory, ...) through its
   fsspec file system, registered in DuckDB under a protocol private to the
   attachment (``register_filesystem``), so no DuckDB extension (httpfs) is
@@ -52,7 +53,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 import duckdb
 
@@ -88,8 +88,6 @@ _MARKER_RE = re.compile(rf"^{re.escape(_MARKER)} ([0-9a-f]{{32}}):")
 #: Tokens of this process's attachments that are not detached: their objects are live.
 _LIVE: set[str] = set()
 
-#: The directory value of a NULL partition value (see trinity_dbapi.tables.partitions).
-_NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 #: Largest column ID a Parquet field ID (int32) holds.
 _MAX_FIELD_ID = 2**31 - 1
 #: Characters DuckDB expands as a glob in a file name.
@@ -738,10 +736,9 @@ def _parquet_select(
     columns: Sequence[Column], partition_by: Sequence[str], files: list[str]
 ) -> str:
     """The view's SELECT: ``read_parquet`` over ``files``, partition columns from the paths."""
-    names = {c.name for c in columns}
-    file_column = "__trinity_file"
-    while file_column in names:
-        file_column += "_"
+    from trinity_dbapi.sql import partition_sql
+
+    file_column = partition_sql.file_column(c.name for c in columns)
     entries = ", ".join(
         f"{c.id}: {{name: {_literal(c.name)}, type: {_literal(_duckdb_type(c))}, "
         "default_value: NULL}"
@@ -751,28 +748,17 @@ def _parquet_select(
     items = []
     for column in columns:
         if column.name in partition_by:
-            raw = _partition_text(_identifier(file_column), partition_by, column.name)
-            value = f"CAST(url_decode(NULLIF({raw}, {_literal(_NULL_PARTITION)})) AS {_duckdb_type(column)})"
+            value = partition_sql.partition_value(
+                file_column, partition_by, column.name, _duckdb_type(column)
+            )
             items.append(f"{value} AS {_identifier(column.name)}")
         else:
             items.append(_identifier(column.name))
     file_list = ", ".join(_literal(f) for f in files)
     return (
         f"SELECT {', '.join(items)} FROM read_parquet([{file_list}], schema = MAP {{{entries}}}, "
-        f"hive_partitioning = false, filename = {_literal(file_column)})"
+        f"{partition_sql.SCAN_OPTIONS}, filename = {_literal(file_column)})"
     )
-
-
-def _partition_text(file_column: str, partition_by: Sequence[str], name: str) -> str:
-    """SQL for the still URL-encoded value of partition column ``name`` in a file path.
-
-    A data file is ``.../<col1>=<v1>/.../<colN>=<vN>/<part>.parquet``: the
-    pattern is anchored at the end of the path, so the lakehouse root may
-    hold any text, ``=`` included.
-    """
-    after = len(partition_by) - list(partition_by).index(name)  # directories after it + file
-    pattern = "/" + re.escape(quote(name, safe="") + "=") + "([^/]*)" + "/[^/]+" * after + "$"
-    return f"regexp_extract({file_column}, {_literal(pattern)}, 1)"
 
 
 def _check_unique(names: Mapping[str, object], what: str, where: str) -> None:

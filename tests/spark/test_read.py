@@ -124,6 +124,20 @@ def test_one_spark_partition_per_data_file(lake: Lake) -> None:
     assert lake.read("s.plain").rdd.getNumPartitions() == 1
 
 
+def test_partition_columns_with_odd_names_and_values(lake: Lake) -> None:
+    # Names and values the layout URL-encodes; a pushed-down filter on one.
+    lake.execute(
+        'CREATE TABLE s.t ("a b,c" VARCHAR, "x=/é" INT4, id INT8) PARTITIONED BY ("a b,c", "x=/é")'
+    )
+    lake.execute("INSERT INTO s.t VALUES ('a/b', 1, 1), (NULL, NULL, 2), ('%41 =', 1, 3)")
+    frame = lake.read("s.t")
+    assert frame.columns == ["a b,c", "x=/é", "id"]
+    assert spark_rows(frame, "id") == [("a/b", 1, 1), (None, None, 2), ("%41 =", 1, 3)]
+    pruned = frame.where(frame["a b,c"] == "%41 =")
+    assert pruned.rdd.getNumPartitions() == 1
+    assert spark_rows(pruned) == [("%41 =", 1, 3)]
+
+
 def test_a_table_without_data_files_reads_no_rows(lake: Lake) -> None:
     lake.execute("CREATE TABLE s.t (id INT8 NOT NULL)")
     frame = lake.read("s.t")

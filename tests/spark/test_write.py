@@ -120,6 +120,28 @@ def test_create_table_from_the_dataframe_partitioned(lake: Lake) -> None:
     assert lake.rows("SELECT count(*) FROM fresh.t") == [(4,)]
 
 
+def test_partition_by_names_with_commas_as_a_json_list(lake: Lake) -> None:
+    frame = lake.spark.createDataFrame([(1, "a/b"), (2, None)], "id long, `a b,c` string")
+    options = {"createTable": "true", "partitionBy": '["a b,c"]'}
+    lake.save(frame, "fresh.t", options=options)
+    assert lake.rows("SELECT partition_columns FROM system.tables WHERE table_name = 't'") == [
+        (["a b,c"],)
+    ]
+    assert lake.rows('SELECT id, "a b,c" FROM fresh.t ORDER BY id') == [(1, "a/b"), (2, None)]
+    assert lake.rows("SELECT id FROM fresh.t WHERE \"a b,c\" = 'a/b'") == [(1,)]
+
+
+def test_partition_by_option_forms() -> None:
+    from trinity_dbapi.spark.options import parse_options
+
+    def by(text: str) -> tuple[str, ...]:
+        return parse_options({"uri": "lake", "path": "s.t", "partitionBy": text}).partition_by
+
+    assert by("day, shop") == ("day", "shop")
+    assert by('["a,b", " c"]') == ("a,b", " c")
+    assert by("[x, y") == ("[x", "y")  # not a JSON list: names, comma-separated
+
+
 def test_create_table_creates_the_lakehouse_too(spark: Any, tmp_path: Path) -> None:
     uri = str(tmp_path / "new-lake")
     frame = spark.createDataFrame([(1, D1, "x"), (2, D2, "y")], FRAME)

@@ -314,10 +314,12 @@ def _sql_string(text: str) -> str:
 class NativeScan:
     """Local Parquet files DuckDB reads itself (``read_parquet``): its fastest path.
 
-    Partition columns come from the hive-style directories (DuckDB decodes
-    the URL encoding) with their declared types; a column no file holds yet
-    (added by ALTER TABLE) reads as NULL; columns are projected in the
-    table's order and cast to their declared DuckDB types.
+    Partition columns come from each file's path, decoded as the layout
+    encodes them (:mod:`~trinity_dbapi.sql.partition_sql`; not DuckDB's
+    hive partitioning, which does not decode column names), with their
+    declared types; a column no file holds yet (added by ALTER TABLE) reads
+    as NULL; columns are projected in the table's order and cast to their
+    declared DuckDB types.
     """
 
     def __init__(self, definition: Any, paths: list[str], partition_by: list[str]) -> None:
@@ -327,16 +329,14 @@ class NativeScan:
 
     def subquery(self, duck: duckdb.DuckDBPyConnection) -> str:
         """A parenthesised DuckDB query over the files, with the table's exact columns."""
-        options = []
+        from trinity_dbapi.sql import partition_sql
+
+        options = [partition_sql.SCAN_OPTIONS]
         if self.definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
             options.append("union_by_name = true")  # match columns by name, file by file
+        file_column = partition_sql.file_column(c.name for c in self.definition.columns)
         if self.partition_by:
-            types = ", ".join(
-                f"{_sql_string(name)}: "
-                f"{_sql_string(arrow_types.duckdb_type(self.definition.column(name).type))}"
-                for name in self.partition_by
-            )
-            options += ["hive_partitioning = true", f"hive_types = {{{types}}}"]
+            options.append(f"filename = {_sql_string(file_column)}")
         files = ", ".join(_sql_string(path) for path in self.paths)
         source = f"read_parquet({', '.join([f'[{files}]', *options])})"
         present = self._file_types(duck, source)
@@ -345,7 +345,12 @@ class NativeScan:
             quoted = '"' + column.name.replace('"', '""') + '"'
             duck_type = arrow_types.duckdb_type(column.type)
             found = present.get(column.name)
-            if found == duck_type:
+            if column.name in self.partition_by:
+                value = partition_sql.partition_value(
+                    file_column, self.partition_by, column.name, duck_type
+                )
+                projection.append(f"{value} AS {quoted}")
+            elif found == duck_type:
                 projection.append(quoted)  # a bare column: filters push into the scan
             else:
                 value = quoted if found is not None else "NULL"
