@@ -257,6 +257,26 @@ def test_names_up_to_the_directory_limit(tmp_path: Path) -> None:
     conn.close()
 
 
+def test_columns_differing_only_in_case_are_refused(tmp_path: Path) -> None:
+    # DuckDB matches names case-insensitively: it read "A"'s values for "a".
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    with pytest.raises(errors.ProgrammingError, match="differ only in case"):
+        cur.execute('CREATE TABLE ns.t ("Day" INT4, "day" INT4, v INT4) PARTITIONED BY ("day")')
+    with pytest.raises(errors.ProgrammingError, match="differ only in case"):
+        cur.execute('CREATE TABLE ns.t PARTITIONED BY ("X") AS SELECT 1 AS "X", 2 AS x')
+    cur.execute('CREATE TABLE ns.t ("Day" INT4, v INT4) PARTITIONED BY ("Day")')
+    with pytest.raises(errors.ProgrammingError, match="differ only in case"):
+        cur.execute("ALTER TABLE ns.t ADD COLUMN day INT4")
+    with pytest.raises(errors.ProgrammingError, match="differ only in case"):
+        cur.execute("ALTER TABLE ns.t RENAME COLUMN v TO DAY")
+    cur.execute("INSERT INTO ns.t VALUES (1, 2), (3, 4)")
+    assert rows(cur, 'SELECT "Day", v FROM ns.t WHERE "Day" = 3') == [(3, 4)]
+    assert rows(cur, "SELECT v FROM ns.t WHERE day = 1") == [(2,)]  # unquoted: any case
+    conn.close()
+
+
 def test_directories_named_like_partitions_above_the_root_are_not_columns(
     tmp_path: Path,
 ) -> None:

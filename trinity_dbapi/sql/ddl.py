@@ -110,6 +110,7 @@ def create_table_definition(
         if if_not_exists:
             return False
         raise ObjectExistsError("table", f"{namespace}.{name}")
+    _check_case_distinct(f"{namespace}.{name}", [c.name for c in definition.columns])
     by_name = {column.name: column for column in definition.columns}
     for column in partitioned_by:
         _check_partition_column(namespace, name, by_name, column)
@@ -130,6 +131,24 @@ def _column(namespace: str, table: str, by_name: dict[str, Column], name: str) -
             f"columns must name declared columns ({', '.join(by_name)})"
         )
     return column
+
+
+def _check_case_distinct(where: str, names: list[str]) -> None:
+    """Refuse two columns whose names differ only in case.
+
+    The definition could hold them, but DuckDB, which runs every query,
+    matches names case-insensitively: it would read one column's values
+    for the other.
+    """
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name.casefold(), name)
+        if other != name:
+            raise ProgrammingError(
+                f"columns {other!r} and {name!r} of table {where} differ only in case, and SQL "
+                "names are matched case-insensitively, so queries could not tell them apart; "
+                "give one of them another name"
+            )
 
 
 def _check_partition_column(
@@ -206,6 +225,7 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
     if isinstance(action, st.AddColumn):
         if action.column.name in names:
             raise ObjectExistsError("column", f"{where}.{action.column.name}")
+        _check_case_distinct(where, [*names, action.column.name])
         # IDs are never reused: a dropped column's ID may still name data in
         # older files, so the highest ID ever given is kept with the table.
         highest = max((c.id for c in table.all_columns()), default=0)
@@ -237,6 +257,7 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         _existing(where, table, action.old)
         if action.new in names:
             raise ObjectExistsError("column", f"{where}.{action.new}")
+        _check_case_distinct(where, [*(n for n in names if n != action.old), action.new])
         partitions = [
             action.new if p == action.old else p for p in managed.partition_columns(table)
         ]
