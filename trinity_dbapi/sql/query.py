@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import uuid
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -129,7 +128,7 @@ def execute_marked(
                 if isinstance(relation, NativeScan):
                     # Spliced into the SQL text below (our own identifier, so
                     # the replacement is exact): DuckDB binds the scan once.
-                    natives[name] = relation.subquery(duck)
+                    natives[name] = relation.subquery(duck, session.duckdb_root())
                 else:
                     duck.register(name, relation)
                     registered.append(name)
@@ -302,8 +301,7 @@ def table_scan(
     )
     if local_root is not None and chosen and not binary_partitions:
         files = meta.files()
-        paths = [os.path.join(local_root, *files[label].split("/")) for label in chosen]
-        return NativeScan(definition, paths, partition_by)
+        return NativeScan(definition, [files[label] for label in chosen], partition_by, local_root)
     return arrow_dataset(storage, meta, schema, partition_by, labels)
 
 
@@ -318,15 +316,31 @@ class NativeScan:
     the URL encoding) with their declared types; a column no file holds yet
     (added by ALTER TABLE) reads as NULL; columns are projected in the
     table's order and cast to their declared DuckDB types.
+
+    Args:
+        definition: the table's definition.
+        paths: the files to scan, relative to the root (``/``-separated).
+        partition_by: the table's partition columns.
+        root: the local root directory the paths are relative to.
     """
 
-    def __init__(self, definition: Any, paths: list[str], partition_by: list[str]) -> None:
+    def __init__(
+        self, definition: Any, paths: list[str], partition_by: list[str], root: str
+    ) -> None:
         self.definition = definition
         self.paths = paths
         self.partition_by = partition_by
+        self.root = root
 
-    def subquery(self, duck: duckdb.DuckDBPyConnection) -> str:
-        """A parenthesised DuckDB query over the files, with the table's exact columns."""
+    def subquery(self, duck: duckdb.DuckDBPyConnection, visible_root: str | None) -> str:
+        """A parenthesised DuckDB query over the files, with the table's exact columns.
+
+        The files are named under ``visible_root``, the path the session's
+        sandbox lets DuckDB read the root through (never the root's own
+        name, which DuckDB may read as other paths or globs).
+        """
+        if visible_root is None:
+            raise InternalError("a native scan of local files in a DuckDB without a local root")
         options = []
         if self.definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
             options.append("union_by_name = true")  # match columns by name, file by file
@@ -337,7 +351,7 @@ class NativeScan:
                 for name in self.partition_by
             )
             options += ["hive_partitioning = true", f"hive_types = {{{types}}}"]
-        files = ", ".join(_sql_string(path) for path in self.paths)
+        files = ", ".join(_sql_string(f"{visible_root}/{path}") for path in self.paths)
         source = f"read_parquet({', '.join([f'[{files}]', *options])})"
         present = self._file_types(duck, source)
         projection = []
@@ -355,9 +369,9 @@ class NativeScan:
     def _file_types(self, duck: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
         """Column -> DuckDB type of what the files hold (an added column may be in none yet).
 
-        Cached by file list: the files are immutable.
+        Cached by root and file list: the files are immutable.
         """
-        key = tuple(self.paths)
+        key = (self.root, *self.paths)
         types = _FILE_TYPES.get(key)
         if types is None:
             relation = duck.sql(f"SELECT * FROM {source}")
@@ -452,6 +466,17 @@ def translate_duckdb_error(exc: duckdb.Error) -> Error:
         if duck_cls is not None and isinstance(exc, duck_cls):
             cls = candidate
             break
+    if isinstance(exc, getattr(duckdb, "PermissionException", ())):
+        # DuckDB names the file and says it is disabled, not why or what instead.
+        message += f"; {SANDBOX_HINT}"
     # References carry their table name as alias, so DuckDB's messages name
     # the user's tables; the private relation names never reach the user.
     return cls(f"query failed in DuckDB: {message}")
+
+
+#: Appended to DuckDB's refusal to open a file outside the sandbox.
+SANDBOX_HINT = (
+    "SQL reads the lakehouse's tables and no other file (docs/sql.md, 'The sandbox'): "
+    "query a table instead, or load the file into one first (Cursor.ingest, or .import "
+    "in the trinity shell)"
+)
