@@ -9,6 +9,7 @@ PEP 249 error, and the lakehouse's own tables must still read correctly.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -214,6 +215,16 @@ def test_the_private_directory_is_not_readable_and_is_removed_on_close(tmp_path:
     conn.close()
     assert not private.exists()
     assert (tmp_path / "lakes" / "plain").is_dir()  # the link went, not its target
+
+
+def test_the_private_directory_goes_with_a_connection_never_closed(tmp_path: Path) -> None:
+    conn = _lake(tmp_path, "plain")
+    assert conn.cursor().execute("SELECT count(*) FROM t").fetchone() == (3,)
+    private = Path(conn.session.duckdb_root()).parent
+    assert private.is_dir()
+    del conn
+    gc.collect()
+    assert not private.exists()
 
 
 _EXIT_PROBE = """

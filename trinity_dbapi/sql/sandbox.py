@@ -41,6 +41,7 @@ import os
 import re
 import shutil
 import tempfile
+import weakref
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import OperationalError
@@ -78,17 +79,21 @@ class Sandbox:
         self.directory: str | None = None
         #: The path DuckDB reads the root's files through (None for a remote root).
         self.visible_root: str | None = None
+        self._remove: weakref.finalize[[str], Sandbox] | None = None
         if root is None:
             return
-        self.directory = _private_directory()
-        link = os.path.join(self.directory, LINK_NAME)
+        self.directory = directory = _private_directory()
+        # Removed on close, or when the sandbox is garbage (a session dropped
+        # without close), or at interpreter exit, whichever comes first.
+        self._remove = weakref.finalize(self, _remove, directory)
+        link = os.path.join(directory, LINK_NAME)
         try:
             os.symlink(os.path.realpath(root), link, target_is_directory=True)
         except OSError as exc:
             self.close()
             raise OperationalError(
                 f"cannot link the lakehouse root {root!r} into the private directory "
-                f"{self.directory!r} of this connection's DuckDB ({exc.strerror}): "
+                f"{directory!r} of this connection's DuckDB ({exc.strerror}): "
                 "queries read table files through that link; make the temporary "
                 "directory (TMPDIR) writable and on a file system with symbolic links"
             ) from None
@@ -101,14 +106,17 @@ class Sandbox:
 
     def close(self) -> None:
         """Remove the private directory (the link only; never what it points to)."""
-        directory, self.directory, self.visible_root = self.directory, None, None
-        if directory is None:
-            return
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(directory, LINK_NAME))
-        # rmtree removes links without following them; a directory something
-        # else already removed is no error.
-        shutil.rmtree(directory, ignore_errors=True)
+        self.directory = self.visible_root = None
+        if self._remove is not None:
+            self._remove()
+
+
+def _remove(directory: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(directory, LINK_NAME))
+    # rmtree removes links without following them; a directory something
+    # else already removed is no error.
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _private_directory() -> str:
