@@ -286,3 +286,23 @@ def test_the_refusal_names_the_file_and_the_rule(tmp_path: Path, outside: Path) 
     assert str(outside / "secret.csv") in message
     assert "no other file" in message and "Cursor.ingest" in message
     conn.close()
+
+
+def test_out_of_memory_says_there_is_no_spilling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The memory consequence of the sandbox (docs/sql.md): no temporary
+    # directory, so a working set over memory_limit fails instead of
+    # spilling, and DuckDB's advice to set temp_directory is answered.
+    from trinity_dbapi.sql import session
+
+    monkeypatch.setitem(session.DUCKDB_CONFIG, "memory_limit", "16MB")
+    monkeypatch.setitem(session.DUCKDB_CONFIG, "threads", 1)
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    big_sort = "SELECT count(*) FROM (SELECT md5(i::VARCHAR) s FROM range(1000000) r(i) ORDER BY s)"
+    with pytest.raises(errors.OperationalError, match="never spills to disk") as caught:
+        cur.execute(big_sort).fetchall()
+    assert "Out of Memory" in str(caught.value)
+    assert cur.execute("SELECT 1").fetchone() == (1,)  # still usable
+    conn.close()

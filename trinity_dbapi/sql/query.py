@@ -466,17 +466,33 @@ def translate_duckdb_error(exc: duckdb.Error) -> Error:
         if duck_cls is not None and isinstance(exc, duck_cls):
             cls = candidate
             break
-    if isinstance(exc, getattr(duckdb, "PermissionException", ())):
-        # DuckDB names the file and says it is disabled, not why or what instead.
-        message += f"; {SANDBOX_HINT}"
+    for name, hint in _SANDBOX_HINTS:
+        # DuckDB's own advice (enable access, set a temp_directory) cannot
+        # apply to the sandboxed DuckDB: say its rule and what to do instead.
+        duck_cls = getattr(duckdb, name, None)
+        if duck_cls is not None and isinstance(exc, duck_cls):
+            message += f"; {hint}"
     # References carry their table name as alias, so DuckDB's messages name
     # the user's tables; the private relation names never reach the user.
     return cls(f"query failed in DuckDB: {message}")
 
 
-#: Appended to DuckDB's refusal to open a file outside the sandbox.
-SANDBOX_HINT = (
-    "SQL reads the lakehouse's tables and no other file (docs/sql.md, 'The sandbox'): "
-    "query a table instead, or load the file into one first (Cursor.ingest, or .import "
-    "in the trinity shell)"
+#: What the sandbox (docs/sql.md, "The sandbox") adds to DuckDB's errors it causes.
+_SANDBOX_HINTS: tuple[tuple[str, str], ...] = (
+    (
+        "PermissionException",
+        (
+            "SQL reads the lakehouse's tables and no other file (docs/sql.md, 'The sandbox'): "
+            "query a table instead, or load the file into one first (Cursor.ingest, or "
+            ".import in the trinity shell)"
+        ),
+    ),
+    (
+        "OutOfMemoryException",
+        (
+            "a connection's DuckDB never spills to disk (docs/sql.md, 'The sandbox'), so "
+            "temp_directory cannot be set: make the query hold less at once (filter or "
+            "aggregate earlier, select fewer columns, sort fewer rows)"
+        ),
+    ),
 )
