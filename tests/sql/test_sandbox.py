@@ -9,6 +9,7 @@ PEP 249 error, and the lakehouse's own tables must still read correctly.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import subprocess
@@ -306,3 +307,22 @@ def test_out_of_memory_says_there_is_no_spilling(
     assert "Out of Memory" in str(caught.value)
     assert cur.execute("SELECT 1").fetchone() == (1,)  # still usable
     conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_exiting_leaves_the_parents_private_directory(tmp_path: Path) -> None:
+    conn = _lake(tmp_path, "plain")
+    cur = conn.cursor()
+    assert cur.execute("SELECT count(*) FROM t").fetchone() == (3,)
+    private = Path(conn.session.duckdb_root()).parent
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child: exit as a script would
+        try:
+            atexit._run_exitfuncs()  # what a normal exit runs, then leave without pytest's
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    assert private.is_dir()
+    assert cur.execute("SELECT count(*) FROM t").fetchone() == (3,)
+    conn.close()
+    assert not private.exists()

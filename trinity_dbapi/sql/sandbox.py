@@ -79,13 +79,13 @@ class Sandbox:
         self.directory: str | None = None
         #: The path DuckDB reads the root's files through (None for a remote root).
         self.visible_root: str | None = None
-        self._remove: weakref.finalize[[str], Sandbox] | None = None
+        self._remove: weakref.finalize[[str, int], Sandbox] | None = None
         if root is None:
             return
         self.directory = directory = _private_directory()
         # Removed on close, or when the sandbox is garbage (a session dropped
         # without close), or at interpreter exit, whichever comes first.
-        self._remove = weakref.finalize(self, _remove, directory)
+        self._remove = weakref.finalize(self, _remove, directory, os.getpid())
         link = os.path.join(directory, LINK_NAME)
         try:
             os.symlink(os.path.realpath(root), link, target_is_directory=True)
@@ -111,7 +111,9 @@ class Sandbox:
             self._remove()
 
 
-def _remove(directory: str) -> None:
+def _remove(directory: str, owner: int) -> None:
+    if os.getpid() != owner:
+        return  # a forked child exiting: the directory is its parent's, still in use
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(directory, LINK_NAME))
     # rmtree removes links without following them; a directory something
