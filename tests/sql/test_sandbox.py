@@ -59,6 +59,15 @@ FUNCTIONS = [
     ("parquet_metadata", "parquet"),
     ("parquet_schema", "parquet"),
     ("glob", "csv"),
+    ("sniff_csv", "csv"),
+    ("read_ndjson", "json"),
+    ("read_ndjson_objects", "json"),
+    ("read_json_auto", "json"),
+    ("parquet_scan", "parquet"),
+    ("parquet_file_metadata", "parquet"),
+    ("parquet_kv_metadata", "parquet"),
+    ("parquet_full_metadata", "parquet"),
+    ("read_duckdb", "parquet"),
 ]
 
 
@@ -148,6 +157,9 @@ def test_outside_files_are_refused(
             f"{root}/../../outside/{secret}",  # the root's name, then up
             f"{visible}/link/../../../outside/{secret}",  # the sandbox's name, then up
             str(outside / "*"),  # a glob
+            f"{visible}/" + "..\\" * 8 + f"{str(outside)[1:]}/{secret}",  # up, by backslashes
+            f"/proc/self/root{outside}/{secret}",  # the file system's root, by /proc
+            f"/proc/self/cwd/outside/{secret}",  # the working directory, by /proc
             "/etc/hostname",
         ]
         for path in paths:
