@@ -22,6 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import trinity_dbapi
 from trinity_dbapi import errors
@@ -167,6 +169,42 @@ def test_outside_files_are_refused(
     # The connection still works, and still reads its tables.
     assert cur.execute("SELECT sum(v) FROM t").fetchone() == (60,)
     conn.close()
+
+
+#: A directory name: any characters but the separator and NUL, not ``.`` or ``..``.
+_NAMES = st.text(
+    st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)),
+    min_size=1,
+    max_size=12,
+).filter(lambda name: name not in (".", "..") and len(name.encode()) < 200)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=_NAMES)
+def test_any_root_name_reads_its_tables_and_nothing_else(name: str) -> None:
+    # Either the root is refused when connecting (a URI rule: '?', '#',
+    # control characters) with a PEP 249 error, or its tables read exactly
+    # and an outside file does not.
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        outside = base / "outside.csv"
+        outside.write_text(f"a\n{SECRET}\n")
+        try:
+            conn = trinity_dbapi.connect(str(base / name), autocommit=True)
+        except errors.ProgrammingError as exc:
+            assert not isinstance(exc, errors.InternalError)
+            return
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE t (p INT4, v INT8) PARTITIONED BY (p)")
+        cur.execute("INSERT INTO t VALUES (1, 10), (2, 20), (1, 30)")
+        assert cur.execute("SELECT p, v FROM t ORDER BY v").fetchall() == [
+            (1, 10),
+            (2, 20),
+            (1, 30),
+        ]
+        _refused(cur, _read("read_csv", str(outside)))
+        _refused(cur, _read("read_text", f"{conn.session.duckdb_root()}/../../outside.csv"))
+        conn.close()
 
 
 @pytest.mark.xfail(
