@@ -14,8 +14,8 @@ then the longest existing prefix is resolved by ``realpath`` and the result
 must start with an allowed directory. The operating system, though, opens the
 name it was given. So a root named ``lakes/y\\..\\..\\..`` -- one legal POSIX
 directory -- was read by DuckDB as ``/`` and allowed every file; a root with
-``*``, ``?`` or ``[`` in its name turns the table scans' paths into globs, and
-one with ``=`` adds a bogus hive partition column.
+``*`` or ``[`` in its name turns the table scans' paths into globs, and one
+with ``=`` adds a bogus hive partition column.
 
 The mechanism: each session makes a private directory (``mkdtemp``: mode 0700,
 a generated name of letters, digits and ``_``, checked to be plain text) holding
@@ -24,7 +24,14 @@ link as the allowed directory: the link's name reads the same as text and to
 the OS, and DuckDB's ``realpath`` turns it into the root's exact real path,
 whatever characters it has. Table scans name their files through the link
 too (:attr:`Sandbox.visible_root`). The directory is removed when the session
-releases its DuckDB (on close and at interpreter exit).
+releases its DuckDB (on close and at interpreter exit) or is collected
+unclosed, only ever by the process that made it (not by a forked child).
+
+What no configuration of DuckDB can close: ``..`` right after a symbolic link
+*inside* the root (``<root>/link/../x``) is removed as text before the check,
+so it opens ``x`` beside the link's target. TrinityLake never writes links;
+docs/sql.md names the limit and tests/sql/test_sandbox.py keeps it as a
+strict expected failure.
 
 DuckDB adds its temporary directory to the allowed list (``<cwd>/.tmp`` for
 an in-memory database, so SQL could read whatever lay there); spilling is
