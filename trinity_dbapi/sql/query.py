@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import uuid
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -129,7 +128,7 @@ def execute_marked(
                 if isinstance(relation, NativeScan):
                     # Spliced into the SQL text below (our own identifier, so
                     # the replacement is exact): DuckDB binds the scan once.
-                    natives[name] = relation.subquery(duck)
+                    natives[name] = relation.subquery(duck, session.duckdb_root())
                 else:
                     duck.register(name, relation)
                     registered.append(name)
@@ -302,8 +301,7 @@ def table_scan(
     )
     if local_root is not None and chosen and not binary_partitions:
         files = meta.files()
-        paths = [os.path.join(local_root, *files[label].split("/")) for label in chosen]
-        return NativeScan(definition, paths, partition_by)
+        return NativeScan(definition, [files[label] for label in chosen], partition_by, local_root)
     return arrow_dataset(storage, meta, schema, partition_by, labels)
 
 
@@ -320,24 +318,40 @@ class NativeScan:
     declared types; a column no file holds yet (added by ALTER TABLE) reads
     as NULL; columns are projected in the table's order and cast to their
     declared DuckDB types.
+
+    Args:
+        definition: the table's definition.
+        paths: the files to scan, relative to the root (``/``-separated).
+        partition_by: the table's partition columns.
+        root: the local root directory the paths are relative to.
     """
 
-    def __init__(self, definition: Any, paths: list[str], partition_by: list[str]) -> None:
+    def __init__(
+        self, definition: Any, paths: list[str], partition_by: list[str], root: str
+    ) -> None:
         self.definition = definition
         self.paths = paths
         self.partition_by = partition_by
+        self.root = root
 
-    def subquery(self, duck: duckdb.DuckDBPyConnection) -> str:
-        """A parenthesised DuckDB query over the files, with the table's exact columns."""
+    def subquery(self, duck: duckdb.DuckDBPyConnection, visible_root: str | None) -> str:
+        """A parenthesised DuckDB query over the files, with the table's exact columns.
+
+        The files are named under ``visible_root``, the path the session's
+        sandbox lets DuckDB read the root through (never the root's own
+        name, which DuckDB may read as other paths or globs).
+        """
         from trinity_dbapi.sql import partition_sql
 
+        if visible_root is None:
+            raise InternalError("a native scan of local files in a DuckDB without a local root")
         options = [partition_sql.SCAN_OPTIONS]
         if self.definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
             options.append("union_by_name = true")  # match columns by name, file by file
         file_column = partition_sql.file_column(c.name for c in self.definition.columns)
         if self.partition_by:
             options.append(f"filename = {_sql_string(file_column)}")
-        files = ", ".join(_sql_string(path) for path in self.paths)
+        files = ", ".join(_sql_string(f"{visible_root}/{path}") for path in self.paths)
         source = f"read_parquet({', '.join([f'[{files}]', *options])})"
         present = self._file_types(duck, source)
         projection = []
@@ -360,9 +374,9 @@ class NativeScan:
     def _file_types(self, duck: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
         """Column -> DuckDB type of what the files hold (an added column may be in none yet).
 
-        Cached by file list: the files are immutable.
+        Cached by root and file list: the files are immutable.
         """
-        key = tuple(self.paths)
+        key = (self.root, *self.paths)
         types = _FILE_TYPES.get(key)
         if types is None:
             relation = duck.sql(f"SELECT * FROM {source}")
@@ -457,6 +471,33 @@ def translate_duckdb_error(exc: duckdb.Error) -> Error:
         if duck_cls is not None and isinstance(exc, duck_cls):
             cls = candidate
             break
+    for name, hint in _SANDBOX_HINTS:
+        # DuckDB's own advice (enable access, set a temp_directory) cannot
+        # apply to the sandboxed DuckDB: say its rule and what to do instead.
+        duck_cls = getattr(duckdb, name, None)
+        if duck_cls is not None and isinstance(exc, duck_cls):
+            message += f"; {hint}"
     # References carry their table name as alias, so DuckDB's messages name
     # the user's tables; the private relation names never reach the user.
     return cls(f"query failed in DuckDB: {message}")
+
+
+#: What the sandbox (docs/sql.md, "The sandbox") adds to DuckDB's errors it causes.
+_SANDBOX_HINTS: tuple[tuple[str, str], ...] = (
+    (
+        "PermissionException",
+        (
+            "SQL reads the lakehouse's tables and no other file (docs/sql.md, 'The sandbox'): "
+            "query a table instead, or load the file into one first (Cursor.ingest, or "
+            ".import in the trinity shell)"
+        ),
+    ),
+    (
+        "OutOfMemoryException",
+        (
+            "a connection's DuckDB never spills to disk (docs/sql.md, 'The sandbox'), so "
+            "temp_directory cannot be set: make the query hold less at once (filter or "
+            "aggregate earlier, select fewer columns, sort fewer rows)"
+        ),
+    ),
+)

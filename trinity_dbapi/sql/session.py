@@ -32,6 +32,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.sql import catalog
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.progress import NodeFileProgress, ProgressHandler, Task
+from trinity_dbapi.sql.sandbox import SANDBOX_CONFIG, Sandbox
 from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy, Transaction
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ class Session:
         self._txn: Transaction | None = None
         self._explicit = False  # a BEGIN opened the transaction
         self._duck: duckdb.DuckDBPyConnection | None = None
+        self._sandbox: Sandbox | None = None
         #: Streamed results still being read; each holds a DuckDB cursor.
         self._streams: weakref.WeakSet[Generator[Any, None, None]] = weakref.WeakSet()
         self.closed = False
@@ -245,18 +247,30 @@ class Session:
 
             # DuckDB sees only what the session gives it: the files under a
             # local lakehouse root (it reads their Parquet natively), nothing
-            # else, no extensions, no ATTACH, and SQL cannot switch that back on.
-            duck = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
-            root = self.local_root()
-            if root is not None:
-                duck.execute("SET allowed_directories = ?", [[root]])
-            for name, value in DUCKDB_SETTINGS.items():
-                duck.execute(f"SET GLOBAL {name} = ?", [value])
-            duck.execute("SET enable_external_access = false")
-            duck.execute("SET lock_configuration = true")
-            self._duck = duck
+            # else, no extensions, no ATTACH, no spilling, and SQL cannot
+            # switch that back on (sandbox.py: the exact rule and mechanism).
+            sandbox = Sandbox(self.local_root())
+            try:
+                duck = duckdb.connect(":memory:", config={**DUCKDB_CONFIG, **SANDBOX_CONFIG})
+                sandbox.confine(duck)
+                for name, value in DUCKDB_SETTINGS.items():
+                    duck.execute(f"SET GLOBAL {name} = ?", [value])
+                duck.execute("SET enable_external_access = false")
+                duck.execute("SET lock_configuration = true")
+            except BaseException:
+                sandbox.close()
+                raise
+            self._duck, self._sandbox = duck, sandbox
             _WITH_DUCKDB.add(self)
         return self._duck
+
+    def duckdb_root(self) -> str | None:
+        """The path the private DuckDB reads the local root's files through (None: remote).
+
+        Not the root's own name, which DuckDB may misread: see :mod:`.sandbox`.
+        """
+        self.duckdb()
+        return None if self._sandbox is None else self._sandbox.visible_root
 
     def track_stream(self, stream: Generator[Any, None, None]) -> None:
         """Close ``stream`` (and so its DuckDB cursor) when the session releases DuckDB."""
@@ -274,9 +288,12 @@ class Session:
                 stream.close()
         self._streams = weakref.WeakSet()
         duck, self._duck = self._duck, None
+        sandbox, self._sandbox = self._sandbox, None
         _WITH_DUCKDB.discard(self)
         if duck is not None:
             duck.close()
+        if sandbox is not None:
+            sandbox.close()
 
     def local_root(self) -> str | None:
         """The lakehouse root directory when it is on the local file system."""
