@@ -92,7 +92,8 @@ class _Version(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         if values is None:
-            parser.exit(message=f"trinity {__version__}\n")
+            sys.stdout.write(f"trinity {__version__}\n")  # as argparse's version action
+            parser.exit()
         if not (str(values).isascii() and str(values).isdigit()):
             parser.error(f"--version takes a lakehouse version number, not {values!r}")
         setattr(namespace, self.dest, int(values))
