@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import (
     CommitConflictError,
+    CorruptFileError,
     LakehouseExistsError,
     NotSupportedError,
     ObjectExistsError,
@@ -412,7 +413,7 @@ def expire_versions(
     for version in candidates:
         override = definition.maximum_version_age_millis_overrides.get(version)
         cutoff = default_cutoff if override is None else now_ms - override
-        if lakehouse.load_version(version).created_at_millis < cutoff:
+        if _created_at_most(lakehouse, version, versions) < cutoff:
             expired.append(version)
             if not dry_run:
                 continue  # done once deleted
@@ -426,6 +427,21 @@ def expire_versions(
     gone = set(expired)
     kept = tuple(v for v in versions if v not in gone)
     return ExpireResult(tuple(expired), kept, dry_run)
+
+
+def _created_at_most(lakehouse: Lakehouse, version: int, versions: list[int]) -> int:
+    """When ``version`` was created, or a time after it when its root is damaged.
+
+    Creation times strictly increase with the version, so a damaged root
+    (kept after a recovery, docs/recovery.md) is older than the next readable
+    one: it expires once that one would, never sooner.
+    """
+    for later in (v for v in versions if v >= version):
+        try:
+            return lakehouse.load_version(later).created_at_millis
+        except CorruptFileError:
+            continue
+    return 2**63 - 1  # nothing readable after it: keep it
 
 
 # -- garbage collection -----------------------------------------------------------------------

@@ -128,7 +128,7 @@ def test_a_hint_above_every_root_is_a_lost_root(backend: Backend) -> None:
     for i in range(5):
         snap = lake.commit(snap, {f"k{i}": "v"})
     lake.storage.write(LATEST_HINT_FILE, b"99")
-    with pytest.raises(DamagedVersionError, match="hint .* says version 99") as info:
+    with pytest.raises(DamagedVersionError, match=r"hint .* says version 99") as info:
         _open(backend)
     assert info.value.path == root_node_file_name(6)
     assert info.value.intact == 5

@@ -11,10 +11,12 @@ is missing or does not parse is one :class:`Problem`. What is read:
 * every object definition a node's keys or buffered messages point at
   (shadowed values too, as garbage collection keeps them);
 * for each managed table, its dataset metadata file, ``_common_metadata``,
-  the footer of every data file, and every index file.
+  the footer of every data file, and every index file;
+* the root node file of every older retained version (the root only: a
+  damaged one breaks time travel to it, expiration and garbage collection).
 
-The previous-root chain is not followed: older versions are checked by
-checking them (``connect(uri, version=N)``). See docs/recovery.md.
+Older versions' trees are not walked (follow ``previous_root`` by checking
+them: ``connect(uri, version=N)``). See docs/recovery.md.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from trinity_dbapi.errors import CorruptFileError, Error, StorageFileNotFoundErr
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
 from trinity_dbapi.format.keys import is_table_key
+from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.storage import open_storage
 from trinity_dbapi.tables import layout, managed
 
@@ -183,6 +186,8 @@ def check_integrity(
     Returns:
         The problems (empty when every file reads) and the number of files checked.
     """
+    from trinity_dbapi.roots import listed_versions
+
     snap = snapshot if snapshot is not None else lakehouse.snapshot()
     checker = _Checker(lakehouse, each_file)
     root = snap.root.path
@@ -190,4 +195,6 @@ def check_integrity(
         checker.entries(snap.root)
     else:
         checker.tree(root)
+    for version in sorted(v for v in listed_versions(checker.storage) if v < snap.version):
+        checker.node(root_node_file_name(version))
     return checker.problems, checker.checked
