@@ -9,13 +9,17 @@ reports every damaged or missing file a version reaches, one row each.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import trinity_dbapi
 from trinity_dbapi.errors import (
@@ -430,3 +434,49 @@ def test_check_integrity_reports_a_damaged_older_root(backend: Backend) -> None:
     assert [row[0] for row in _check(backend)] == [older]
     # Pinned at a version before it, the damaged root is a later one: never read.
     assert _check(backend, version=intact - 2) == [(None, None, "ok")]
+
+
+@pytest.fixture(scope="module")
+def five_versions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A local lakehouse: version 1 creates t, versions 2 to 5 insert rows 1 to 4."""
+    path = tmp_path_factory.mktemp("five") / "lake"
+    with trinity_dbapi.connect(str(path), autocommit=True) as conn:
+        conn.execute("CREATE TABLE t (a INT8)")
+        for row in range(1, 5):
+            conn.execute(f"INSERT INTO t VALUES ({row})")
+        assert conn.lakehouse.latest_version() == 5
+    return path
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    older=st.sets(st.integers(1, 4)),
+    cut=st.floats(0, 0.99),
+)
+@example(older={1, 2, 3, 4}, cut=0.0)  # only version 0, with no table, is intact
+@example(older=set(), cut=0.5)
+def test_recovery_finds_the_newest_intact_version_whatever_is_damaged(
+    five_versions: Path, older: set[int], cut: float
+) -> None:
+    # Property: with the latest root and any older ones cut short, the error
+    # names the newest root that is not, and recovering there restores its rows.
+    with tempfile.TemporaryDirectory() as folder:
+        uri = str(Path(folder) / "lake")
+        shutil.copytree(five_versions, uri)
+        storage = open_storage(uri)
+        for version in {5, *older}:
+            data = storage.read(root_node_file_name(version))
+            storage.write(root_node_file_name(version), data[: int(len(data) * cut)])
+        expected = max(v for v in range(5) if v not in older)
+        with pytest.raises(DamagedVersionError) as info:
+            trinity_dbapi.connect(uri)
+        assert (info.value.version, info.value.intact) == (5, expected)
+        with trinity_dbapi.connect(uri, version=expected, autocommit=True) as conn:
+            assert _rows(conn, f"CALL system.rollback_to_version({expected})") == [(expected, 6)]
+        with trinity_dbapi.connect(uri) as conn:
+            tables = _rows(conn, "SHOW TABLES")
+            if expected == 0:
+                assert tables == []
+            else:
+                rows = _rows(conn, "SELECT a FROM t ORDER BY a")
+                assert rows == [(row,) for row in range(1, expected)]
