@@ -66,6 +66,13 @@ def test_dbapi_page_examples(
         assert conn.execute("SELECT max(version) FROM system.versions").fetchone() == (24,)
 
 
+def test_recovery_page_examples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (DOCS / "docs" / "recovery.md").read_text().replace("/tmp/recovery-demo", str(tmp_path))
+    outputs = _run_examples(text, tmp_path, capsys)
+    assert len(outputs) == 3
+    assert outputs[-1].splitlines()[-1] == "4 [(2,)]"
+
+
 @pytest.mark.s3
 def test_dbapi_page_s3_example(
     moto_server: str, s3_bucket: str, monkeypatch: pytest.MonkeyPatch
@@ -153,6 +160,7 @@ def test_dbapi_page_documents_every_procedure_result() -> None:
         "expire_versions": "CALL system.expire_versions(dry_run => TRUE)",
         "compact": "CALL system.compact()",
         "collect_garbage": "CALL system.collect_garbage(dry_run => TRUE)",
+        "check_integrity": "CALL system.check_integrity()",
     }
     assert set(calls) == set(PROCEDURES)
     sections = dict(_SECTION.findall(DBAPI_PAGE.read_text()))

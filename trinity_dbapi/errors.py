@@ -116,6 +116,38 @@ class CorruptFileError(InternalError):
         self.problem = problem
 
 
+class DamagedVersionError(CorruptFileError):
+    """A version's root (or a file it needs to open) is damaged; names the way back.
+
+    Attributes:
+        version: the version that cannot be opened.
+        intact: the newest older version that opens, or None when none does.
+    """
+
+    def __init__(self, path: str, problem: str, *, version: int, intact: int | None) -> None:
+        if intact is None:
+            fix = (
+                "no older version opens either; restore the lakehouse from a snapshot export "
+                "or a backup (see docs/recovery.md)"
+            )
+        else:
+            fix = (
+                f"version {intact} is intact: read it with connect(uri, version={intact}) "
+                f"(shell: trinity DIR --version {intact}) and run "
+                f"CALL system.rollback_to_version({intact}) there to make its content the "
+                "latest again (see docs/recovery.md)"
+            )
+        DatabaseError.__init__(
+            self,
+            f"corrupt TrinityLake file {path!r}: {problem}. Version {version} cannot be opened; "
+            f"the file was not changed. {fix[0].upper()}{fix[1:]}.",
+        )
+        self.path = path
+        self.problem = problem
+        self.version = version
+        self.intact = intact
+
+
 class InvalidNameError(ProgrammingError):
     """An object name breaks the key-encoding rules."""
 

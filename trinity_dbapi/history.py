@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from trinity_dbapi.errors import NoSuchVersionError, ProgrammingError, StorageFileNotFoundError
+from trinity_dbapi.errors import (
+    CorruptFileError,
+    NoSuchVersionError,
+    ProgrammingError,
+    StorageFileNotFoundError,
+)
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse import Lakehouse, Snapshot
@@ -71,10 +76,19 @@ def to_millis(timestamp: datetime | float) -> int:
 
 
 def history(lakehouse: Lakehouse, *, since: int = 0) -> Iterator[VersionInfo]:
-    """Every retained version from ``since`` to the latest, oldest first."""
+    """Every retained version from ``since`` to the latest, oldest first.
+
+    A version whose root cannot be read is left out, as an expired one is: a
+    damaged root stays in place after a recovery (docs/recovery.md), and the
+    history must still list the others. ``check_integrity`` reports it, and
+    time travel to it raises ``CorruptFileError`` naming it.
+    """
     latest = lakehouse.latest_version()
     for version in range(since, latest + 1):
-        snap = _try_snapshot(lakehouse, version)
+        try:
+            snap = _try_snapshot(lakehouse, version)
+        except CorruptFileError:
+            continue
         if snap is not None:
             yield VersionInfo.of(snap)
 

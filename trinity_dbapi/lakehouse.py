@@ -21,14 +21,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from trinity_dbapi import roots
 from trinity_dbapi.errors import (
     CommitConflictError,
+    CorruptFileError,
     FileAlreadyExistsError,
     LakehouseExistsError,
-    LakehouseNotFoundError,
     NoSuchVersionError,
     NotSupportedError,
     ProgrammingError,
+    ReadOnlyError,
     StorageError,
     StorageFileNotFoundError,
 )
@@ -167,6 +169,9 @@ class Lakehouse:
         #: The latest version when the lakehouse was opened or created; a reader
         #: that starts at once pins it without probing for the latest again.
         self.opened_version = 0
+        #: Set by ``open(..., version=N)``: the only version readable, and the
+        #: latest as far as this object knows; later roots are never read.
+        self.pinned_version: int | None = None
         # The newest version this process has seen exist; versions only ever
         # disappear from the old end, so probing may start here.
         self._known_latest = 0
@@ -219,23 +224,86 @@ class Lakehouse:
 
     @classmethod
     def open(
-        cls, uri: str | Storage, *, storage_options: Mapping[str, Any] | None = None
+        cls,
+        uri: str | Storage,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        version: int | None = None,
     ) -> Lakehouse:
         """Open the lakehouse at ``uri``, with the definition of its latest version.
 
+        Args:
+            uri: the root URI (or an already opened storage).
+            storage_options: passed to the fsspec file system.
+            version: open this version, pinned: the latest as far as this object
+                knows, later roots never read, no commit but a recovery rollback
+                (docs/recovery.md).
+
         Raises:
             LakehouseNotFoundError: no lakehouse exists there.
+            NoSuchVersionError: ``version`` does not exist.
+            DamagedVersionError: the version's root, its definition or a file
+                it needs is damaged or missing; the message names the newest
+                older version that opens.
             UnsupportedFormatVersionError: it was written by an incompatible version.
         """
+        from trinity_dbapi import recovery
+
         storage = _storage(uri, storage_options)
-        version = find_latest_version(storage)
-        data = storage.read(root_node_file_name(version))
-        # The root's system rows are read before the order is known, so parse
-        # them with a reader that needs no order.
-        def_path = _root_definition_path(data, root_node_file_name(version))
-        definition = LakehouseDefinition.from_bytes(storage.read(def_path), def_path)
-        lakehouse = cls(storage, definition, storage_options=storage_options)
-        lakehouse._definitions[def_path] = definition
+        pinned = version is not None
+        if version is None:
+            version, hint = roots.find_latest(storage)
+            # A hint above every root names a committed version whose root is
+            # gone: opening the one below would let the next commit re-use its
+            # number silently, so it is damage, like an unreadable root.
+            missing = None if hint is None or hint <= version else version + 1
+        else:
+            recovery.check_version_exists(storage, version)
+            missing = None
+        try:
+            if missing is not None:
+                raise CorruptFileError(
+                    root_node_file_name(missing),
+                    f"the root of version {missing} is missing, yet the latest-version hint "
+                    f"{LATEST_HINT_FILE!r} says version {hint} was committed",
+                )
+            lakehouse = cls._open_at(storage, version, storage_options)
+        except CorruptFileError as exc:
+            at = version if missing is None else missing
+            raise recovery.damaged(storage, at, exc, storage_options) from exc
+        if pinned:
+            lakehouse.pinned_version = version
+        return lakehouse
+
+    @classmethod
+    def _open_at(
+        cls, storage: Storage, version: int, storage_options: Mapping[str, Any] | None
+    ) -> Lakehouse:
+        """Open at ``version``: its root and definition read and fully validated.
+
+        Raises:
+            CorruptFileError: the root or the definition is unreadable or missing,
+                or another reader error says the same (no lower layer may decide
+                that a damaged file is a bug or a bad URI).
+        """
+        import pyarrow as pa
+
+        name = root_node_file_name(version)
+        path = name
+        try:
+            data = storage.read(name)
+            # The root's system rows are read before the order is known, so
+            # parse them with a reader that needs no order.
+            path = roots.root_definition_path(data, name)
+            definition = LakehouseDefinition.from_bytes(storage.read(path), path)
+            lakehouse = cls(storage, definition, storage_options=storage_options)
+            lakehouse._definitions[path] = definition
+            path = name
+            lakehouse.load_version(version)  # validated now; cached for the first snapshot
+        except StorageFileNotFoundError as exc:
+            raise CorruptFileError(path, "the file is missing") from exc
+        except (ValueError, TypeError, KeyError, IndexError, pa.ArrowException) as exc:
+            raise CorruptFileError(path, f"{type(exc).__name__}: {exc}") from exc
         lakehouse.opened_version = lakehouse._known_latest = version
         return lakehouse
 
@@ -245,13 +313,15 @@ class Lakehouse:
     ) -> bool:
         """Whether a lakehouse exists at ``uri``."""
         storage = _storage(uri, storage_options)
-        return storage.exists(root_node_file_name(0)) or bool(_listed_versions(storage))
+        return storage.exists(root_node_file_name(0)) or bool(roots.listed_versions(storage))
 
     # -- versions ------------------------------------------------------------------
 
     def latest_version(self) -> int:
-        """The latest committed version (hint, then probe forward)."""
-        version = find_latest_version(self.storage, known=self._known_latest)
+        """The latest committed version (hint, then probe forward; the pinned one if pinned)."""
+        if self.pinned_version is not None:
+            return self.pinned_version
+        version = roots.find_latest_version(self.storage, known=self._known_latest)
         self._known_latest = version
         return version
 
@@ -273,7 +343,16 @@ class Lakehouse:
 
         Raises:
             StorageFileNotFoundError: the version does not exist.
+            NoSuchVersionError: the lakehouse is pinned to an older version.
         """
+        if self.pinned_version is not None and version > self.pinned_version:
+            raise NoSuchVersionError(
+                version,
+                self.pinned_version,
+                f"version {version} is after version {self.pinned_version}, the version this "
+                f"connection was opened at (version={self.pinned_version}), and it never reads "
+                "later versions; connect without version= to read the latest",
+            )
         return Snapshot(version, self.nodes.load(root_node_file_name(version)), self)
 
     def snapshot_at(self, timestamp: datetime | float) -> Snapshot:
@@ -405,6 +484,7 @@ class Lakehouse:
         """
         if not changes and definition is None:
             return base
+        self.require_unpinned("a commit")
         txn = txn_id or str(uuid.uuid4())
         messages = [Message(_check_key(k), _check_value(k, v), txn) for k, v in changes.items()]
         def_path = None if definition is None else self.write_definition(base, definition)
@@ -449,6 +529,7 @@ class Lakehouse:
         extra_system: Mapping[str, str] | None = None,
         progress: Callable[[int], None] | None = None,
         before_root: Callable[[], None] | None = None,
+        recovering: bool = False,
     ) -> Snapshot:
         """Write ``new_root``'s dirty nodes, then exclusively create root ``base.version + 1``.
 
@@ -458,9 +539,15 @@ class Lakehouse:
         written in the background waits there, so a root never points at a
         file that is not complete and durable, and their syncs overlap.
 
+        With ``recovering`` (a rollback on a pinned lakehouse), ``base`` is the
+        root after the newest existing one, which may be unreadable.
+
         Raises:
             CommitConflictError: another writer created that version first.
+            ReadOnlyError: the lakehouse is pinned and this is no recovery.
         """
+        if not recovering:
+            self.require_unpinned("a commit")
         # Creation times strictly increase with the version, whatever the
         # writers' clocks say, so time travel can binary-search versions.
         now = max(_now_millis(), base.created_at_millis + 1)
@@ -486,6 +573,21 @@ class Lakehouse:
         self._known_latest = max(self._known_latest, version)
         self._write_hint(version)
         return Snapshot(version, new_root, self)
+
+    def require_unpinned(self, what: str) -> None:
+        """Refuse ``what`` (a change to the lakehouse) on a pinned lakehouse.
+
+        Raises:
+            ReadOnlyError: opened with ``version=N``.
+        """
+        if self.pinned_version is not None:
+            n = self.pinned_version
+            raise ReadOnlyError(
+                f"{what} is refused: this connection reads version {n} (opened with "
+                f"version={n}) and cannot change the lakehouse; run CALL "
+                f"system.rollback_to_version({n}) to make version {n}'s content the latest, then "
+                "connect without version= to write"
+            )
 
     def _is_own_root(self, name: str, data: bytes) -> bool:
         """Whether the root that "already exists" is the one this commit wrote.
@@ -525,74 +627,6 @@ def tree_config(definition: LakehouseDefinition) -> btree.TreeConfig:
         file_name_max_size_bytes=definition.file_name_max_size_bytes,
         node_file_max_size_bytes=definition.node_file_max_size_bytes,
     )
-
-
-def find_latest_version(storage: Storage, *, known: int = 0) -> int:
-    """The latest root version: start at the hint (or the oldest root) and probe forward.
-
-    The hint may be missing, garbage, stale or point at a version that no
-    longer exists; none of that can hide a version, because the answer is the
-    last of a run of existing root files that ends in a missing one.
-
-    Args:
-        storage: the lakehouse storage.
-        known: a version the caller has seen exist (0: none), used as the
-            starting point when the hint is older.
-
-    Raises:
-        LakehouseNotFoundError: there is no root node file at all.
-    """
-    if known and not storage.exists(root_node_file_name(known + 1)):
-        return known  # the common case: one request, no hint read
-    start = _read_hint(storage)
-    if known and (start is None or start <= known):
-        start = known  # known to exist: no need to check it
-    elif start is None or not storage.exists(root_node_file_name(start)):
-        start = 0
-        if not storage.exists(root_node_file_name(0)):
-            listed = _listed_versions(storage)  # version 0 may have been expired
-            if not listed:
-                raise LakehouseNotFoundError(storage.root_uri)
-            start = max(listed)
-    version = start
-    while storage.exists(root_node_file_name(version + 1)):
-        version += 1
-    return version
-
-
-def _read_hint(storage: Storage) -> int | None:
-    try:
-        text = storage.read(LATEST_HINT_FILE).decode("ascii").strip()
-    except (StorageFileNotFoundError, UnicodeDecodeError):
-        return None
-    if not text.isdigit() or int(text) > 2**32 - 1:
-        return None
-    return int(text)
-
-
-def _listed_versions(storage: Storage) -> list[int]:
-    versions = (root_node_version(p) for p in storage.list("_"))
-    return [v for v in versions if v is not None]
-
-
-def _root_definition_path(data: bytes, path: str) -> str:
-    """Read the ``lakehouse_def`` system row of a root node file of unknown order."""
-    import pyarrow as pa
-
-    from trinity_dbapi.errors import CorruptFileError
-
-    try:
-        table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise CorruptFileError(path, f"not a readable Arrow IPC file ({exc})") from exc
-    if "key" not in table.schema.names or "value" not in table.schema.names:
-        raise CorruptFileError(path, "it has no key and value columns")
-    for key, value in zip(table.column("key").to_pylist(), table.column("value").to_pylist()):
-        if key is None and value is None:
-            break
-        if key == system_keys.LAKEHOUSE_DEF and value:
-            return str(value)
-    raise CorruptFileError(path, "the root node has no 'lakehouse_def' system row")
 
 
 def _storage(uri: str | Storage, storage_options: Mapping[str, Any] | None) -> Storage:

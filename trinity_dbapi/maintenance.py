@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import (
     CommitConflictError,
+    CorruptFileError,
     LakehouseExistsError,
     NotSupportedError,
     ObjectExistsError,
@@ -53,6 +54,7 @@ from trinity_dbapi.format.paths import (
     root_node_version,
 )
 from trinity_dbapi.history import to_millis
+from trinity_dbapi.recovery import recovery_base
 from trinity_dbapi.transaction import Progress, RetryPolicy, node_file_progress
 from trinity_dbapi.tree import btree
 
@@ -98,6 +100,14 @@ def rollback(
 
     Rolling back a rollback works the same way: name the version to return to.
 
+    On a lakehouse opened pinned (``Lakehouse.open(uri, version=N)``, the way
+    in past a damaged latest root), this is the recovery: the new version
+    comes after the newest existing root, which is never read
+    (:func:`recovery.recovery_base`), takes ``version``'s lakehouse definition
+    too (the damaged version's may be unreadable), and its ``previous_root``
+    names ``version``'s root, so the chain from it reaches intact roots only;
+    ``rollback_from_root`` names the damaged one.
+
     Args:
         lakehouse: the lakehouse.
         version: the version whose content the new version takes.
@@ -108,21 +118,27 @@ def rollback(
         NoSuchVersionError: ``version`` does not exist (never made, or expired).
     """
     target = lakehouse.snapshot(version)
+    recovering = lakehouse.pinned_version is not None
 
     def attempt() -> Snapshot:
-        base = lakehouse.snapshot()
+        base = recovery_base(lakehouse, target) if recovering else lakehouse.snapshot()
         # The copy shares every child, so only the root is new. Its messages
         # now belong to an older transaction: settle them like any root's.
         writer = btree.TreeWriter(lakehouse.nodes, lakehouse.tree_config)
         new_root = writer.settle(target.root.copy(), keep=None)
         each_file, before_root = node_file_progress(progress)
+        extra = {system_keys.ROLLBACK_FROM_ROOT: root_node_file_name(base.version)}
+        if recovering:
+            extra[system_keys.PREVIOUS_ROOT] = root_node_file_name(target.version)
         return lakehouse.write_root(
             base,
             new_root,
             txn=str(uuid.uuid4()),
-            extra_system={system_keys.ROLLBACK_FROM_ROOT: root_node_file_name(base.version)},
+            definition_path=target.definition_path if recovering else None,
+            extra_system=extra,
             progress=each_file,
             before_root=before_root,
+            recovering=recovering,
         )
 
     return _retrying(lakehouse, retry, attempt)
@@ -195,6 +211,7 @@ def export_snapshot(
         ObjectExistsError: an export of that name exists.
         LakehouseExistsError: the target already holds a lakehouse.
     """
+    lakehouse.require_unpinned("export_snapshot")
     if mode not in EXPORT_MODES:
         raise ProgrammingError(f"export mode {mode!r} is not one of {', '.join(EXPORT_MODES)}")
     if mode == "partial" and (depth is None or depth < 1):
@@ -362,6 +379,8 @@ def expire_versions(
     its root file is deleted (found expired, in a dry run); the last call has
     done == total, also when no version may expire (0, 0).
     """
+    # Pinned, the newer versions would look expirable and their files garbage.
+    lakehouse.require_unpinned("expire_versions")
     latest = lakehouse.snapshot()
     definition = latest.definition
     now_ms = to_millis(now) if now is not None else int(time.time() * 1000)
@@ -394,7 +413,7 @@ def expire_versions(
     for version in candidates:
         override = definition.maximum_version_age_millis_overrides.get(version)
         cutoff = default_cutoff if override is None else now_ms - override
-        if lakehouse.load_version(version).created_at_millis < cutoff:
+        if _created_at_most(lakehouse, version, versions) < cutoff:
             expired.append(version)
             if not dry_run:
                 continue  # done once deleted
@@ -408,6 +427,21 @@ def expire_versions(
     gone = set(expired)
     kept = tuple(v for v in versions if v not in gone)
     return ExpireResult(tuple(expired), kept, dry_run)
+
+
+def _created_at_most(lakehouse: Lakehouse, version: int, versions: list[int]) -> int:
+    """When ``version`` was created, or a time after it when its root is damaged.
+
+    Creation times strictly increase with the version, so a damaged root
+    (kept after a recovery, docs/recovery.md) is older than the next readable
+    one: it expires once that one would, never sooner.
+    """
+    for later in (v for v in versions if v >= version):
+        try:
+            return lakehouse.load_version(later).created_at_millis
+        except CorruptFileError:
+            continue
+    return 2**63 - 1  # nothing readable after it: keep it
 
 
 # -- garbage collection -----------------------------------------------------------------------
@@ -552,6 +586,7 @@ def collect_garbage(
     deletion (counted alike in a dry run), or once with (0, 0) when there is
     nothing to delete.
     """
+    lakehouse.require_unpinned("collect_garbage")
     if grace_period_millis < 0:
         raise ProgrammingError("grace_period_millis must not be negative")
     now_s = (to_millis(now) if now is not None else int(time.time() * 1000)) / 1000

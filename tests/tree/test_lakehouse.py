@@ -11,6 +11,7 @@ import pytest
 from tests.tree.helpers import small_definition
 from trinity_dbapi.errors import (
     CommitConflictError,
+    DamagedVersionError,
     LakehouseExistsError,
     LakehouseNotFoundError,
     NoSuchVersionError,
@@ -98,7 +99,9 @@ def test_root_node_system_rows(backend: Backend) -> None:
     assert int(rows["created_at_millis"]) > 1_600_000_000_000
 
 
-@pytest.mark.parametrize("hint", [None, b"", b"garbage", b"0", b"2", b"99", b"-1", b"\xff\xfe"])
+@pytest.mark.parametrize(
+    "hint", [None, b"", b"garbage", b"0", b"2", b"-1", b"\xff\xfe", b"4294967296"]
+)
 def test_a_bad_hint_never_hides_a_version(backend: Backend, hint: bytes | None) -> None:
     uri, options = backend
     lake = Lakehouse.create(uri, storage_options=options)
@@ -112,6 +115,23 @@ def test_a_bad_hint_never_hides_a_version(backend: Backend, hint: bytes | None) 
     reopened = _open(backend)
     assert reopened.latest_version() == 5
     assert reopened.snapshot().get("k4") == "v"
+
+
+def test_a_hint_above_every_root_is_a_lost_root(backend: Backend) -> None:
+    # The hint is written after a root is created, and only expiration (never
+    # of the latest) deletes roots: a hint above every root records a committed
+    # version whose root is gone. Opening the version below would let the next
+    # commit silently re-use its number, so it is damage (docs/recovery.md).
+    uri, options = backend
+    lake = Lakehouse.create(uri, storage_options=options)
+    snap = lake.snapshot()
+    for i in range(5):
+        snap = lake.commit(snap, {f"k{i}": "v"})
+    lake.storage.write(LATEST_HINT_FILE, b"99")
+    with pytest.raises(DamagedVersionError, match=r"hint .* says version 99") as info:
+        _open(backend)
+    assert info.value.path == root_node_file_name(6)
+    assert info.value.intact == 5
 
 
 def test_losing_the_root_create_is_a_conflict(backend: Backend) -> None:

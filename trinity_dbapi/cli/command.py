@@ -81,6 +81,24 @@ class _AppendScript(argparse.Action):
         setattr(namespace, self.dest, scripts)
 
 
+class _Version(argparse.Action):
+    """``--version N`` opens version N; a bare ``--version`` prints the program's version."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values is None:
+            sys.stdout.write(f"trinity {__version__}\n")  # as argparse's version action
+            parser.exit()
+        if not (str(values).isascii() and str(values).isdigit()):
+            parser.error(f"--version takes a lakehouse version number, not {values!r}")
+        setattr(namespace, self.dest, int(values))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``trinity`` argument parser."""
     parser = argparse.ArgumentParser(
@@ -141,7 +159,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw no progress bars (by default long statements draw them on stderr "
         "when it is a terminal)",
     )
-    parser.add_argument("--version", action="version", version=f"trinity {__version__}")
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs="?",
+        metavar="N",
+        dest="at_version",
+        help="read lakehouse version N (read-only, except CALL system.rollback_to_version(N)): "
+        "the way in when the latest version is damaged; without N, print the program's version",
+    )
     return parser
 
 
@@ -173,6 +199,8 @@ def _connect(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         extra["namespace"] = args.namespace
     if args.read_only:
         extra["read_only"] = True
+    if args.at_version is not None:
+        extra["version"] = args.at_version
     return trinity_dbapi.connect(
         args.uri,
         storage_options=options or None,

@@ -42,6 +42,7 @@ def connect(
     namespace: str = "default",
     retry: RetryPolicy | None = None,
     progress: ProgressHandler | None = None,
+    version: int | None = None,
     **definition: Any,
 ) -> Connection:
     """Open a connection to the lakehouse at ``uri``.
@@ -60,12 +61,20 @@ def connect(
         progress: a progress handler, called with a
             :class:`~trinity_dbapi.sql.progress.ProgressEvent` as long statements
             work (see :attr:`Connection.progress`).
+        version: read this version and never a later root: the way in when the
+            latest root is damaged. The connection is read-only, but for
+            ``CALL system.rollback_to_version(N)``, which makes N's content
+            the latest again (see docs/recovery.md). Never creates a lakehouse.
         **definition: lakehouse definition fields for a new lakehouse
             (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
             ``maximum_version_age_millis``, ``minimum_versions_to_keep``, ``properties``).
 
     Raises:
-        LakehouseNotFoundError: none exists and ``create`` is false.
+        LakehouseNotFoundError: none exists and ``create`` is false (or
+            ``version`` is given).
+        DamagedVersionError: the latest root (or ``version``'s), or a file it
+            needs, is damaged; the message names the newest version that opens.
+        NoSuchVersionError: ``version`` does not exist.
         ProgrammingError: an unknown option.
 
     Example:
@@ -81,10 +90,17 @@ def connect(
         raise ProgrammingError(
             f"connect() got unknown options {', '.join(unknown)}; the options are "
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
-            f"retry, progress and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
+            f"retry, progress, version and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
     try:
-        lake = _open(uri, storage_options, create=create, read_only=read_only, fields=definition)
+        lake = _open(
+            uri,
+            storage_options,
+            create=create,
+            read_only=read_only,
+            fields=definition,
+            version=version,
+        )
     except errors.Error:
         raise
     except (TypeError, ValueError, AttributeError) as exc:
@@ -123,15 +139,17 @@ def _open(
     create: bool,
     read_only: bool,
     fields: dict[str, Any],
+    version: int | None = None,
 ) -> Any:
     from trinity_dbapi.lakehouse import Lakehouse
 
     if not isinstance(uri, str):
         raise ProgrammingError(f"the lakehouse URI must be a str, not {type(uri).__name__}")
     try:
-        lake = Lakehouse.open(uri, storage_options=storage_options)
+        lake = Lakehouse.open(uri, storage_options=storage_options, version=version)
     except LakehouseNotFoundError:
-        if not create or read_only:  # a read-only connection never creates anything
+        # Neither a read-only nor a pinned connection creates anything.
+        if not create or read_only or version is not None:
             raise
         return _create(uri, storage_options, fields)
     _check_definition(uri, lake.snapshot().definition, fields)

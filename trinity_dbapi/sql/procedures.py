@@ -35,6 +35,10 @@ class Procedure:
     parameters: tuple[tuple[str, Any], ...]
     run: Callable[[Session, dict[str, Any]], pa.Table]
     summary: str
+    #: Whether it changes the lakehouse (refused on read-only connections).
+    writes: bool = True
+    #: Whether it is the recovery of a connection opened with ``version=N``.
+    recovers: bool = False
 
 
 def _rollback_to_version(session: Session, args: dict[str, Any]) -> pa.Table:
@@ -132,6 +136,28 @@ def _collect_garbage(session: Session, args: dict[str, Any]) -> pa.Table:
     )
 
 
+def _check_integrity(session: Session, args: dict[str, Any]) -> pa.Table:
+    from trinity_dbapi.tables.integrity import check_integrity
+
+    # The files are found as the check goes: the total is known at the end.
+    progress = session.task("check integrity", "files")
+    progress.start()
+    snapshot = session.transaction().snapshot  # the version the session reads
+    problems, checked = check_integrity(session.lakehouse, snapshot, each_file=progress.update)
+    progress.finish(checked)
+    # As SQLite's PRAGMA integrity_check: one row 'ok' when nothing is wrong.
+    rows: list[tuple[str | None, str | None, str]] = [
+        (p.file, p.object, p.problem) for p in problems
+    ] or [(None, None, "ok")]
+    return pa.table(
+        {
+            "file": pa.array([r[0] for r in rows], pa.string()),
+            "object": pa.array([r[1] for r in rows], pa.string()),
+            "problem": pa.array([r[2] for r in rows], pa.string()),
+        }
+    )
+
+
 def _node_files(session: Session, task: str) -> NodeFileProgress | None:
     """Progress of a procedure's commit: node files written, reported from the start."""
     progress = session.node_file_progress(task, quiet=False)
@@ -146,6 +172,7 @@ PROCEDURES: Mapping[str, Procedure] = {
         (("version", _REQUIRED),),
         _rollback_to_version,
         "a new version whose content equals the given one",
+        recovers=True,
     ),
     "export_snapshot": Procedure(
         (
@@ -169,6 +196,12 @@ PROCEDURES: Mapping[str, Procedure] = {
         _collect_garbage,
         "delete files no retained version or export reaches",
     ),
+    "check_integrity": Procedure(
+        (),
+        _check_integrity,
+        "read every file the version reaches; one row per problem, or one row 'ok'",
+        writes=False,
+    ),
 }
 
 
@@ -182,7 +215,12 @@ def call(session: Session, stmt: st.Call) -> Result:
             + ", ".join(f"system.{p}" for p in PROCEDURES)
         )
     args = _bind(f"system.{name}", procedure, stmt.args, stmt.kwargs)
-    session.require_outside_transaction(f"CALL system.{name}")
+    # On a connection pinned to a version (connect(version=N)) the recovery
+    # rollback is the one change allowed: it is the way back to writing.
+    recovering = procedure.recovers and session.pinned and not session.asked_read_only
+    session.require_outside_transaction(
+        f"CALL system.{name}", writes=procedure.writes and not recovering
+    )
     table = procedure.run(session, args)
     return Result(table, table.num_rows)
 

@@ -118,7 +118,11 @@ class Session:
         self.lakehouse = lakehouse
         self.autocommit = autocommit
         self.isolation = IsolationLevel.parse(isolation)
-        self.read_only = read_only
+        #: Whether the lakehouse was opened at a pinned version (connect(version=N)).
+        self.pinned = lakehouse.pinned_version is not None
+        #: Whether the user asked for read-only (a pinned session is read-only anyway).
+        self.asked_read_only = read_only
+        self.read_only = read_only or self.pinned
         self.namespace = namespace
         self.retry = retry
         #: Receives the progress of long work; None: nobody is told.
@@ -193,20 +197,29 @@ class Session:
     def writable(self) -> Transaction:
         """The transaction to stage a change in; refuses read-only sessions."""
         if self.read_only:
+            if not self.asked_read_only:  # read-only because pinned: say how to get out
+                self.lakehouse.require_unpinned("this statement")
             raise ReadOnlyError(
                 "this connection is read-only: it cannot change the lakehouse; "
                 "connect with read_only=False to write"
             )
         return self.transaction()
 
-    def require_outside_transaction(self, what: str) -> None:
-        """Lakehouse-wide operations cannot share a transaction with staged changes."""
+    def require_outside_transaction(self, what: str, *, writes: bool = True) -> None:
+        """Lakehouse-wide operations cannot share a transaction with staged changes.
+
+        Args:
+            what: the operation, for messages.
+            writes: whether it changes the lakehouse (refused when read-only).
+        """
         if self._txn is not None and self._txn.has_changes:
             raise NotSupportedError(
                 f"{what} cannot run inside a transaction that has uncommitted changes; "
                 "COMMIT or ROLLBACK first"
             )
-        if self.read_only:
+        if writes and self.read_only:
+            if not self.asked_read_only:
+                self.lakehouse.require_unpinned(what)
             raise ReadOnlyError(f"{what} changes the lakehouse, and this connection is read-only")
         self._txn = None  # a read-only transaction would pin a version that is now old
 

@@ -1,0 +1,84 @@
+"""Root node files: finding the latest version, the latest-version hint, a root's definition.
+
+The latest version is found by reading the hint and probing forward, since
+the hint may be stale (FORMAT-NOTES section 3). Split out of ``lakehouse.py``
+so that recovery (``recovery.py``) can find versions without opening one.
+"""
+
+from __future__ import annotations
+
+from trinity_dbapi.errors import CorruptFileError, LakehouseNotFoundError, StorageFileNotFoundError
+from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name, root_node_version
+from trinity_dbapi.storage import Storage
+
+
+def find_latest_version(storage: Storage, *, known: int = 0) -> int:
+    """The latest root version: start at the hint (or the oldest root) and probe forward.
+
+    The hint may be missing, garbage, stale or point at a version that no
+    longer exists; none of that can hide a version, because the answer is the
+    last of a run of existing root files that ends in a missing one.
+
+    Args:
+        storage: the lakehouse storage.
+        known: a version the caller has seen exist (0: none), used as the
+            starting point when the hint is older.
+
+    Raises:
+        LakehouseNotFoundError: there is no root node file at all.
+    """
+    return find_latest(storage, known=known)[0]
+
+
+def find_latest(storage: Storage, *, known: int = 0) -> tuple[int, int | None]:
+    """:func:`find_latest_version`, and the hint read on the way (None: none or not read)."""
+    if known and not storage.exists(root_node_file_name(known + 1)):
+        return known, None  # the common case: one request, no hint read
+    start = hint = read_hint(storage)
+    if known and (start is None or start <= known):
+        start = known  # known to exist: no need to check it
+    elif start is None or not storage.exists(root_node_file_name(start)):
+        start = 0
+        if not storage.exists(root_node_file_name(0)):
+            listed = listed_versions(storage)  # version 0 may have been expired
+            if not listed:
+                raise LakehouseNotFoundError(storage.root_uri)
+            start = max(listed)
+    version = start
+    while storage.exists(root_node_file_name(version + 1)):
+        version += 1
+    return version, hint
+
+
+def read_hint(storage: Storage) -> int | None:
+    try:
+        text = storage.read(LATEST_HINT_FILE).decode("ascii").strip()
+    except (StorageFileNotFoundError, UnicodeDecodeError):
+        return None
+    if not text.isdigit() or int(text) > 2**32 - 1:
+        return None
+    return int(text)
+
+
+def listed_versions(storage: Storage) -> list[int]:
+    versions = (root_node_version(p) for p in storage.list("_"))
+    return [v for v in versions if v is not None]
+
+
+def root_definition_path(data: bytes, path: str) -> str:
+    """Read the ``lakehouse_def`` system row of a root node file of unknown order."""
+    import pyarrow as pa
+
+    try:
+        table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise CorruptFileError(path, f"not a readable Arrow IPC file ({exc})") from exc
+    if "key" not in table.schema.names or "value" not in table.schema.names:
+        raise CorruptFileError(path, "it has no key and value columns")
+    for key, value in zip(table.column("key").to_pylist(), table.column("value").to_pylist()):
+        if key is None and value is None:
+            break
+        if key == system_keys.LAKEHOUSE_DEF and value:
+            return str(value)
+    raise CorruptFileError(path, "the root node has no 'lakehouse_def' system row")

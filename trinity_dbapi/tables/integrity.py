@@ -1,0 +1,200 @@
+"""Integrity check: read every file one version reaches, and report each problem.
+
+``CALL system.check_integrity()`` runs :func:`check_integrity`. Like SQLite's
+``PRAGMA integrity_check`` it reports rather than stops: every file the
+version reaches is read from storage (not from a cache), and each file that
+is missing or does not parse is one :class:`Problem`. What is read:
+
+* the version's root node file and the lakehouse definition it points at;
+* every node file of the tree (a node that cannot be read hides its
+  subtree, which is then not checked: its files cannot be known);
+* every object definition a node's keys or buffered messages point at
+  (shadowed values too, as garbage collection keeps them);
+* for each managed table, its dataset metadata file, ``_common_metadata``,
+  the footer of every data file, and every index file;
+* the root node file of every older retained version (the root only: a
+  damaged one breaks time travel to it, expiration and garbage collection).
+
+Older versions' trees are not walked (follow ``previous_root`` by checking
+them: ``connect(uri, version=N)``). See docs/recovery.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from trinity_dbapi.errors import CorruptFileError, Error, StorageFileNotFoundError
+from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
+from trinity_dbapi.format.keys import is_table_key
+from trinity_dbapi.format.paths import root_node_file_name
+from trinity_dbapi.storage import open_storage
+from trinity_dbapi.tables import layout, managed
+
+if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.storage import Storage
+    from trinity_dbapi.tree.node import Node
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One damaged or missing file.
+
+    Attributes:
+        file: the file's location (a path under the lakehouse root, or a URI).
+        object: the namespace or table it belongs to (``ns.table``), or None
+            for the tree itself (roots, nodes, the lakehouse definition).
+        problem: what is wrong with it.
+    """
+
+    file: str
+    object: str | None
+    problem: str
+
+
+def describe(exc: BaseException) -> str:
+    """A problem's text from the reader's exception (whatever its class)."""
+    if isinstance(exc, CorruptFileError):
+        return exc.problem
+    if isinstance(exc, StorageFileNotFoundError):
+        return "the file is missing"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _Checker:
+    def __init__(self, lakehouse: Lakehouse, each_file: Callable[[int], None] | None) -> None:
+        from trinity_dbapi.lakehouse import Lakehouse
+
+        # A fresh storage and node store: caches would hide a file changed
+        # or deleted after it was first read.
+        storage = open_storage(
+            lakehouse.storage.root_uri, storage_options=dict(lakehouse.storage_options)
+        )
+        self.lake = Lakehouse(
+            storage, lakehouse.definition, storage_options=lakehouse.storage_options
+        )
+        self.storage = storage
+        self.problems: list[Problem] = []
+        self.checked = 0
+        self.each_file = each_file
+        self.seen: set[str] = set()
+
+    def read(self, location: str, obj: str | None, parse: Callable[[bytes], Any]) -> Any:
+        """Read and parse one file; None (and a problem row) when that fails."""
+        self.checked += 1
+        if self.each_file is not None:
+            self.each_file(self.checked)
+        try:
+            return parse(self.lake.read_location(location))
+        except Exception as exc:  # noqa: BLE001 - whatever a reader raises, the file is at fault
+            self.problems.append(Problem(location, obj, describe(exc)))
+        return None
+
+    def node(self, location: str) -> Node | None:
+        # The bytes are read (and cached) first, so a missing file is told apart.
+        return self.read(location, None, lambda _data: self.lake.nodes.load(location))
+
+    def tree(self, root_location: str) -> None:
+        root = self.node(root_location)
+        if root is None:
+            return
+        definition = root.system.get(system_keys.LAKEHOUSE_DEF)
+        if definition is not None:
+            from trinity_dbapi.format.definitions import LakehouseDefinition
+
+            self.read(definition, None, lambda b: LakehouseDefinition.from_bytes(b, definition))
+        self.entries(root)
+
+    def entries(self, node: Node) -> None:
+        effective: dict[str, str | None] = dict(zip(node.keys, node.values, strict=True))
+        effective.update((m.key, m.value) for m in node.buffer)
+        for key, value in effective.items():
+            if value is not None and value not in self.seen:
+                self.seen.add(value)
+                self.object(key, value)
+        for child in node.children or ():
+            if isinstance(child, str) and child not in self.seen:
+                self.seen.add(child)
+                sub = self.node(child)
+                if sub is not None:
+                    self.entries(sub)
+
+    def object(self, key: str, location: str) -> None:
+        limits = self.lake.definition.key_limits
+        try:
+            obj_id = system_keys.decode_key(key, limits)
+            name = (
+                obj_id.namespace if obj_id.table is None else f"{obj_id.namespace}.{obj_id.table}"
+            )
+        except Error:
+            name = key
+        if not is_table_key(key):
+            self.read(location, name, lambda b: NamespaceDefinition.from_bytes(b, location))
+            return
+        table = self.read(location, name, lambda b: TableDefinition.from_bytes(b, location))
+        if table is not None and managed.has_dataset(table):
+            self.dataset(name, table)
+
+    def dataset(self, name: str, table: TableDefinition) -> None:
+        from trinity_dbapi.tables.metadata import decode_metadata
+
+        path = table.format_properties[managed.METADATA_LOCATION]
+        meta = self.read(path, name, lambda b: decode_metadata(path, b))
+        if meta is None:
+            return
+        common = layout.common_metadata_path(meta.dataset_uuid)
+        self.read(common, name, lambda b: _parquet_footer(common, b))
+        for data_file in meta.files().values():
+            self.read(data_file, name, partial(_parquet_footer, data_file))
+        for index_file in meta.indices.values():
+            self.read(index_file, name, partial(_index, self.storage, index_file))
+
+
+def _index(storage: Storage, path: str, _data: bytes) -> Any:
+    from trinity_dbapi.tables.indices import read_index
+
+    return read_index(storage, path)  # reads the file again (cached): full validation
+
+
+def _parquet_footer(path: str, data: bytes) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(pa.BufferReader(data)).metadata
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise CorruptFileError(path, f"not a readable Parquet file ({exc})") from exc
+
+
+def check_integrity(
+    lakehouse: Lakehouse,
+    snapshot: Snapshot | None = None,
+    *,
+    each_file: Callable[[int], None] | None = None,
+) -> tuple[list[Problem], int]:
+    """Read every file ``snapshot`` (the latest by default) reaches; return the problems.
+
+    Args:
+        lakehouse: the lakehouse.
+        snapshot: the version to check.
+        each_file: called with the number of files checked so far, after each.
+
+    Returns:
+        The problems (empty when every file reads) and the number of files checked.
+    """
+    from trinity_dbapi.roots import listed_versions
+
+    snap = snapshot if snapshot is not None else lakehouse.snapshot()
+    checker = _Checker(lakehouse, each_file)
+    root = snap.root.path
+    if root is None:  # a root just written by this process: check what it points at
+        checker.entries(snap.root)
+    else:
+        checker.tree(root)
+    for version in sorted(v for v in listed_versions(checker.storage) if v < snap.version):
+        checker.node(root_node_file_name(version))
+    return checker.problems, checker.checked
