@@ -29,6 +29,7 @@ from trinity_dbapi.errors import (
     NotSupportedError,
     OperationalError,
     ProgrammingError,
+    QueryInterruptedError,
 )
 from trinity_dbapi.sql import arrow_types, catalog
 from trinity_dbapi.sql.pruning import point_predicates
@@ -101,6 +102,8 @@ def execute_marked(
     runs on a DuckDB cursor of its own, which lives as long as its reader.
     """
     duck = session.duckdb().cursor() if stream else session.duckdb()
+    if stream:  # Connection.interrupt() reaches the cursor's query as long as it runs
+        session.control.add_cursor(duck)
     registered: list[str] = []
     natives: dict[str, str] = {}
     unaliased: set[tuple[str, str]] = set()
@@ -110,6 +113,7 @@ def execute_marked(
             index = node.meta.pop(_REF_KEY, None)
             if index is None:
                 continue
+            session.control.check()  # materialising a reference may read much metadata
             ref = refs[index]
             namespace = ref.table.namespace or session.namespace
             if node.args.get("alias") is None:
@@ -140,9 +144,22 @@ def execute_marked(
         sql = query.sql(dialect="duckdb")
         for name, subquery in natives.items():
             sql = sql.replace(f'"{name}"', subquery)
+        session.control.check()
         if stream:
-            return stream_duckdb(duck, sql, used, track=session.track_stream)
+            return stream_duckdb(
+                duck,
+                sql,
+                used,
+                track=session.track_stream,
+                on_close=lambda: session.control.remove_cursor(duck),
+            )
         return execute_duckdb(duck, sql, used)
+    except BaseException:
+        if stream:  # stream_duckdb did not take the cursor over
+            session.control.remove_cursor(duck)
+            with contextlib.suppress(duckdb.Error):
+                duck.close()
+        raise
     finally:
         if not stream:
             for name in registered:
@@ -190,22 +207,30 @@ def stream_duckdb(
     params: Sequence[Any],
     *,
     track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
+    on_close: Callable[[], None] | None = None,
 ) -> pa.RecordBatchReader:
     """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
 
     The reader owns the cursor: it is closed when the last batch is read or
     the reader is dropped, or by whoever ``track`` hands the generator of
-    batches to (the session closes it when the connection closes). DuckDB
-    errors surface here or while reading.
+    batches to (the session closes it when the connection closes); then
+    ``on_close`` is called. DuckDB errors surface here or while reading.
     """
+
+    def close() -> None:
+        if on_close is not None:
+            on_close()
+        duck.close()
+
     try:
         relation = duck.sql(sql, params=list(params) or None)
         if relation is None:
+            close()
             return pa.table({}).to_reader()
         to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
         reader: pa.RecordBatchReader = to_reader(STREAM_BATCH_ROWS)
     except duckdb.Error as exc:
-        duck.close()
+        close()
         raise translate_duckdb_error(exc) from exc
 
     def batches() -> Generator[pa.RecordBatch, None, None]:
@@ -213,8 +238,12 @@ def stream_duckdb(
             yield from reader
         except duckdb.Error as exc:
             raise translate_duckdb_error(exc) from exc
+        except OSError as exc:
+            # Arrow's C stream reports DuckDB's errors while reading as OSError
+            # carrying DuckDB's message ("INTERRUPT Error: Interrupted!").
+            raise _stream_error(exc) from exc
         finally:
-            duck.close()
+            close()
 
     stream = batches()
     if track is not None:
@@ -437,14 +466,23 @@ _DUCKDB_ERRORS: tuple[tuple[str, type[Error]], ...] = (
     ("ConstraintException", DataError),
     ("InvalidTypeException", DataError),
     ("InternalException", InternalError),
-    ("InterruptException", OperationalError),
     ("OutOfMemoryException", OperationalError),
     ("IOException", OperationalError),
 )
 
 
+def _stream_error(exc: OSError) -> Error:
+    """The error of a DuckDB query that failed while its rows were streamed."""
+    message = str(exc)
+    if message.startswith("INTERRUPT Error"):
+        return QueryInterruptedError("reading the query's rows")
+    return OperationalError(f"query failed in DuckDB while its rows were read: {message}")
+
+
 def translate_duckdb_error(exc: duckdb.Error) -> Error:
     """The error of our hierarchy that corresponds to a DuckDB error."""
+    if isinstance(exc, duckdb.InterruptException):
+        return QueryInterruptedError("the query")
     message = str(exc)
     cls: type[Error] = OperationalError
     for name, candidate in _DUCKDB_ERRORS:
