@@ -278,11 +278,10 @@ def test_ctrl_c_stops_a_script_with_exit_status_130(option: str, tmp_path: Path)
     assert b"was interrupted" in err
 
 
-def _read_until(fd: int, marker: bytes, seen: bytearray) -> None:
-    """Read the terminal until ``marker`` appears after what ``seen`` held (hang guard: 30 s)."""
-    start = len(seen)
+def _read_until(fd: int, marker: bytes, seen: bytearray, since: int) -> int:
+    """Read the terminal until ``marker`` shows after ``since``; where it ends (hang guard: 30 s)."""
     deadline = time.monotonic() + 30
-    while marker not in bytes(seen[start:]):
+    while (found := bytes(seen).find(marker, since)) < 0:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
             raise AssertionError(f"no {marker!r} on the terminal; it shows {bytes(seen)!r}")
@@ -293,6 +292,7 @@ def _read_until(fd: int, marker: bytes, seen: bytearray) -> None:
         if not chunk:
             raise AssertionError(f"the shell exited before {marker!r}; it showed {bytes(seen)!r}")
         seen.extend(chunk)
+    return found + len(marker)
 
 
 def test_ctrl_c_at_the_prompt_stops_the_statement_and_returns_to_the_prompt(
@@ -311,16 +311,16 @@ def test_ctrl_c_at_the_prompt_stops_the_statement_and_returns_to_the_prompt(
     os.close(terminal)
     seen = bytearray()
     try:
-        _read_until(controller, b"trinity> ", seen)
+        at = _read_until(controller, b"trinity> ", seen, 0)
         os.write(controller, f"{ENDLESS_COUNT};\n".encode())
-        _read_until(controller, b"range", seen)  # the echo: the statement is submitted
+        at = _read_until(controller, b"range", seen, at)  # the echo: the statement is submitted
         time.sleep(0.5)
         process.send_signal(signal.SIGINT)
-        _read_until(controller, b"trinity> ", seen)
-        assert b"was interrupted" in bytes(seen)
+        at = _read_until(controller, b"was interrupted", seen, at)
+        at = _read_until(controller, b"trinity> ", seen, at)
         os.write(controller, b"SELECT 40 + 2;\n")
-        _read_until(controller, b"42", seen)
-        _read_until(controller, b"trinity> ", seen)
+        at = _read_until(controller, b"42", seen, at)
+        _read_until(controller, b"trinity> ", seen, at)
         os.write(controller, b".quit\n")
         assert process.wait(timeout=30) == 0
     finally:
