@@ -92,6 +92,16 @@ def test_any_depth_is_an_error_naming_the_limit_never_an_internal_error(
     assert not isinstance(caught.value, InternalError)
 
 
+def test_a_result_type_nested_deeper_than_arrow_takes_is_not_supported(
+    conn: trinity_dbapi.Connection,
+) -> None:
+    # Nested lists make nested result types, and pyarrow imports 64 levels of them at most.
+    assert conn.execute("SELECT " + "[" * 60 + "1" + "]" * 60).fetchone() is not None
+    with pytest.raises(trinity_dbapi.NotSupportedError, match="nests more than 64 levels"):
+        conn.execute("SELECT " + "[" * 100 + "1" + "]" * 100)
+    assert conn.execute("SELECT 42").fetchall() == [(42,)]
+
+
 def test_executemany_and_scripts_get_the_same_budget(conn: trinity_dbapi.Connection) -> None:
     conn.execute("CREATE TABLE t (v INT8)")
     deep = "coalesce(" * 100 + "?" + ", 0)" * 100

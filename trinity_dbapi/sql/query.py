@@ -195,6 +195,8 @@ def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[A
         return table
     except duckdb.Error as exc:
         raise translate_duckdb_error(exc) from exc
+    except pa.ArrowException as exc:
+        raise _arrow_error(exc) from exc
 
 
 #: Rows per batch of a streamed result.
@@ -232,6 +234,9 @@ def stream_duckdb(
     except duckdb.Error as exc:
         close()
         raise translate_duckdb_error(exc) from exc
+    except pa.ArrowException as exc:
+        close()
+        raise _arrow_error(exc) from exc
 
     def batches() -> Generator[pa.RecordBatch, None, None]:
         try:
@@ -469,6 +474,15 @@ _DUCKDB_ERRORS: tuple[tuple[str, type[Error]], ...] = (
     ("OutOfMemoryException", OperationalError),
     ("IOException", OperationalError),
 )
+
+
+def _arrow_error(exc: pa.ArrowException) -> Error:
+    """DuckDB's result could not become Arrow: pyarrow imports types nested 64 levels at most."""
+    return NotSupportedError(
+        f"the query's result cannot be handed over as Arrow data (pyarrow: {exc}); a column "
+        "whose type nests more than 64 levels (lists of lists of ...) is the usual cause: "
+        "flatten it, or cast it to VARCHAR"
+    )
 
 
 def _stream_error(exc: OSError) -> Error:
