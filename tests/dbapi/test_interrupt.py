@@ -328,3 +328,51 @@ def test_ctrl_c_at_the_prompt_stops_the_statement_and_returns_to_the_prompt(
             process.kill()
             process.wait()
         os.close(controller)
+
+
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_interrupts_at_random_moments_stop_a_statement_or_miss_it_never_break_it(
+    where: str, tmp_path: Path
+) -> None:
+    # An interrupt may land anywhere: planning, registering a table with DuckDB,
+    # binding its scan, running, dropping the registration, writing, committing.
+    # Every statement must then either complete correctly or raise
+    # QueryInterruptedError, and the connection must go on working.
+    uri = str(tmp_path / "lake") if where == "local" else _memory("interrupt-random")
+    conn = trinity_dbapi.connect(uri, autocommit=True)
+    conn.execute("CREATE TABLE t (id INT8, part INT8) PARTITIONED BY (part)")
+    conn.execute("INSERT INTO t SELECT range, range % 3 FROM range(1000)")
+    stop = threading.Event()
+
+    def keep_interrupting() -> None:
+        delays = [0.0, 0.001, 0.003, 0.007]
+        i = 0
+        while not stop.is_set():
+            conn.interrupt()
+            time.sleep(delays[i % len(delays)])
+            i += 1
+
+    interrupter = threading.Thread(target=keep_interrupting, daemon=True)
+    interrupter.start()
+    inserted = 0
+    outcomes = {"done": 0, "interrupted": 0}
+    try:
+        for i in range(150):
+            try:
+                if i % 3 == 0:
+                    conn.execute("INSERT INTO t VALUES (?, ?)", (10_000 + i, i % 3))
+                    inserted += 1
+                else:
+                    rows = conn.execute("SELECT count(*), sum(id) FROM t WHERE part = 1").fetchall()
+                    assert rows[0][0] >= 333
+                outcomes["done"] += 1
+            except QueryInterruptedError:
+                outcomes["interrupted"] += 1
+    finally:
+        stop.set()
+        interrupter.join(HANG)
+    assert outcomes["done"] + outcomes["interrupted"] == 150
+    # Each INSERT either committed whole or not at all.
+    (count,) = conn.execute("SELECT count(*) FROM t WHERE id >= 10000").fetchone()
+    assert count <= inserted
+    assert conn.execute("SELECT count(*) FROM t WHERE id < 1000").fetchone() == (1000,)

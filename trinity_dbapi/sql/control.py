@@ -142,8 +142,13 @@ class StatementControl:
         self._enter()
         try:
             yield
-        except QueryInterruptedError as exc:
+        except Exception as exc:
             if isinstance(exc, StatementTimeoutError) or not self._interrupted:
+                raise
+            # Our safe points raise QueryInterruptedError; DuckDB calls made
+            # outside a query's error translation (registering a relation,
+            # binding a scan) raise DuckDB's own InterruptException.
+            if not isinstance(exc, QueryInterruptedError) and not _duckdb_interrupt(exc):
                 raise
             timeout = self.timeout
             if self._timed_out and timeout is not None:
@@ -173,3 +178,10 @@ class StatementControl:
             timer, self._timer = self._timer, None
         if timer is not None:
             timer.cancel()
+
+
+def _duckdb_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is DuckDB's error for an interrupted query."""
+    import duckdb
+
+    return isinstance(exc, duckdb.InterruptException)

@@ -163,7 +163,21 @@ def execute_marked(
     finally:
         if not stream:
             for name in registered:
-                duck.unregister(name)
+                _unregister(duck, name)
+
+
+def _unregister(duck: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Drop a registered relation, even while ``Connection.interrupt`` keeps interrupting DuckDB.
+
+    The interrupt is repeated until the statement ends, and dropping the
+    relation runs a (tiny) DuckDB query it may hit.
+    """
+    for _ in range(1000):
+        try:
+            duck.unregister(name)
+            return
+        except duckdb.InterruptException:
+            continue
 
 
 def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expression, list[Any]]:
