@@ -177,9 +177,14 @@ class Shell:
         """While the body runs, Ctrl-C interrupts the connection instead of raising.
 
         Signals are delivered to the main thread only: elsewhere (a shell
-        embedded in a thread) Ctrl-C keeps its usual effect.
+        embedded in a thread) Ctrl-C keeps its usual effect. A process told
+        to ignore SIGINT (started in the background by a shell) keeps
+        ignoring it.
         """
-        if threading.current_thread() is not threading.main_thread():
+        if (
+            threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        ):
             yield
             return
         read_end, write_end = os.pipe()
