@@ -363,3 +363,68 @@ class ReservedNamespaceError(ProgrammingError):
             "created, altered, dropped or written to; choose another namespace name"
         )
         self.namespace = namespace
+
+
+class NestingTooDeepError(ProgrammingError):
+    """A statement nests brackets, function calls, subqueries or CASE too deeply.
+
+    Attributes:
+        depth: the statement's nesting depth (None when a chain of operators,
+            rather than brackets, ran out of recursion).
+        limit: the deepest nesting a statement may have.
+    """
+
+    def __init__(self, depth: int | None, limit: int) -> None:
+        found = f"{depth} levels deep" if depth is not None else "too deeply"
+        super().__init__(
+            f"the statement nests expressions {found}; a statement may nest parentheses, "
+            f"function calls, subqueries and CASE expressions at most {limit} levels deep "
+            "(docs/sql.md); split it with common table expressions (WITH) or flatten the "
+            "expression (CASE WHEN a THEN x WHEN b THEN y ... END instead of nested CASEs)"
+        )
+        self.depth = depth
+        self.limit = limit
+
+
+# -- control ------------------------------------------------------------------------
+
+
+class QueryInterruptedError(OperationalError):
+    """A running statement was stopped by ``Connection.interrupt()`` (or Ctrl-C in the shell).
+
+    The statement's own changes are undone; the connection stays usable and
+    the transaction it ran in stays open.
+
+    Attributes:
+        statement: what was stopped (``"the SELECT statement"``, ``"the ingest into
+            shop.orders"``, ``"reading the query's rows"``).
+    """
+
+    def __init__(self, statement: str, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or f"{statement} was interrupted (Connection.interrupt(), or Ctrl-C in the shell) "
+            "and its changes were undone; the connection is still usable: run it again, or "
+            "narrow it (a LIMIT, a WHERE clause) if it takes too long"
+        )
+        self.statement = statement
+
+
+class StatementTimeoutError(QueryInterruptedError):
+    """A statement ran longer than the connection's ``statement_timeout`` and was stopped.
+
+    Attributes:
+        statement: what was stopped.
+        timeout: the timeout in seconds.
+    """
+
+    def __init__(self, statement: str, timeout: float) -> None:
+        super().__init__(
+            statement,
+            f"{statement} ran longer than the connection's statement_timeout "
+            f"of {timeout:g} seconds and was stopped, and its changes were undone; the "
+            "connection is still usable: narrow the statement, or raise the timeout "
+            "(connection.statement_timeout = seconds, or None for no limit; the "
+            "statement_timeout option of connect() or of a SQLAlchemy URL)",
+        )
+        self.timeout = timeout

@@ -251,7 +251,7 @@ def test_create_false_on_an_existing_lakehouse_connects(tmp_path: Path) -> None:
             "trinity:///lake?colour=red",
             (
                 r"unknown trinity URL option 'colour'; the options are autocommit, read_only, "
-                r"create, isolation_level, namespace, storage\.<option>"
+                r"create, isolation_level, namespace, statement_timeout, storage\.<option>"
             ),
         ),
         ("trinity:///lake?storage.=x", r"unknown trinity URL option 'storage\.'"),

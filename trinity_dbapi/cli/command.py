@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="trinity",
         description="SQL shell for a Trinity Lakehouse. Without -c or -f it reads "
         "statements interactively (or from standard input).",
-        epilog="Exit status: 0 on success, 1 on a SQL or connection error, 2 on a usage error.",
+        epilog="Exit status: 0 on success, 1 on a SQL or connection error, 2 on a usage error, "
+        "130 when Ctrl-C stopped a script.",
     )
     parser.add_argument("uri", help="root URI of the lakehouse: a folder, s3://bucket/path, ...")
     parser.add_argument(
@@ -240,6 +241,7 @@ def run(
         if not sys.stdin.isatty():
             return EXIT_OK if shell.interact(_stream_reader(sys.stdin)) else EXIT_ERROR
         save_history = _enable_history()
+        shell.exit_on_interrupt = False  # a person at the prompt: Ctrl-C returns to it
         try:
             shell.interact(_terminal_reader)
         finally:

@@ -4,16 +4,25 @@ It runs statements through the DB-API driver in autocommit mode, prints
 results, handles meta-commands (``.help``, ``.mode``, ``.import``...) and the
 interactive read loop. Given a progress handler, it sets it on the connection
 and finishes its bar when each statement ends, before anything is printed.
+
+Ctrl-C while a statement runs interrupts it (``Connection.interrupt``).
+Python runs a signal handler only between bytecodes, and a statement may be
+inside DuckDB for minutes: so the C-level handler's wake-up byte
+(``signal.set_wakeup_fd``) is read by a watcher thread, which interrupts the
+connection at once, whatever the main thread is doing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shlex
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from trinity_dbapi.cli.formats import FORMATTERS, format_status
@@ -63,6 +72,10 @@ class Shell:
         err: where errors and timings go.
         progress: a progress handler to set on the connection (None: none);
             its bar is finished when each statement ends.
+        exit_on_interrupt: what Ctrl-C during a statement does: stop it and
+            raise ``KeyboardInterrupt`` once it ended (scripts: ``-c``, ``-f``,
+            piped input), or, when false (the interactive shell), stop it,
+            print the error and carry on.
     """
 
     def __init__(
@@ -74,8 +87,11 @@ class Shell:
         out: IO[str] | None = None,
         err: IO[str] | None = None,
         progress: TerminalProgress | None = None,
+        exit_on_interrupt: bool = True,
     ) -> None:
         self.connection = connection
+        self.exit_on_interrupt = exit_on_interrupt
+        self._sigint = False  # Ctrl-C came while the current statement ran
         self.mode = mode
         self.timing = timing
         self.out = out if out is not None else sys.stdout
@@ -119,19 +135,24 @@ class Shell:
         from trinity_dbapi import Error
 
         started = time.perf_counter()
+        self._sigint = False
         try:
             try:
-                output = work()
+                with self._ctrl_c_interrupts():
+                    output = work()
             finally:
                 # The bar ends with the statement: nothing else is printed under it.
                 if self.progress is not None:
                     self.progress.close()
         except Error as exc:
             self.error(_error_message(exc))
+            self._stop_if_interrupted()
             return False
         except KeyboardInterrupt:
             self.error("interrupted")
+            self._stop_if_interrupted(force=True)
             return False
+        self._stop_if_interrupted()
         elapsed = time.perf_counter() - started
         if output is not None:
             self._print(output)
@@ -140,6 +161,59 @@ class Shell:
             self.err.write(f"Time: {elapsed * 1000:.3f} ms\n")
             self.err.flush()
         return True
+
+    def _stop_if_interrupted(self, *, force: bool = False) -> None:
+        """A script stops after Ctrl-C (``KeyboardInterrupt``: exit status 130)."""
+        if (force or self._sigint) and self.exit_on_interrupt:
+            raise KeyboardInterrupt
+
+    def _on_ctrl_c(self, *args: object) -> None:
+        """Ctrl-C while a statement runs: interrupt it (from a handler or the watcher)."""
+        self._sigint = True
+        self.connection.interrupt()
+
+    @contextlib.contextmanager
+    def _ctrl_c_interrupts(self) -> Iterator[None]:
+        """While the body runs, Ctrl-C interrupts the connection instead of raising.
+
+        Signals are delivered to the main thread only: elsewhere (a shell
+        embedded in a thread) Ctrl-C keeps its usual effect. A process told
+        to ignore SIGINT (started in the background by a shell) keeps
+        ignoring it.
+        """
+        if (
+            threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        ):
+            yield
+            return
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        stop = threading.Event()
+        watcher = threading.Thread(
+            target=self._watch, args=(read_end, stop), name="trinity-ctrl-c", daemon=True
+        )
+        previous_handler = signal.signal(signal.SIGINT, self._on_ctrl_c)
+        previous_fd = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        watcher.start()
+        try:
+            yield
+        finally:
+            signal.set_wakeup_fd(previous_fd)
+            signal.signal(signal.SIGINT, previous_handler)
+            stop.set()
+            os.write(write_end, b"\0")  # wake the watcher up to see ``stop``
+            watcher.join()
+            os.close(read_end)
+            os.close(write_end)
+
+    def _watch(self, read_end: int, stop: threading.Event) -> None:
+        """Read wake-up bytes (signal numbers) and interrupt on SIGINT, until ``stop``."""
+        while not stop.is_set():
+            select.select([read_end], [], [])
+            data = os.read(read_end, 512)
+            if signal.SIGINT in data and not stop.is_set():
+                self._on_ctrl_c()
 
     def run_script(self, sql: str) -> bool:
         """Run every statement of ``sql`` in order, stopping at the first failure."""

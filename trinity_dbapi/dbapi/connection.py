@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi import errors
 from trinity_dbapi.errors import InterfaceError, LakehouseNotFoundError, ProgrammingError
+from trinity_dbapi.sql.control import check_timeout
 from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def connect(
     retry: RetryPolicy | None = None,
     progress: ProgressHandler | None = None,
     version: int | None = None,
+    statement_timeout: float | None = None,
     **definition: Any,
 ) -> Connection:
     """Open a connection to the lakehouse at ``uri``.
@@ -65,6 +67,9 @@ def connect(
             latest root is damaged. The connection is read-only, but for
             ``CALL system.rollback_to_version(N)``, which makes N's content
             the latest again (see docs/recovery.md). Never creates a lakehouse.
+        statement_timeout: stop any statement that runs longer than this many
+            seconds with ``StatementTimeoutError`` (None or 0, the default: no
+            limit; see :attr:`Connection.statement_timeout`).
         **definition: lakehouse definition fields for a new lakehouse
             (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
             ``maximum_version_age_millis``, ``minimum_versions_to_keep``, ``properties``).
@@ -85,12 +90,13 @@ def connect(
         ('sales',)
     """
     _check_progress(progress)
+    timeout = check_timeout(statement_timeout)
     unknown = sorted(set(definition) - DEFINITION_FIELDS)
     if unknown:
         raise ProgrammingError(
             f"connect() got unknown options {', '.join(unknown)}; the options are "
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
-            f"retry, progress, version and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
+            f"retry, progress, version, statement_timeout and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
     try:
         lake = _open(
@@ -121,6 +127,7 @@ def connect(
         namespace=namespace,
         retry=retry,
         progress=progress,
+        statement_timeout=timeout,
     )
 
 
@@ -215,6 +222,7 @@ class Connection:
         namespace: str = "default",
         retry: RetryPolicy | None = None,
         progress: ProgressHandler | None = None,
+        statement_timeout: float | None = None,
     ) -> None:
         from trinity_dbapi.sql.session import Session
 
@@ -229,6 +237,7 @@ class Connection:
             namespace=namespace,
             retry=retry,
             progress=progress,
+            statement_timeout=check_timeout(statement_timeout),
         )
 
     def __repr__(self) -> str:
@@ -287,6 +296,51 @@ class Connection:
         _check_progress(handler)
         with self.lock:
             self.session.progress = handler
+
+    @property
+    def statement_timeout(self) -> float | None:
+        """Seconds a statement may run before it is stopped (settable; None: no limit).
+
+        A statement that runs longer raises ``StatementTimeoutError`` (an
+        ``OperationalError``) and is undone as :meth:`interrupt` undoes it.
+        It bounds ``execute``, ``executemany`` and ``Cursor.ingest``, and each
+        fetch that waits for DuckDB to produce a streamed result's rows.
+        Setting it applies from the next statement on.
+        """
+        return self.session.control.timeout
+
+    @statement_timeout.setter
+    def statement_timeout(self, seconds: float | None) -> None:
+        self.session.control.timeout = check_timeout(seconds)
+
+    def interrupt(self) -> None:
+        """Stop the statement running on this connection; safe from any thread.
+
+        The statement raises ``QueryInterruptedError`` (an ``OperationalError``)
+        in the thread running it, and its own changes are undone as a failed
+        statement's are: the transaction it ran in stays open with its earlier
+        changes, and the connection stays usable. DuckDB work stops within
+        milliseconds; Python work (writing files, planning) at its next safe
+        point (each batch of rows written, each table planned). A commit is
+        never cut in half: an interrupt before it starts prevents it, one
+        during it lets it finish. With no statement running it does nothing.
+        It does not wait for the connection's lock, so it works while another
+        thread's statement holds it.
+
+        Example:
+            >>> import threading, trinity_dbapi
+            >>> conn = trinity_dbapi.connect("memory://doc-interrupt")
+            >>> timer = threading.Timer(0.5, conn.interrupt)
+            >>> timer.start()
+            >>> try:
+            ...     conn.execute("SELECT count(*) FROM range(1000000000000000)")
+            ... except trinity_dbapi.OperationalError as exc:
+            ...     print(type(exc).__name__)
+            QueryInterruptedError
+            >>> conn.execute("SELECT 42").fetchone()
+            (42,)
+        """
+        self.session.control.interrupt()
 
     # -- PEP 249 --------------------------------------------------------------------
 

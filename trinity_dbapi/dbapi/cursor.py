@@ -195,11 +195,12 @@ class Cursor:
         if count < 0:
             raise ProgrammingError(f"fetchmany size must be 0 or more, not {count}")
         rows: list[tuple[Any, ...]] = []
-        while len(rows) < count:
-            chunk = self._take(count - len(rows))
-            if chunk is None:
-                break
-            rows.extend(_tuples(chunk))
+        with self._reading():
+            while len(rows) < count:
+                chunk = self._take(count - len(rows))
+                if chunk is None:
+                    break
+                rows.extend(_tuples(chunk))
         return rows
 
     def fetchall(self) -> list[tuple[Any, ...]]:
@@ -212,8 +213,9 @@ class Cursor:
 
         reader = self._current()
         batches = []
-        while (chunk := self._take(None)) is not None:
-            batches.append(chunk)
+        with self._reading():
+            while (chunk := self._take(None)) is not None:
+                batches.append(chunk)
         return pa.Table.from_batches(batches, schema=reader.schema)
 
     def fetch_record_batch(self, rows_per_batch: int = 1_000_000) -> pa.RecordBatchReader:
@@ -257,7 +259,8 @@ class Cursor:
             if self._exhausted:
                 return None
             try:
-                self._batch = guard(reader.read_next_batch)
+                with self._reading():
+                    self._batch = guard(reader.read_next_batch)
             except StopIteration:
                 self._exhausted = True
                 self._batch = None
@@ -269,6 +272,10 @@ class Cursor:
         self._offset += take
         self._position += take
         return chunk
+
+    def _reading(self) -> Any:
+        """One fetch call: reading a streamed result runs DuckDB, interruptible and timed."""
+        return self.connection.session.control.running("reading the query's rows")
 
     # -- the rest of PEP 249 -------------------------------------------------------------
 

@@ -53,9 +53,18 @@ class Task:
     """
 
     def __init__(
-        self, handler: ProgressHandler | None, task: str, unit: str, total: int | None = None
+        self,
+        handler: ProgressHandler | None,
+        task: str,
+        unit: str,
+        total: int | None = None,
+        *,
+        check: Callable[[], None] | None = None,
     ) -> None:
         self.handler = handler
+        #: Called at every report, with or without a handler: it raises to stop
+        #: the statement (``Connection.interrupt``).
+        self.check = check
         self.task = task
         self.unit = unit
         self.done = 0
@@ -85,6 +94,8 @@ class Task:
         self._send()
 
     def _send(self) -> None:
+        if self.check is not None:
+            self.check()
         if self.handler is None or self._sent == (self.done, self.total):
             return
         self._sent = (self.done, self.total)

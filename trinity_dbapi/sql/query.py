@@ -28,6 +28,7 @@ from trinity_dbapi.errors import (
     NotSupportedError,
     OperationalError,
     ProgrammingError,
+    QueryInterruptedError,
 )
 from trinity_dbapi.sql import arrow_types, catalog
 from trinity_dbapi.sql.pruning import point_predicates
@@ -100,6 +101,8 @@ def execute_marked(
     runs on a DuckDB cursor of its own, which lives as long as its reader.
     """
     duck = session.duckdb().cursor() if stream else session.duckdb()
+    if stream:  # Connection.interrupt() reaches the cursor's query as long as it runs
+        session.control.add_cursor(duck)
     registered: list[str] = []
     natives: dict[str, str] = {}
     unaliased: set[tuple[str, str]] = set()
@@ -109,6 +112,7 @@ def execute_marked(
             index = node.meta.pop(_REF_KEY, None)
             if index is None:
                 continue
+            session.control.check()  # materialising a reference may read much metadata
             ref = refs[index]
             namespace = ref.table.namespace or session.namespace
             if node.args.get("alias") is None:
@@ -139,13 +143,40 @@ def execute_marked(
         sql = query.sql(dialect="duckdb")
         for name, subquery in natives.items():
             sql = sql.replace(f'"{name}"', subquery)
+        session.control.check()
         if stream:
-            return stream_duckdb(duck, sql, used, track=session.track_stream)
+            return stream_duckdb(
+                duck,
+                sql,
+                used,
+                track=session.track_stream,
+                on_close=lambda: session.control.remove_cursor(duck),
+            )
         return execute_duckdb(duck, sql, used)
+    except BaseException:
+        if stream:  # stream_duckdb did not take the cursor over
+            session.control.remove_cursor(duck)
+            with contextlib.suppress(duckdb.Error):
+                duck.close()
+        raise
     finally:
         if not stream:
             for name in registered:
-                duck.unregister(name)
+                _unregister(duck, name)
+
+
+def _unregister(duck: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Drop a registered relation, even while ``Connection.interrupt`` keeps interrupting DuckDB.
+
+    The interrupt is repeated until the statement ends, and dropping the
+    relation runs a (tiny) DuckDB query it may hit.
+    """
+    for _ in range(1000):
+        try:
+            duck.unregister(name)
+            return
+        except duckdb.InterruptException:
+            continue
 
 
 def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expression, list[Any]]:
@@ -177,6 +208,8 @@ def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[A
         return table
     except duckdb.Error as exc:
         raise translate_duckdb_error(exc) from exc
+    except pa.ArrowException as exc:
+        raise _arrow_error(exc) from exc
 
 
 #: Rows per batch of a streamed result.
@@ -189,31 +222,46 @@ def stream_duckdb(
     params: Sequence[Any],
     *,
     track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
+    on_close: Callable[[], None] | None = None,
 ) -> pa.RecordBatchReader:
     """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
 
     The reader owns the cursor: it is closed when the last batch is read or
     the reader is dropped, or by whoever ``track`` hands the generator of
-    batches to (the session closes it when the connection closes). DuckDB
-    errors surface here or while reading.
+    batches to (the session closes it when the connection closes); then
+    ``on_close`` is called. DuckDB errors surface here or while reading.
     """
+
+    def close() -> None:
+        if on_close is not None:
+            on_close()
+        duck.close()
+
     try:
         relation = duck.sql(sql, params=list(params) or None)
         if relation is None:
+            close()
             return pa.table({}).to_reader()
         to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
         reader: pa.RecordBatchReader = to_reader(STREAM_BATCH_ROWS)
     except duckdb.Error as exc:
-        duck.close()
+        close()
         raise translate_duckdb_error(exc) from exc
+    except pa.ArrowException as exc:
+        close()
+        raise _arrow_error(exc) from exc
 
     def batches() -> Generator[pa.RecordBatch, None, None]:
         try:
             yield from reader
         except duckdb.Error as exc:
             raise translate_duckdb_error(exc) from exc
+        except OSError as exc:
+            # Arrow's C stream reports DuckDB's errors while reading as OSError
+            # carrying DuckDB's message ("INTERRUPT Error: Interrupted!").
+            raise _stream_error(exc) from exc
         finally:
-            duck.close()
+            close()
 
     stream = batches()
     if track is not None:
@@ -456,14 +504,32 @@ _DUCKDB_ERRORS: tuple[tuple[str, type[Error]], ...] = (
     ("ConstraintException", DataError),
     ("InvalidTypeException", DataError),
     ("InternalException", InternalError),
-    ("InterruptException", OperationalError),
     ("OutOfMemoryException", OperationalError),
     ("IOException", OperationalError),
 )
 
 
+def _arrow_error(exc: pa.ArrowException) -> Error:
+    """DuckDB's result could not become Arrow: pyarrow imports types nested 64 levels at most."""
+    return NotSupportedError(
+        f"the query's result cannot be handed over as Arrow data (pyarrow: {exc}); a column "
+        "whose type nests more than 64 levels (lists of lists of ...) is the usual cause: "
+        "flatten it, or cast it to VARCHAR"
+    )
+
+
+def _stream_error(exc: OSError) -> Error:
+    """The error of a DuckDB query that failed while its rows were streamed."""
+    message = str(exc)
+    if message.startswith("INTERRUPT Error"):
+        return QueryInterruptedError("reading the query's rows")
+    return OperationalError(f"query failed in DuckDB while its rows were read: {message}")
+
+
 def translate_duckdb_error(exc: duckdb.Error) -> Error:
     """The error of our hierarchy that corresponds to a DuckDB error."""
+    if isinstance(exc, duckdb.InterruptException):
+        return QueryInterruptedError("the query")
     message = str(exc)
     cls: type[Error] = OperationalError
     for name, candidate in _DUCKDB_ERRORS:

@@ -31,6 +31,8 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.sql import catalog
 from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql.control import StatementControl
+from trinity_dbapi.sql.nesting import recursion_budget
 from trinity_dbapi.sql.progress import NodeFileProgress, ProgressHandler, Task
 from trinity_dbapi.sql.sandbox import SANDBOX_CONFIG, Sandbox
 from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy, Transaction
@@ -102,6 +104,8 @@ class Session:
         namespace: the namespace unqualified table names resolve in.
         retry: how commits retry after losing a race.
         progress: the progress handler (None: no reports), see :class:`ProgressEvent`.
+        statement_timeout: stop statements running longer than this many
+            seconds (None: no limit); see :class:`StatementControl`.
     """
 
     def __init__(
@@ -114,6 +118,7 @@ class Session:
         namespace: str = DEFAULT_NAMESPACE,
         retry: RetryPolicy | None = None,
         progress: ProgressHandler | None = None,
+        statement_timeout: float | None = None,
     ) -> None:
         self.lakehouse = lakehouse
         self.autocommit = autocommit
@@ -133,6 +138,8 @@ class Session:
         self._sandbox: Sandbox | None = None
         #: Streamed results still being read; each holds a DuckDB cursor.
         self._streams: weakref.WeakSet[Generator[Any, None, None]] = weakref.WeakSet()
+        #: Interrupts and times out the running statement (``Connection.interrupt``).
+        self.control = StatementControl(self._open_duckdb, statement_timeout)
         self.closed = False
 
     # -- transactions -----------------------------------------------------------
@@ -227,7 +234,8 @@ class Session:
 
     def task(self, name: str, unit: str, total: int | None = None) -> Task:
         """A :class:`Task` reporting to this session's progress handler."""
-        return Task(self.progress, name, unit, total)
+        # Every report of progress is a safe point to stop at when interrupted.
+        return Task(self.progress, name, unit, total, check=self.control.check)
 
     def node_file_progress(self, name: str, *, quiet: bool) -> NodeFileProgress | None:
         """The ``progress`` callback of a commit (None without a handler)."""
@@ -252,6 +260,11 @@ class Session:
     def resolve(self, table: st.TableName) -> tuple[str, str]:
         """(namespace, table) of a possibly unqualified table name."""
         return table.namespace or self.namespace, table.name
+
+    def _open_duckdb(self) -> list[duckdb.DuckDBPyConnection]:
+        """The private DuckDB connection if it is open (for interrupts: never opens it)."""
+        duck = self._duck
+        return [] if duck is None else [duck]
 
     def duckdb(self) -> duckdb.DuckDBPyConnection:
         """The session's private in-memory DuckDB connection (created on first use)."""
@@ -328,16 +341,17 @@ class Session:
             raise InterfaceError("the connection is closed: open a new one with connect()")
         from trinity_dbapi.sql.handlers import CONTROL, HANDLERS
 
-        statement = st.to_statement(parsed, params)
-        control = CONTROL.get(type(statement))
-        if control is not None:
-            return control(self, statement)
-        handler = HANDLERS.get(type(statement))
-        if handler is None:
-            raise NotSupportedError(
-                f"{type(statement).__name__} statements are not supported yet: {parsed.sql!r}"
-            )
-        return self._atomically(lambda: handler(self, statement))
+        with recursion_budget(), self.control.running(_what(parsed)):
+            statement = st.to_statement(parsed, params)
+            control = CONTROL.get(type(statement))
+            if control is not None:
+                return control(self, statement)
+            handler = HANDLERS.get(type(statement))
+            if handler is None:
+                raise NotSupportedError(
+                    f"{type(statement).__name__} statements are not supported yet: {parsed.sql!r}"
+                )
+            return self._atomically(lambda: handler(self, statement))
 
     def execute_many(self, parsed: st.Parsed, seq_of_params: Sequence[Sequence[Any]]) -> Result:
         """Execute one statement once per parameter set, as one statement.
@@ -349,6 +363,10 @@ class Session:
         """
         if self.closed:
             raise InterfaceError("the connection is closed: open a new one with connect()")
+        with recursion_budget(), self.control.running(_what(parsed)):
+            return self._execute_many(parsed, seq_of_params)
+
+    def _execute_many(self, parsed: st.Parsed, seq_of_params: Sequence[Sequence[Any]]) -> Result:
         from trinity_dbapi.sql import data
 
         if data.is_row_insert(parsed):
@@ -357,6 +375,7 @@ class Session:
         def each() -> Result:
             total = 0
             for params in seq_of_params:
+                self.control.check()
                 result = self.execute(parsed, params)
                 total = -1 if total < 0 or result.rowcount < 0 else total + result.rowcount
             return Result(None, total)
@@ -367,6 +386,7 @@ class Session:
         self.begin(None)
         try:
             result = each()
+            self.control.check()  # the last point to stop at: the commit is not interrupted
         except BaseException:
             self.rollback()
             raise
@@ -379,7 +399,9 @@ class Session:
             raise InterfaceError("the connection is closed: open a new one with connect()")
         from trinity_dbapi.sql.data import insert_arrow
 
-        return self._atomically(lambda: insert_arrow(self, table, data))
+        what = f"the ingest into {'.'.join(filter(None, (table.namespace, table.name)))}"
+        with self.control.running(what):
+            return self._atomically(lambda: insert_arrow(self, table, data))
 
     def arrow_schema(self, table: st.TableName) -> pa.Schema:
         """The Arrow schema of ``table``'s rows: the types ``ingest`` conforms data to.
@@ -410,6 +432,8 @@ class Session:
         savepoint = txn.savepoint()
         try:
             result = work()
+            if self._statement_scoped():
+                self.control.check()  # the last point to stop at: the commit is not interrupted
         except BaseException:
             if self._txn is txn and txn.is_active:
                 txn.rollback_to(savepoint)
@@ -447,3 +471,10 @@ class Session:
         self._txn, self._explicit = None, False
         self._release_duckdb()
         self.closed = True
+
+
+def _what(parsed: st.Parsed) -> str:
+    """How errors name a statement: ``the SELECT statement``."""
+    words = parsed.sql.split(None, 1)
+    keyword = words[0].upper() if words and words[0].isalpha() else "SQL"
+    return f"the {keyword} statement"

@@ -66,6 +66,7 @@ from trinity_dbapi.sql.model import (  # the model, re-exported
     UnsetTableProperties,
     Use,
 )
+from trinity_dbapi.sql.nesting import check_depth, recursion_budget
 from trinity_dbapi.sql.parser import TrinityParser
 from trinity_dbapi.sql.types_sql import convert_type, name_of
 
@@ -135,10 +136,13 @@ def parse(sql: str) -> list[Parsed]:
             the token underlined and a hint.
         UnsupportedStatementError: A statement outside the grammar (GRANT,
             VACUUM, CREATE VIEW, ...).
+        NestingTooDeepError: A statement nests deeper than
+            :data:`~trinity_dbapi.sql.nesting.MAX_NESTING_DEPTH`.
     """
     if not isinstance(sql, str):
         raise ProgrammingError(f"SQL must be a str, not {type(sql).__name__}")
-    return list(_parse_cached(sql))
+    with recursion_budget():
+        return list(_parse_cached(sql))
 
 
 # A statement cache, as sqlite3 keeps one: applications run the same texts
@@ -157,6 +161,7 @@ def _parse(sql: str) -> list[Parsed]:
     except TokenError as error:
         core = getattr(tokenizer, "_core", tokenizer)  # where the bad token starts
         raise token_error(sql, getattr(core, "_start", None), error) from None
+    check_depth(tokens)  # before anything recursive sees the statement
     statements = []
     for chunk in _split(tokens):
         parser = dialect.parser(error_level=ErrorLevel.IMMEDIATE)

@@ -10,8 +10,8 @@ lakehouse location that :func:`trinity_dbapi.connect` takes:
 Query parameters: ``storage.<option>=value`` go to the fsspec file system
 (``storage_options``; ``true`` / ``false`` / numbers / JSON objects are
 decoded, other values stay text); ``autocommit``, ``read_only``, ``create``,
-``isolation_level`` and ``namespace`` are :func:`~trinity_dbapi.connect`
-options. ``create_engine(..., connect_args={...})`` adds or overrides any of
+``isolation_level``, ``namespace`` and ``statement_timeout`` (seconds) are
+:func:`~trinity_dbapi.connect` options. ``create_engine(..., connect_args={...})`` adds or overrides any of
 them, including a whole ``storage_options`` dict.
 """
 
@@ -27,6 +27,7 @@ from trinity_dbapi.sqlalchemy.base import TrinityDialect
 #: ``connect()`` options a URL query may carry, with their value parsers.
 _BOOLEAN_OPTIONS = ("autocommit", "read_only", "create")
 _TEXT_OPTIONS = ("isolation_level", "namespace")
+_SECONDS_OPTIONS = ("statement_timeout",)
 _STORAGE_PREFIX = "storage."
 
 
@@ -37,6 +38,18 @@ def _boolean(name: str, value: str) -> bool:
     if lowered in ("false", "0", "no", "off"):
         return False
     raise exc.ArgumentError(f"URL option {name}={value!r} must be true or false")
+
+
+def _seconds(name: str, value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):  # NaN fails >= too
+        raise exc.ArgumentError(
+            f"URL option {name}={value!r} must be a number of seconds, 0 for no limit"
+        )
+    return seconds
 
 
 def _storage_value(value: str) -> Any:
@@ -87,8 +100,12 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
                 options[name] = _boolean(name, value)
             elif name in _TEXT_OPTIONS:
                 options[name] = value
+            elif name in _SECONDS_OPTIONS:
+                options[name] = _seconds(name, value)
             else:
-                known = ", ".join((*_BOOLEAN_OPTIONS, *_TEXT_OPTIONS, "storage.<option>"))
+                known = ", ".join(
+                    (*_BOOLEAN_OPTIONS, *_TEXT_OPTIONS, *_SECONDS_OPTIONS, "storage.<option>")
+                )
                 raise exc.ArgumentError(
                     f"unknown trinity URL option {name!r}; the options are {known}"
                 )
