@@ -454,12 +454,14 @@ def _table_refs(
     for table in tables:
         if table is target:
             continue
-        if isinstance(table.this, exp.Placeholder):
-            _table_name(table)  # raises: a placeholder is not a name
-        if isinstance(table.this, exp.Identifier) and table.this.meta.get(tx.STRING_NAME):
+        if table.this is None or isinstance(table.this, exp.Func):
+            continue  # ROWS FROM or a table function, both whitelisted above
+        if not isinstance(table.this, exp.Identifier):
+            _table_name(table)  # raises: a placeholder (or anything else) is not a name
+        if table.this.meta.get(tx.STRING_NAME):
             raise refuse_file_name(table.this.name)
-        if not isinstance(table.this, exp.Identifier) or _is_cte(table):
-            continue  # a whitelisted table function, or a common table expression
+        if _is_cte(table):
+            continue
         refs.append(TableRef(table, _table_name(table), _as_of(table.args.get("version"), binder)))
     return tuple(refs)
 
