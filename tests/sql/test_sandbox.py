@@ -19,11 +19,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlglot import exp
 
 import trinity_dbapi
 from trinity_dbapi import errors
@@ -95,14 +98,26 @@ def _lake(tmp_path: Path, name: str) -> Any:
     return connection
 
 
-def _refused(cur: Any, sql: str) -> errors.Error:
+NotSupported = errors.NotSupportedError
+
+
+def _refused(cur: Any, sql: str, kind: type[errors.Error] = errors.Error) -> errors.Error:
     """Run ``sql``; it must fail with a PEP 249 error (never InternalError) showing no secret."""
     with pytest.raises(errors.Error) as caught:
         rows = cur.execute(sql).fetchall()
         pytest.fail(f"{sql} was not refused: {rows}")
     assert not isinstance(caught.value, errors.InternalError), caught.value
+    assert isinstance(caught.value, kind), caught.value
     assert SECRET not in str(caught.value)
     return caught.value
+
+
+def _wall_refuses(conn: Any, sql: str) -> None:
+    """The private DuckDB itself (past the statement layer) refuses ``sql``."""
+    with pytest.raises(duckdb.Error) as caught:
+        rows = conn.session.duckdb().execute(sql).fetchall()
+        pytest.fail(f"{sql} passed the private DuckDB's wall: {rows}")
+    assert SECRET not in str(caught.value)
 
 
 def _read(function: str, path: str) -> str:
@@ -127,12 +142,14 @@ def test_tables_read_on_every_root_name(tmp_path: Path, name: str) -> None:
     assert old.fetchall() == [(2,)]
     plan = cur.execute("EXPLAIN ANALYZE SELECT sum(v) FROM t").fetchall()
     assert "READ_PARQUET" in str(plan).upper()
-    # The root's own files are readable by table functions too (the rule).
+    # SQL names no file, not even the root's own (the statement's rule) ...
     root = conn.session.duckdb_root()
     assert root is not None
-    assert cur.execute(f"SELECT count(*) > 0 FROM glob('{root}/**/*.parquet')").fetchone() == (
-        True,
-    )
+    glob = f"SELECT count(*) > 0 FROM glob('{root}/**/*.parquet')"
+    assert "'glob'" in str(_refused(cur, glob))
+    # ... while the private DuckDB's wall allows exactly the root, which the
+    # scans trinity generates read through.
+    assert conn.session.duckdb().execute(glob).fetchone() == (True,)
     conn.close()
 
 
@@ -165,7 +182,13 @@ def test_outside_files_are_refused(
             "/etc/hostname",
         ]
         for path in paths:
-            _refused(cur, _read(function, path))
+            assert f"{function!r}" in str(_refused(cur, _read(function, path), NotSupported))
+        # The private DuckDB's own wall refuses the same paths without the
+        # statement layer, except '..' after a link inside the root (which
+        # only the statement layer can stop: it names no file at all).
+        for path in paths:
+            if "/link/../" not in path:
+                _wall_refuses(conn, _read(function, path))
     # The connection still works, and still reads its tables.
     assert cur.execute("SELECT sum(v) FROM t").fetchone() == (60,)
     conn.close()
@@ -207,17 +230,30 @@ def test_any_root_name_reads_its_tables_and_nothing_else(name: str) -> None:
         conn.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DuckDB resolves '..' as text before following links: '<root>/link/../x' "
-    "passes its check (docs/sql.md, 'The sandbox', names this limit)",
-)
 def test_dot_dot_after_a_link_inside_the_root(tmp_path: Path, outside: Path) -> None:
+    # DuckDB's wall resolves '..' as text before it follows links, so
+    # '<root>/link/../x' passes it; the statement layer refuses every way SQL
+    # could name that file: a table function, a string as a table, and a
+    # quoted name DuckDB would take for a file (a CTE it does not bind).
     conn = _lake(tmp_path, "plain")
     (outside / "sub").mkdir()
     (tmp_path / "lakes" / "plain" / "link").symlink_to(outside / "sub")
     cur = conn.cursor()
-    _refused(cur, _read("read_text", f"{conn.session.duckdb_root()}/link/../secret.csv"))
+    escape = f"{conn.session.duckdb_root()}/link/../secret.csv"
+    error = _refused(cur, _read("read_text", escape), NotSupported)
+    assert "'read_text'" in str(error) and "Cursor.ingest" in str(error)
+    assert escape in str(_refused(cur, f"SELECT * FROM '{escape}'", NotSupported))
+    name = f'"{escape}"'
+    for sql in [
+        f"WITH {name} AS (SELECT * FROM {name}) SELECT * FROM {name}",
+        f"WITH a AS (SELECT * FROM {name}), {name} AS (SELECT 1) SELECT * FROM a",
+        f"WITH RECURSIVE {name} AS (SELECT * FROM {name}) SELECT * FROM {name}",
+        f"WITH RECURSIVE a AS (SELECT * FROM {name}), {name} AS (SELECT 1) SELECT * FROM a",
+    ]:
+        # Not a CTE where it stands (DuckDB's scoping): a lakehouse table name.
+        assert isinstance(_refused(cur, sql), errors.ProgrammingError)
+    assert cur.execute("SELECT sum(v) FROM t").fetchone() == (60,)
+    conn.close()
 
 
 def test_temporary_directory_is_off_and_unreadable(
@@ -234,6 +270,7 @@ def test_temporary_directory_is_off_and_unreadable(
     for path in [".tmp/x", str(work / ".tmp" / "x"), "./.tmp/x", ".tmp/../.tmp/x"]:
         _refused(cur, _read("read_text", path))
         _refused(cur, _read("read_blob", path))
+        _wall_refuses(conn, _read("read_text", path))
     assert cur.execute("SELECT current_setting('temp_directory')").fetchone() == ("",)
     conn.close()
 
@@ -263,6 +300,7 @@ def test_the_private_directory_is_not_readable_and_is_removed_on_close(tmp_path:
     cur = conn.cursor()
     _refused(cur, _read("read_text", str(private / "planted")))
     _refused(cur, _read("glob", f"{private}/*"))
+    _wall_refuses(conn, _read("read_text", str(private / "planted")))
     conn.close()
     assert not private.exists()
     assert (tmp_path / "lakes" / "plain").is_dir()  # the link went, not its target
@@ -327,15 +365,24 @@ def test_a_remote_root_allows_no_local_file(
     assert cur.execute("SELECT current_setting('allowed_directories')").fetchone() == ([],)
     for path in [str(outside / f"secret.{kind}"), os.getcwd() + "/x", tempfile.gettempdir() + "/x"]:
         _refused(cur, _read(function, path))
+        _wall_refuses(conn, _read(function, path))
     conn.close()
 
 
-def test_the_refusal_names_the_file_and_the_rule(tmp_path: Path, outside: Path) -> None:
+def test_the_refusal_names_the_function_the_rule_and_the_fix(tmp_path: Path, outside: Path) -> None:
     conn = _lake(tmp_path, "plain")
-    error = _refused(conn.cursor(), _read("read_csv", str(outside / "secret.csv")))
-    message = str(error)
-    assert str(outside / "secret.csv") in message
-    assert "no other file" in message and "Cursor.ingest" in message
+    sql = _read("read_csv", str(outside / "secret.csv"))
+    message = str(_refused(conn.cursor(), sql, NotSupported))
+    assert "table function 'read_csv' is not allowed" in message
+    assert "lakehouse tables only" in message and "range" in message
+    assert "Cursor.ingest" in message and ".import" in message
+    # The wall behind it names the file and its own rule.
+    from trinity_dbapi.sql.query import execute_duckdb
+
+    with pytest.raises(errors.NotSupportedError) as caught:
+        execute_duckdb(conn.session.duckdb(), sql, [])
+    assert str(outside / "secret.csv") in str(caught.value)
+    assert "no other file" in str(caught.value)
     conn.close()
 
 
@@ -376,3 +423,170 @@ def test_a_forked_child_exiting_leaves_the_parents_private_directory(tmp_path: P
     assert cur.execute("SELECT count(*) FROM t").fetchone() == (3,)
     conn.close()
     assert not private.exists()
+
+
+#: Every place a table function can stand in a statement, with ``{f}`` for it.
+POSITIONS = [
+    "SELECT * FROM {f}",
+    "FROM {f}",
+    "SELECT * FROM {f} AS x(a)",
+    "SELECT * FROM (FROM {f})",
+    "SELECT * FROM t, {f}",
+    "SELECT * FROM t JOIN {f} ON true",
+    "SELECT * FROM t POSITIONAL JOIN {f}",
+    "SELECT * FROM t, LATERAL {f}",
+    "SELECT * FROM t CROSS JOIN LATERAL {f}",
+    "SELECT * FROM ROWS FROM ({f})",
+    "SELECT (SELECT count(*) FROM {f})",
+    "SELECT * FROM t WHERE k IN (SELECT * FROM {f})",
+    "SELECT EXISTS (SELECT 1 FROM {f})",
+    "WITH c AS (SELECT * FROM {f}) SELECT * FROM c",
+    "WITH RECURSIVE c AS (SELECT 1 UNION ALL SELECT 1 FROM {f}) SELECT * FROM c",
+    "SELECT * FROM t UNION ALL SELECT * FROM {f}",
+    "EXPLAIN SELECT * FROM {f}",
+    "EXPLAIN ANALYZE SELECT * FROM {f}",
+    "INSERT INTO t SELECT 1, 'x', 1 FROM {f}",
+    "UPDATE t SET v = (SELECT count(*) FROM {f})",
+    "DELETE FROM t WHERE k IN (SELECT * FROM {f})",
+    "CREATE TABLE copied AS SELECT * FROM {f}",
+]
+
+#: Spellings of calls that read or list a file or run SQL text.
+CALLS = [
+    "read_text('{p}')",
+    "READ_TEXT('{p}')",
+    "\"read_text\"('{p}')",
+    "Read_Csv('{p}', header = true)",
+    "main.read_csv_auto('{p}')",
+    "read_parquet(['{p}'])",
+    "glob('{p}')",
+    "query('SELECT * FROM read_text(''{p}'')')",
+    "query_table('{p}')",
+    "histogram('{p}', a)",
+    "json_execute_serialized_sql('{p}')",
+    "duckdb_settings()",
+    "pragma_version()",
+    "python_map_function('x', 'y')",
+]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+def test_table_functions_that_read_files_are_refused_wherever_they_stand(
+    tmp_path: Path, outside: Path, position: str
+) -> None:
+    conn = _lake(tmp_path, "plain")
+    cur = conn.cursor()
+    path = str(outside / "secret.csv")
+    for call in CALLS:
+        sql = position.format(f=call.format(p=path))
+        name = call.split("(")[0].strip('"').split(".")[-1].lower()
+        message = str(_refused(cur, sql, NotSupported))
+        assert f"table function {name!r} is not allowed" in message, (sql, message)
+    # A string as a table is a file to DuckDB (a replacement scan): refused too.
+    # (LATERAL takes a call or a subquery, so a string there does not parse.)
+    literal = position.format(f="'" + path + "'")
+    if "LATERAL" in position:
+        assert isinstance(_refused(cur, literal), errors.SQLSyntaxError)
+    else:
+        assert path in str(_refused(cur, literal, NotSupported))
+    assert cur.execute("SELECT count(*) FROM t").fetchone() == (3,)  # nothing was written
+    conn.close()
+
+
+def test_a_cte_named_like_a_file_is_bound_as_duckdb_binds_it(tmp_path: Path) -> None:
+    # Only where DuckDB binds a name to a CTE may the statement layer leave it
+    # alone; elsewhere it is a lakehouse table (here, one that exists).
+    conn = _lake(tmp_path, "plain")
+    cur = conn.cursor()
+    cur.execute('CREATE TABLE "x.csv" (v INT8)')
+    cur.execute('INSERT INTO "x.csv" VALUES (7)')
+    later = 'WITH a AS (SELECT * FROM "x.csv"), "x.csv" AS (SELECT 1 AS v) SELECT * FROM a'
+    assert cur.execute(later).fetchall() == [(7,)]
+    itself = 'WITH "x.csv" AS (SELECT v + 1 AS v FROM "x.csv") SELECT * FROM "x.csv"'
+    assert cur.execute(itself).fetchall() == [(8,)]
+    recursive = (
+        'WITH RECURSIVE "x.csv" AS (SELECT 1 AS v UNION ALL SELECT v + 1 FROM "x.csv" '
+        'WHERE v < 3) SELECT * FROM "x.csv" ORDER BY v'
+    )
+    assert cur.execute(recursive).fetchall() == [(1,), (2,), (3,)]
+    conn.close()
+
+
+#: Calls of whitelisted table functions and the rows each gives.
+WHITELISTED = {
+    "range": ("range({n})", lambda n: n),
+    "generate_series": ("generate_series(1, {n})", lambda n: n),
+    "unnest": ("unnest(range({n}))", lambda n: n),
+    "repeat": ("repeat('x', {n})", lambda n: n),
+    "repeat_row": ("repeat_row(1, 2, num_rows = {n})", lambda n: n),
+    "json_each": ("json_each(to_json(range({n})))", lambda n: n),
+    "json_tree": ("json_tree(to_json(range({n})))", lambda n: n + 1),
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    function=st.sampled_from(sorted(WHITELISTED)),
+    n=st.integers(0, 50),
+    upper=st.booleans(),
+    other=st.one_of(
+        st.from_regex(r"[a-z_][a-z0-9_]{0,20}", fullmatch=True),
+        st.from_regex(r"[a-z]{1,8}_[a-z0-9_]{1,12}", fullmatch=True),
+    ),
+)
+def test_whitelisted_table_functions_run_and_any_other_name_is_refused(
+    function: str, n: int, upper: bool, other: str
+) -> None:
+    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
+
+    call, rows = WHITELISTED[function]
+    call = call.format(n=n)
+    with tempfile.TemporaryDirectory() as folder:
+        conn = trinity_dbapi.connect(str(Path(folder) / "lake"), autocommit=True)
+        cur = conn.cursor()
+        text = f"SELECT count(*) FROM {call.upper() if upper else call}"
+        assert cur.execute(text).fetchone() == (rows(n),)
+        if other not in ALLOWED_TABLE_FUNCTIONS:
+            error = _refused(cur, f"SELECT * FROM {other}('x')")
+            if isinstance(error, errors.SQLSyntaxError):
+                return  # a reserved word ('in', 'if', ...): no call at all
+            assert isinstance(error, NotSupported), error
+            # Named as DuckDB would run it (sqlglot may rename: 'len' -> 'length').
+            assert "is not allowed" in str(error) and "Cursor.ingest" in str(error)
+            call = sqlglot.parse_one(f"SELECT * FROM {other}('x')", read="trinity").find(exp.Func)
+            if isinstance(call, exp.Anonymous):
+                assert f"table function {other!r} is not allowed" in str(error)
+        conn.close()
+
+
+def test_the_whitelist_holds_only_functions_duckdb_has() -> None:
+    # A renamed or removed DuckDB function would leave a dead entry; a new
+    # table function is refused until it is checked and listed here.
+    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
+
+    with duckdb.connect() as duck:
+        names = {
+            name
+            for (name,) in duck.execute(
+                "SELECT function_name FROM duckdb_functions() "
+                "WHERE function_type IN ('table', 'table_macro')"
+            ).fetchall()
+        }
+    assert names >= ALLOWED_TABLE_FUNCTIONS
+    assert {"read_text", "glob", "query", "query_table", "read_parquet"} & (
+        ALLOWED_TABLE_FUNCTIONS
+    ) == set()
+
+
+def test_the_grammar_and_docs_list_exactly_the_whitelist() -> None:
+    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
+
+    root = Path(__file__).resolve().parents[2]
+    grammar = (root / "grammar" / "trinity.ebnf").read_text()
+    (line,) = [x for x in grammar.splitlines() if x.startswith("table_function_name ::= ")]
+    listed = {name.strip().strip("'") for name in line.split("::=")[1].split("|")}
+    assert listed == ALLOWED_TABLE_FUNCTIONS
+    sandbox = (root / "docs" / "sql.md").read_text().split("### The sandbox", 1)[1]
+    rule = sandbox.split("**The private DuckDB's wall", 1)[0]
+    for name in ALLOWED_TABLE_FUNCTIONS:
+        assert f"`{name}`" in rule, name

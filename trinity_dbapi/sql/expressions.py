@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 #: ``meta`` key marking an ``exp.Cast`` written as a typed literal (``DATE '...'``).
 TYPED_LITERAL = "typed_literal"
 
+#: Meta key marking an identifier written as a string (``FROM 'x.csv'``), which
+#: DuckDB would read as a file name: a table position refuses it.
+STRING_NAME = "string_name"
+
 
 class PropertyItem(exp.Expression):
     """``key = 'value'``: ``this`` is an identifier, a dotted name or a string key."""

@@ -176,6 +176,15 @@ class TrinityParser(DDLParser):
             self._unsupported(f"The {word} statement", _STATEMENTS, token)
         self._expected("a statement", f"statements start with {_STATEMENTS}")
 
+    def _parse_string_as_identifier(self) -> exp.Identifier | None:
+        # sqlglot makes FROM 'x.csv' the same node as FROM "x.csv"; DuckDB reads
+        # the first as a file. Remember the spelling so the statement layer can
+        # refuse it (trinity_dbapi.sql.table_functions).
+        identifier = super()._parse_string_as_identifier()
+        if identifier is not None:
+            identifier.meta[tx.STRING_NAME] = True
+        return identifier
+
     def _parse_truncate(self) -> tx.Truncate:
         self._match(TokenType.TABLE)
         table = self._parse_table_name()

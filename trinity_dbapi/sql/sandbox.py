@@ -29,9 +29,10 @@ unclosed, only ever by the process that made it (not by a forked child).
 
 What no configuration of DuckDB can close: ``..`` right after a symbolic link
 *inside* the root (``<root>/link/../x``) is removed as text before the check,
-so it opens ``x`` beside the link's target. TrinityLake never writes links;
-docs/sql.md names the limit and tests/sql/test_sandbox.py keeps it as a
-strict expected failure.
+so it opens ``x`` beside the link's target. So this is the second wall: the
+statement layer (:mod:`trinity_dbapi.sql.table_functions`) lets no user SQL
+name a file at all (a whitelist of table functions that read none, no string
+as a table), and the only paths DuckDB opens are those of trinity's own scans.
 
 DuckDB adds its temporary directory to the allowed list (``<cwd>/.tmp`` for
 an in-memory database, so SQL could read whatever lay there); spilling is

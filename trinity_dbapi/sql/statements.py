@@ -68,6 +68,7 @@ from trinity_dbapi.sql.model import (  # the model, re-exported
 )
 from trinity_dbapi.sql.nesting import check_depth, recursion_budget
 from trinity_dbapi.sql.parser import TrinityParser
+from trinity_dbapi.sql.table_functions import check_table_functions, refuse_file_name
 from trinity_dbapi.sql.types_sql import convert_type, name_of
 
 __all__ = [
@@ -392,13 +393,23 @@ def _as_of(version: exp.Version | None, binder: Binder) -> AsOf | None:
 
 
 def _is_cte(table: exp.Table) -> bool:
+    """Whether DuckDB binds ``table`` to a common table expression (else: a lakehouse table).
+
+    DuckDB's scoping, which this must match exactly (a name it does not bind
+    to a CTE it looks up as a table, and then as a file by a replacement
+    scan): a CTE is visible to the body of its WITH and to the CTEs after it,
+    not to itself or the ones before it, except a RECURSIVE one to the
+    recursive (right) branch of its own UNION; an inner WITH hides an outer one.
+    """
     if table.args.get("db") or table.args.get("catalog"):
         return False
     name = name_of(table.this)
+    path = {id(table)}
     ancestor = table.parent
     while ancestor is not None:
+        path.add(id(ancestor))
         with_ = ancestor.args.get("with_")
-        if with_ and any(name_of(cte.args["alias"].this) == name for cte in with_.expressions):
+        if with_ and _cte_visible(with_, name, table, path):
             if table.args.get("version"):
                 raise ProgrammingError(
                     f"{name!r} is a common table expression, which has no versions to travel "
@@ -406,6 +417,23 @@ def _is_cte(table: exp.Table) -> bool:
                 )
             return True
         ancestor = ancestor.parent
+    return False
+
+
+def _cte_visible(with_: exp.With, name: str, table: exp.Table, path: set[int]) -> bool:
+    """Whether a CTE ``name`` of ``with_`` is visible where ``table`` stands."""
+    ctes = with_.expressions
+    inside = next((i for i, cte in enumerate(ctes) if id(cte) in path), None)
+    for i, cte in enumerate(ctes):
+        if name_of(cte.args["alias"].this) != name:
+            continue
+        if inside is None or i < inside:
+            return True
+        if i == inside and with_.args.get("recursive"):
+            body = cte.this
+            recursive = body.expression.find_all(exp.Table) if isinstance(body, exp.Union) else ()
+            if any(node is table for node in recursive):
+                return True
     return False
 
 
@@ -426,14 +454,19 @@ def _table_refs(
     refs = []
     if target is not None:
         refs.append(TableRef(target, _table_name(target), None))
+    check_table_functions(expression)
     tables = sorted(expression.find_all(exp.Table), key=_text_position)
     for table in tables:
         if table is target:
             continue
-        if isinstance(table.this, exp.Placeholder):
-            _table_name(table)  # raises: a placeholder is not a name
-        if not isinstance(table.this, exp.Identifier) or _is_cte(table):
-            continue  # a table function, or a common table expression
+        if table.this is None or isinstance(table.this, exp.Func):
+            continue  # ROWS FROM or a table function, both whitelisted above
+        if not isinstance(table.this, exp.Identifier):
+            _table_name(table)  # raises: a placeholder (or anything else) is not a name
+        if table.this.meta.get(tx.STRING_NAME):
+            raise refuse_file_name(table.this.name)
+        if _is_cte(table):
+            continue
         refs.append(TableRef(table, _table_name(table), _as_of(table.args.get("version"), binder)))
     return tuple(refs)
 
