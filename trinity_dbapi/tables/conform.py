@@ -1,8 +1,9 @@
 """Make incoming Arrow data fit a table's schema, or say exactly why it cannot.
 
 :func:`conform` matches columns by name, fills missing nullable columns with
-NULLs, casts every column to its declared Arrow type (a safe cast: no overflow,
-no truncation, no lost decimal digits or timestamp precision) and checks what
+NULLs, converts every column to its declared Arrow type by the one conversion
+rule of :mod:`~trinity_dbapi.tables.convert` (a value is stored only if the
+type holds it exactly) and checks what
 Arrow types cannot express: NOT NULL, nested members included, and the length
 of ``char(n)``, ``varchar(n)`` and ``binary(n)`` values (read from the
 ``trinity.type`` field metadata).
@@ -27,6 +28,7 @@ from trinity_dbapi.errors import DataError, IntegrityError, ProgrammingError
 from trinity_dbapi.format.definitions import DataType
 from trinity_dbapi.format.definitions.types import UNBOUNDED_LENGTH
 from trinity_dbapi.sql.arrow_types import data_type_from_field
+from trinity_dbapi.tables.convert import convert
 
 __all__ = ["Conformer", "null_column", "safe_cast"]
 
@@ -69,7 +71,9 @@ class Conformer:
         columns = []
         for field, declared in zip(self.schema, self._types, strict=True):
             if field.name in names:
-                column = _cast(data.column(field.name), _relaxed(field.type), field.name)
+                column = _cast(
+                    data.column(field.name), _relaxed(field.type), field.name, declared.to_sql()
+                )
             elif field.nullable:
                 column = null_column(data.num_rows, field.type)
             else:
@@ -172,15 +176,12 @@ def safe_cast(values: Any, type_: pa.DataType) -> Any:
     return values.cast(type_, safe=True)
 
 
-def _cast(column: pa.ChunkedArray, type_: pa.DataType, name: str) -> pa.ChunkedArray:
-    if column.type == type_:
+def _cast(column: pa.ChunkedArray, type_: pa.DataType, name: str, sql: str) -> pa.ChunkedArray:
+    if column.type == type_ and not pa.types.is_decimal(type_):
         return column
-    try:
-        return safe_cast(column, type_)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise DataError(
-            f"values of column {name!r} ({column.type}) do not fit its type {type_}: {exc}"
-        ) from exc
+    # Decimals are checked even when the type matches: DuckDB exports HUGEINT
+    # results as decimal128(38, 0) holding values of up to 39 digits.
+    return convert(column, type_, name, type_name=sql)
 
 
 def _check(array: pa.Array, nullable: bool, declared: DataType, name: str) -> None:
