@@ -170,7 +170,7 @@ def _to_floating(values: pa.Array, target: pa.DataType) -> pa.Array:
     result = wide if target == pa.float64() else wide.cast(target, safe=False)
     # ... but a finite value must not turn into an infinity.
     if _any(pc.and_(pc.is_finite(wide), pc.invert(pc.is_finite(result)))):
-        raise _Refused(f"it is beyond the range of {target}")
+        raise _Refused("it is beyond the range of the type and would become an infinity")
     return result
 
 
@@ -278,6 +278,17 @@ def from_python(values: Sequence[Any]) -> tuple[list[pa.Array], list[list[int]]]
     rounded to a float). Returns the arrays and, for each, the 0-based
     positions of its values in ``values``; ``None`` goes with the first kind.
     """
+    kinds = set(map(type, values))
+    kinds.discard(type(None))
+    if len(kinds) == 1:
+        # One kind (the common case): no grouping loop over the values.
+        (only,) = kinds
+        name = only.__name__
+        if issubclass(only, datetime.datetime):
+            zoned = {v.tzinfo is not None for v in values if v is not None}
+            name = "datetime_tz" if zoned == {True} else "datetime" if zoned == {False} else ""
+        if name:
+            return [_kind_array(name, list(values))], [list(range(len(values)))]
     groups: dict[str, list[int]] = {}
     nulls: list[int] = []
     for position, value in enumerate(values):
@@ -296,6 +307,38 @@ def from_python(values: Sequence[Any]) -> tuple[list[pa.Array], list[list[int]]]
     return arrays, positions
 
 
+#: Python types that pyarrow converts straight into a column type, refusing
+#: what does not fit (overflow, lost decimal digits) rather than changing it.
+_NATIVE: dict[type, Callable[[pa.DataType], bool]] = {
+    int: pa.types.is_integer,
+    float: lambda t: t == pa.float64(),
+    str: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
+    decimal.Decimal: pa.types.is_decimal,
+    bool: pa.types.is_boolean,
+    datetime.date: pa.types.is_date32,
+    bytes: lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t),
+}
+
+
+def _native(values: Sequence[Any], target: pa.DataType) -> pa.Array | None:
+    """The fast path of a bulk insert: values of one type that is the column's own.
+
+    None when the values are of several types, or one pyarrow would refuse
+    (the general path then names the value refused).
+    """
+    kinds = set(map(type, values))
+    kinds.discard(type(None))
+    if len(kinds) != 1:
+        return None
+    fits = _NATIVE.get(kinds.pop())
+    if fits is None or not fits(target):
+        return None
+    try:
+        return pa.array(values, type=target)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return None
+
+
 def convert_python(
     values: Sequence[Any], target: pa.DataType, column: str, *, type_name: str | None = None
 ) -> pa.Array:
@@ -306,6 +349,9 @@ def convert_python(
     Raises:
         DataError: a value the type cannot hold exactly, or an Arrow cannot represent.
     """
+    native = _native(values, target)
+    if native is not None:
+        return native
     try:
         arrays, positions = from_python(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
