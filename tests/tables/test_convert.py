@@ -128,3 +128,25 @@ def test_python_values_refused_name_their_parameter_set(
 ) -> None:
     with pytest.raises(DataError, match=rf"\(row {row}\)"):
         convert_python(values, target, "v")
+
+
+def test_nested_values_follow_the_rule_inside() -> None:
+    """Elements, members, keys and values: inside a list<float4> 1e300 is refused too."""
+    lists = pa.array([[0.5, None], None, [1e300], [2.0]], pa.list_(pa.float64()))
+    with pytest.raises(DataError, match=r"\[1e\+300\] \(row 3\)"):
+        convert(lists, pa.list_(pa.float32()), "v", rows=range(1, 5))
+    sliced = lists.slice(3)  # offsets that do not start at 0
+    assert convert(sliced, pa.list_(pa.int32()), "v").to_pylist() == [[2]]
+    assert convert(lists.slice(0, 2), pa.list_(pa.float32()), "v").to_pylist() == [
+        [0.5, None],
+        None,
+    ]
+    structs = pa.array([{"a": 1.0, "b": "x"}, None])
+    target = pa.struct([("a", pa.int32()), ("b", pa.string()), ("c", pa.date32())])
+    assert convert(structs, target, "v").to_pylist() == [{"a": 1, "b": "x", "c": None}, None]
+    with pytest.raises(DataError, match="members \\['b'\\]"):
+        convert(structs, pa.struct([("a", pa.int32())]), "v")
+    maps = pa.array([[("k", 2.5)]], pa.map_(pa.string(), pa.float64()))
+    with pytest.raises(DataError, match=r"Rescaling|truncated"):
+        convert(maps, pa.map_(pa.string(), pa.int32()), "v")
+    assert convert(maps, pa.map_(pa.string(), pa.float32()), "v").to_pylist() == [[("k", 2.5)]]

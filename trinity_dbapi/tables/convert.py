@@ -28,8 +28,10 @@ stored only if the column's type holds it exactly**:
 * date, time and timestamp columns take dates, times and timestamps (a
   number is not a date); a date column takes a timestamp only at midnight
   (a time of day would be lost);
+* list, struct and map values: their elements, members, keys and values
+  by the same rule (a struct may leave out members, which are NULL);
 * everything else follows Arrow's safe cast: no overflow, no lost
-  precision (timestamps to a coarser unit, for instance).
+  precision (binary lengths, for instance).
 
 A refused value is a :class:`~trinity_dbapi.errors.DataError` naming the
 column, the first value refused (and its row when known) and the fix.
@@ -233,6 +235,52 @@ def _to_date(values: pa.Array, target: pa.DataType) -> pa.Array:
     return result
 
 
+def _to_list(values: pa.Array, target: pa.DataType) -> pa.Array:
+    source = values.type
+    if not (pa.types.is_list(source) or pa.types.is_large_list(source)):
+        return values.cast(target, safe=True)  # fixed-size lists, or Arrow's refusal
+    # The elements take the element type by the same rule, then the lists are
+    # rebuilt on this slice's offsets.
+    start, end = values.offsets[0].as_py(), values.offsets[-1].as_py()
+    elements = _convert(values.values.slice(start, end - start), target.value_type)
+    offset_type = pa.int64() if pa.types.is_large_list(target) else pa.int32()
+    offsets = pc.subtract(values.offsets, pa.scalar(start, values.offsets.type)).cast(offset_type)
+    array_class = pa.LargeListArray if pa.types.is_large_list(target) else pa.ListArray
+    return array_class.from_arrays(offsets, elements, type=target, mask=_nulls(values))
+
+
+def _to_struct(values: pa.Array, target: pa.DataType) -> pa.Array:
+    source = values.type
+    if not pa.types.is_struct(source):
+        raise _not_a(values, "a struct")
+    given = {source.field(i).name: i for i in range(source.num_fields)}
+    extra = set(given) - {field.name for field in target}
+    if extra:
+        raise _Refused(f"the struct has members {sorted(extra)} that the column's type lacks")
+    children = [
+        _convert(values.field(given[field.name]), field.type)
+        if field.name in given
+        else pa.nulls(len(values), field.type)
+        for field in target
+    ]
+    return pa.StructArray.from_arrays(children, fields=list(target), mask=_nulls(values))
+
+
+def _to_map(values: pa.Array, target: pa.DataType) -> pa.Array:
+    if not pa.types.is_map(values.type):
+        return values.cast(target, safe=True)
+    # MapArray.keys/items ignore slicing: cut them to this slice's offsets.
+    start, end = values.offsets[0].as_py(), values.offsets[-1].as_py()
+    keys = _convert(values.keys.slice(start, end - start), target.key_type)
+    items = _convert(values.items.slice(start, end - start), target.item_type)
+    offsets = pc.subtract(values.offsets, pa.scalar(start, values.offsets.type))
+    return pa.MapArray.from_arrays(offsets, keys, items, type=target, mask=_nulls(values))
+
+
+def _nulls(values: pa.Array) -> pa.Array | None:
+    return values.is_null() if values.null_count else None
+
+
 _RULES: tuple[
     tuple[Callable[[pa.DataType], bool], Callable[[pa.Array, pa.DataType], pa.Array]], ...
 ] = (
@@ -243,6 +291,9 @@ _RULES: tuple[
     (_textual, _to_text),
     (pa.types.is_date, _to_date),
     (_temporal, _to_temporal),
+    (lambda t: pa.types.is_list(t) or pa.types.is_large_list(t), _to_list),
+    (pa.types.is_struct, _to_struct),
+    (pa.types.is_map, _to_map),
 )
 
 
