@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from trinity_dbapi.errors import DataError
@@ -57,6 +57,7 @@ def test_a_decimal_is_stored_only_without_rounding(value: D) -> None:
 
 @settings(deadline=None)  # a shared machine: no timing in unit tests
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e4, max_value=1e4))
+@example(1.3247213420481442e-180)  # Arrow parses its text as 0 without an error
 def test_a_float_into_a_decimal_is_its_shortest_text(x: float) -> None:
     text = D(repr(x))
     if text != text.quantize(D("0.01")) or abs(text) >= 1000:
@@ -150,3 +151,9 @@ def test_nested_values_follow_the_rule_inside() -> None:
     with pytest.raises(DataError, match=r"Rescaling|truncated"):
         convert(maps, pa.map_(pa.string(), pa.int32()), "v")
     assert convert(maps, pa.map_(pa.string(), pa.float32()), "v").to_pylist() == [[("k", 2.5)]]
+
+
+def test_text_with_a_large_negative_exponent_is_not_zero() -> None:
+    with pytest.raises(DataError, match="beyond the type's scale"):
+        convert(pa.array(["1.3247213420481442e-180"]), pa.decimal128(38, 2), "v")
+    assert convert(pa.array(["123e-2"]), pa.decimal128(5, 2), "v").to_pylist() == [D("1.23")]

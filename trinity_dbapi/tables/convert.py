@@ -199,7 +199,14 @@ def _to_decimal(values: pa.Array, target: pa.DataType) -> pa.Array:
     # 39-digit values DuckDB exports in a decimal128(38, 0)).
     scale = max(target.scale, getattr(source, "scale", 0))
     wide = values.cast(pa.decimal256(_WIDE_PRECISION, scale), safe=True)
-    return wide.cast(target, safe=True)
+    result = wide.cast(target, safe=True)
+    if _textual(source):
+        # Arrow parses text with a large negative exponent ('1.32e-180') as 0
+        # without an error: the number must survive, as near as a float tells.
+        parsed = values.cast(pa.float64(), safe=True)
+        if _any(pc.not_equal(result.cast(pa.float64(), safe=False), parsed)):
+            raise _Refused("its digits beyond the type's scale would be lost")
+    return result
 
 
 def _to_boolean(values: pa.Array, target: pa.DataType) -> pa.Array:
