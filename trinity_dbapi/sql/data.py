@@ -405,6 +405,7 @@ def _update(session: Session, stmt: st.Dml, node: exp.Update) -> Result:
     def assign(rows: pa.Table) -> pa.Table:
         import pyarrow.compute as pc
 
+        from trinity_dbapi.tables.conform import relaxed
         from trinity_dbapi.tables.convert import convert
 
         hit = rows.column(_HIT)
@@ -416,13 +417,13 @@ def _update(session: Session, stmt: st.Dml, node: exp.Update) -> Result:
                 with target.naming():
                     new = convert(
                         rows.column(new_names[field.name]),
-                        field.type,
+                        relaxed(field.type),  # NOT NULL is the write's check (IntegrityError)
                         field.name,
                         type_name=sql_type,
                     )
-                column = pc.if_else(hit, new, column)
+                column = pc.if_else(hit, new, column.cast(new.type))
             columns.append(column)
-        return pa.Table.from_arrays(columns, schema=target.schema)
+        return pa.table(columns, names=target.schema.names)
 
     _rewrite(session, stmt, target, candidates, affected, projection, None, "update", finish=assign)
     return Result(None, sum(affected.values()))
