@@ -314,6 +314,7 @@ def test_a_parameter_is_bound_exactly_or_refused(lake: Lake, value: Any) -> None
 @example(value=2**127)
 @example(value=-0.0)
 @example(value=D("1" * 40))
+@example(value=2**63)  # DuckDB's UBIGINT: a DECIMAL(20, 0) column
 def test_select_and_ctas_give_back_the_value(lake: Lake, value: Any) -> None:
     name = f"ctas_{next(_ids)}"
     try:
@@ -325,7 +326,10 @@ def test_select_and_ctas_give_back_the_value(lake: Lake, value: Any) -> None:
         (stored,) = lake.cur.execute(f"SELECT v FROM {name}").fetchone()
     except DataError:
         stored = "DataError"
-    assert _key(stored) == _key(selected)
+    if isinstance(stored, D) and type(selected) is int:  # a UBIGINT is stored as DECIMAL(20, 0)
+        assert stored == selected
+    else:
+        assert _key(stored) == _key(selected)
     if selected != "DataError":
         if isinstance(value, float) and math.isnan(value):
             assert math.isnan(selected)

@@ -478,9 +478,24 @@ def create_table_as(session: Session, stmt: Any) -> Result:
     return Result(None, count)
 
 
+#: DuckDB's unsigned results (a parameter from 2**63 binds as UBIGINT) as the
+#: narrowest TrinityLake type that holds every value: the rows then convert exactly.
+_UNSIGNED = {
+    pa.uint8(): pa.int16(),
+    pa.uint16(): pa.int32(),
+    pa.uint32(): pa.int64(),
+    pa.uint64(): pa.decimal128(20, 0),
+}
+
+
 def _plain_schema(schema: pa.Schema) -> pa.Schema:
     # DuckDB results carry no field IDs; columns_from_schema numbers them.
-    return pa.schema([field.remove_metadata() for field in schema])
+    return pa.schema(
+        [
+            field.remove_metadata().with_type(_UNSIGNED.get(field.type, field.type))
+            for field in schema
+        ]
+    )
 
 
 def create_index(session: Session, stmt: Any) -> Result:
