@@ -58,6 +58,7 @@ def test_a_decimal_is_stored_only_without_rounding(value: D) -> None:
 @settings(deadline=None)  # a shared machine: no timing in unit tests
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e4, max_value=1e4))
 @example(1.3247213420481442e-180)  # Arrow parses its text as 0 without an error
+@example(1.9)  # Arrow reads 1.90 back as 1.9000000000000001
 def test_a_float_into_a_decimal_is_its_shortest_text(x: float) -> None:
     text = D(repr(x))
     if text != text.quantize(D("0.01")) or abs(text) >= 1000:

@@ -202,11 +202,18 @@ def _to_decimal(values: pa.Array, target: pa.DataType) -> pa.Array:
     result = wide.cast(target, safe=True)
     if _textual(source):
         # Arrow parses text with a large negative exponent ('1.32e-180') as 0
-        # without an error: the number must survive, as near as a float tells.
+        # without an error: the number must survive, as near as a float tells
+        # (a few ulps: Arrow's decimal -> float is not always correctly rounded).
         parsed = values.cast(pa.float64(), safe=True)
-        if _any(pc.not_equal(result.cast(pa.float64(), safe=False), parsed)):
+        back = result.cast(pa.float64(), safe=False)
+        error = pc.abs(pc.subtract(back, parsed))
+        if _any(pc.greater(error, pc.multiply(pc.abs(parsed), _ULPS))):
             raise _Refused("its digits beyond the type's scale would be lost")
     return result
+
+
+#: How far (relatively) a decimal read back as a float may be from the number it came from.
+_ULPS = 1e-15
 
 
 def _to_boolean(values: pa.Array, target: pa.DataType) -> pa.Array:
