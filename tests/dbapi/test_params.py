@@ -94,14 +94,37 @@ def test_special_floats_are_accepted() -> None:
     assert (inf, ninf) == (math.inf, -math.inf)
 
 
-def test_hugeint_range() -> None:
-    assert check_params([MIN_INT, MAX_INT]) == (-(2**127), 2**128 - 1)
-    with pytest.raises(DataError, match=r"parameter 2 is the integer 3402.*outside the range"):
+def test_integer_range() -> None:
+    """Up to 38 digits: beyond, DuckDB's HUGEINT reaches Arrow wrapped (2**127 as -2**127)."""
+    assert check_params([MIN_INT, MAX_INT]) == (-(10**38 - 1), 10**38 - 1)
+    with pytest.raises(DataError, match=r"parameter 2 is the integer 1000.*more than 38 digits"):
         check_params([1, MAX_INT + 1])
+    with pytest.raises(DataError, match=r"integer 170141183460469231731687303715884105728"):
+        check_params([2**127])
     with pytest.raises(DataError, match="parameter 1 at \\[0\\]"):
         check_params([[MIN_INT - 1]])
     with pytest.raises(DataError, match="integer of 16610 bits"):
         check_params([10**5000])
+
+
+def test_decimals_are_bound_exactly_or_refused() -> None:
+    """DuckDB binds a decimal of more than 38 digits as a DOUBLE: rounded, so refused."""
+    assert check_params(
+        [decimal.Decimal("1.5"), decimal.Decimal("1E+5"), decimal.Decimal("0E-50")]
+    ) == (decimal.Decimal("1.5"), decimal.Decimal("1E+5"), decimal.Decimal(0))
+    (same,) = check_params([decimal.Decimal("1.1" + "0" * 40)])  # the same value, in fewer digits
+    assert same == decimal.Decimal("1.1") and str(same) == "1.1"
+    assert check_params([decimal.Decimal("1" * 38)]) == (decimal.Decimal("1" * 38),)
+    for value in (
+        decimal.Decimal("1" * 39),
+        decimal.Decimal("1E+40"),
+        decimal.Decimal("1." + "1" * 38),
+        decimal.Decimal("sNaN"),
+    ):
+        with pytest.raises(DataError, match="more than 38 digits"):
+            check_params([value])
+    nan, inf = check_params([decimal.Decimal("NaN"), decimal.Decimal("-Infinity")])
+    assert isinstance(nan, float) and math.isnan(nan) and inf == -math.inf
 
 
 def test_dict_is_refused_with_paramstyle() -> None:
@@ -191,7 +214,9 @@ _scalars = st.one_of(
     st.booleans(),
     st.integers(min_value=MIN_INT, max_value=MAX_INT),
     st.floats(allow_nan=False),
-    st.decimals(allow_nan=False),
+    st.decimals(
+        allow_nan=False, allow_infinity=False, places=4, min_value=-(10**30), max_value=10**30
+    ),
     st.text(),
     st.binary(),
     st.dates(),

@@ -16,11 +16,20 @@ Normalization:
     - every other accepted value is returned as is.
 
 Decisions:
-    - Integers may use DuckDB's full range, ``-2**127`` (``HUGEINT``) to
-      ``2**128 - 1`` (``UHUGEINT``), which is what DuckDB itself binds. A value
-      outside it raises :class:`~trinity_dbapi.errors.DataError`, the PEP 249
-      class for "numeric value out of range". Storing a value into a narrower
-      column is checked by the engine when the statement runs.
+    - A value must reach the engine exactly (docs/datasets.md, "Converting
+      values"). Integers may have up to 38 digits (``-(10**38 - 1)`` to
+      ``10**38 - 1``, what ``DECIMAL(38, 0)``, the widest column, holds):
+      DuckDB binds larger ones as ``HUGEINT`` / ``UHUGEINT``, which reach
+      Arrow as ``decimal128(38, 0)``, wrapped to a negative number from
+      ``2**127`` up. A ``Decimal`` is bound as DuckDB's ``DECIMAL(38, s)``
+      when its digits fit (trailing zeros are dropped to make them fit, the
+      value is the same); DuckDB would bind a longer one as a ``DOUBLE``,
+      rounding it. A value beyond either raises
+      :class:`~trinity_dbapi.errors.DataError`, the PEP 249 class for "numeric
+      value out of range". A ``Decimal`` NaN or infinity is the ``float`` of
+      the same meaning (DuckDB has no decimal NaN); a signalling NaN is
+      refused. Storing a value into a column is checked by the one conversion
+      rule when the statement runs.
     - Floats may be NaN or infinite (DuckDB's ``DOUBLE`` holds them).
     - A list or tuple binds as a SQL ``LIST``; nested lists make lists of
       lists. There is no way to bind a ``STRUCT`` or ``MAP`` (dicts are
@@ -36,12 +45,21 @@ from typing import Any
 
 from trinity_dbapi.errors import DataError, ProgrammingError
 
-__all__ = ["ACCEPTED", "MAX_INT", "MIN_INT", "check_params", "check_seq_of_params"]
+__all__ = [
+    "ACCEPTED",
+    "MAX_DIGITS",
+    "MAX_INT",
+    "MIN_INT",
+    "check_params",
+    "check_seq_of_params",
+]
 
-#: Smallest integer a parameter may hold (DuckDB ``HUGEINT``).
-MIN_INT = -(2**127)
-#: Largest integer a parameter may hold (DuckDB ``UHUGEINT``).
-MAX_INT = 2**128 - 1
+#: Most digits of a decimal or an integer parameter (DuckDB's ``DECIMAL(38, s)``).
+MAX_DIGITS = 38
+#: Smallest integer a parameter may hold (38 digits).
+MIN_INT = -(10**MAX_DIGITS - 1)
+#: Largest integer a parameter may hold (38 digits).
+MAX_INT = 10**MAX_DIGITS - 1
 
 #: Human-readable list of the accepted parameter types, used in error messages.
 ACCEPTED = (
@@ -56,6 +74,38 @@ def _int(value: Any) -> int:
 
 def _float(value: Any) -> float:
     return float(value)
+
+
+def _decimal(value: decimal.Decimal) -> decimal.Decimal | float | None:
+    """The decimal as DuckDB binds it exactly, a float for NaN and infinities; None: cannot."""
+    if value.is_snan():
+        return None
+    if not value.is_finite():
+        return float(value)
+    if _fits(value):
+        return value
+    if value.is_zero():
+        return decimal.Decimal(0)
+    # The same value with fewer digits: trailing zeros dropped, no exponent
+    # (with enough precision that nothing is rounded: the default is 28 digits).
+    compact = value.normalize(context=_WIDE)
+    exponent = compact.as_tuple().exponent
+    assert isinstance(exponent, int)  # finite
+    if exponent > 0:
+        compact = compact.quantize(decimal.Decimal(1), context=_WIDE)
+    return compact if compact == value and _fits(compact) else None
+
+
+#: Enough precision for every decimal that can fit DuckDB's DECIMAL(38, s).
+_WIDE = decimal.Context(prec=2 * MAX_DIGITS + 2)
+
+
+def _fits(value: decimal.Decimal) -> bool:
+    """Whether DuckDB binds the finite ``value`` as a DECIMAL (it takes a DOUBLE otherwise)."""
+    _, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # finite
+    precision = len(digits) + exponent if exponent >= 0 else max(len(digits), -exponent)
+    return precision <= MAX_DIGITS
 
 
 def _str(value: Any) -> str:
@@ -73,7 +123,7 @@ _SCALARS: dict[type, Callable[[Any], Any]] = {
     bool: bool,
     int: _int,
     float: _float,
-    decimal.Decimal: _same,
+    decimal.Decimal: _decimal,
     str: _str,
     bytes: bytes,
     bytearray: bytes,
@@ -123,11 +173,19 @@ def _normalize(
     if convert is _int and not MIN_INT <= value <= MAX_INT:
         shown = str(int(value)) if value.bit_length() <= 256 else f"of {value.bit_length()} bits"
         raise DataError(
-            f"{where}{_describe(position, path)} is the integer {shown}, outside the range "
-            "DuckDB can bind (-2**127 to 2**128 - 1); pass it as a decimal.Decimal or a str "
-            "and cast it in SQL"
+            f"{where}{_describe(position, path)} is the integer {shown}, which has more than "
+            f"{MAX_DIGITS} digits: no column holds it (DECIMAL(38, 0) is the widest) and the "
+            "engine would not get it exactly; pass it as a str"
         )
-    return convert(value)
+    converted = convert(value)
+    if converted is None and convert is _decimal:
+        shown = str(value) if len(str(value)) <= 80 else str(value)[:77] + "..."
+        raise DataError(
+            f"{where}{_describe(position, path)} is the decimal {shown}, which needs more than "
+            f"{MAX_DIGITS} digits (or is a signalling NaN): the engine would round it to a "
+            "float; round it to 38 digits yourself (Decimal.quantize), or pass a float"
+        )
+    return converted
 
 
 def _normalize_items(
@@ -184,7 +242,8 @@ def check_params(params: object) -> tuple[object, ...]:
         ProgrammingError: ``params`` is a mapping, a str or bytes, or not a
             sequence; or a value has a type that is not accepted (the message
             names its 1-based position, its type and the accepted types).
-        DataError: an integer is outside ``MIN_INT..MAX_INT``.
+        DataError: an integer is outside ``MIN_INT..MAX_INT``, or a decimal
+            needs more than ``MAX_DIGITS`` digits.
     """
     if params is None:
         return ()
@@ -241,6 +300,20 @@ _PLAIN_TYPES = frozenset(
 )
 
 
+def _decimals_fit(values: list[decimal.Decimal]) -> bool:
+    """Whether every decimal is finite and binds as it is (:func:`_fits`, inlined).
+
+    The loop of a bulk insert: one ``as_tuple`` per value, nothing else.
+    """
+    for value in values:
+        _, digits, exponent = value.as_tuple()
+        if type(exponent) is not int or exponent < -MAX_DIGITS:
+            return False
+        if len(digits) + (max(0, exponent)) > MAX_DIGITS:
+            return False
+    return True
+
+
 def _plain_sets(sets: list[Any]) -> list[tuple[object, ...]] | None:
     """The parameter sets as tuples when every value is of a plain type; else None.
 
@@ -256,6 +329,10 @@ def _plain_sets(sets: list[Any]) -> list[tuple[object, ...]] | None:
         return None
     if int in kinds and not all(
         MIN_INT <= value <= MAX_INT for params in sets for value in params if type(value) is int
+    ):
+        return None
+    if decimal.Decimal in kinds and not _decimals_fit(
+        [value for params in sets for value in params if type(value) is decimal.Decimal]
     ):
         return None
     return [params if type(params) is tuple else tuple(params) for params in sets]

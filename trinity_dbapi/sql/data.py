@@ -15,8 +15,8 @@ progress handler as a task named after the statement and the table.
 
 from __future__ import annotations
 
-import decimal
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -71,6 +71,14 @@ class Target:
         self.partition_by = managed.partition_columns(self.definition)
         self.meta = managed.metadata(self.storage, self.definition)
 
+    @contextlib.contextmanager
+    def naming(self) -> Iterator[None]:
+        """Say which table a DataError of the values written is about."""
+        try:
+            yield
+        except DataError as exc:
+            raise DataError(f"{self.namespace}.{self.name}: {exc}") from None
+
     def write(self, rows: pa.Table, task: str) -> tuple[dict[str, str], int]:
         """Write ``rows`` as new data files; return their labels and paths, and the row count.
 
@@ -82,9 +90,15 @@ class Target:
         progress.start()
         if rows.num_rows == 0:
             return {}, 0
-        files = write_data(
-            self.storage, self.meta, self.schema, self.partition_by, rows, progress=progress.update
-        )
+        with self.naming():
+            files = write_data(
+                self.storage,
+                self.meta,
+                self.schema,
+                self.partition_by,
+                rows,
+                progress=progress.update,
+            )
         progress.finish(rows.num_rows)
         return files, rows.num_rows
 
@@ -189,14 +203,15 @@ def insert_arrow(session: Session, table: st.TableName, data: Any) -> Result:
     total = rows.num_rows if isinstance(rows, pa.Table) else None
     progress = session.task(f"insert into {target.namespace}.{target.name}", "rows", total)
     progress.start()
-    files = write_data(
-        target.storage,
-        target.meta,
-        target.schema,
-        target.partition_by,
-        rows,
-        progress=progress.update,
-    )
+    with target.naming():
+        files = write_data(
+            target.storage,
+            target.meta,
+            target.schema,
+            target.partition_by,
+            rows,
+            progress=progress.update,
+        )
     progress.finish()  # before staging: a handler that raises still undoes it all
     target.stage(files)
     return Result(None, progress.done)
@@ -207,10 +222,18 @@ def _arrow_input(data: Any) -> pa.Table | pa.RecordBatchReader:
         return data
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
-    if hasattr(data, "__arrow_c_stream__"):
-        return pa.RecordBatchReader.from_stream(data)
-    if type(data).__module__.startswith("pandas"):
-        return pa.Table.from_pandas(data, preserve_index=False)
+    try:
+        if hasattr(data, "__arrow_c_stream__"):
+            return pa.RecordBatchReader.from_stream(data)
+        if type(data).__module__.startswith("pandas"):
+            return pa.Table.from_pandas(data, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        # pandas object columns of mixed types or integers beyond int64.
+        raise DataError(
+            f"the {type(data).__name__} cannot be made Arrow data: {exc}; give each column "
+            "values of one type (or insert the rows with executemany, which converts each "
+            "value on its own)"
+        ) from exc
     raise ProgrammingError(
         f"cannot insert a {type(data).__name__} as Arrow data; pass a pyarrow Table, "
         "RecordBatch or RecordBatchReader, or an object with __arrow_c_stream__ (pandas, "
@@ -255,28 +278,13 @@ def insert_rows(session: Session, parsed: st.Parsed, rows: Sequence[Sequence[Any
 
 
 def _column_array(target: Target, name: str, values: list[Any]) -> pa.Array:
+    """One column of an ``executemany``: the values by the one conversion rule, as INSERT does."""
+    from trinity_dbapi.tables.convert import convert_python
+
     field = target.schema.field(name)
-    try:
-        try:
-            return pa.array(values, type=field.type)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            # A Decimal for a float column or a float for a decimal one: the
-            # conversion SQL does implicitly (an INSERT of a literal does it too).
-            return pa.array(_numeric_values(values, field.type), type=field.type)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
-        raise DataError(
-            f"a value for column {name!r} of {target.namespace}.{target.name} does not fit its "
-            f"type {target.definition.column(name).type.to_sql()}: {exc}"
-        ) from exc
-
-
-def _numeric_values(values: list[Any], arrow_type: pa.DataType) -> list[Any]:
-    if pa.types.is_floating(arrow_type):
-        return [float(v) if isinstance(v, decimal.Decimal) else v for v in values]
-    if pa.types.is_decimal(arrow_type):
-        # repr() is the shortest text that reads back as the same float.
-        return [decimal.Decimal(repr(v)) if isinstance(v, float) else v for v in values]
-    return values
+    sql_type = target.definition.column(name).type.to_sql()
+    with target.naming():
+        return convert_python(values, field.type, name, type_name=sql_type)
 
 
 def _insert_columns(target: Target, node: exp.Insert) -> list[str]:
@@ -340,6 +348,7 @@ def _rewrite(
     projection: list[exp.Expr],
     condition: exp.Expr | None,
     task: str,
+    finish: Callable[[pa.Table], pa.Table] | None = None,
 ) -> None:
     """Write the new content of the affected files and stage the replacement.
 
@@ -357,6 +366,8 @@ def _rewrite(
     if condition is not None:
         query = query.where(exp.not_(condition))
     kept = execute_marked(session, query, stmt.tables, stmt.params, overrides={0: rows})
+    if finish is not None:
+        kept = finish(kept)
     added, _ = target.write(kept, task)
     target.stage(added, removed=sorted(affected))
 
@@ -371,23 +382,50 @@ def _delete(session: Session, stmt: st.Dml, node: exp.Delete) -> Result:
     return Result(None, sum(affected.values()))
 
 
+#: The column that tells UPDATE which rows its condition selects.
+_HIT = "__trinity_hit"
+
+
 def _update(session: Session, stmt: st.Dml, node: exp.Update) -> Result:
     target = Target(session, stmt.tables[0].table)
     with marked(stmt.tables):
         condition = _condition(node)
         assignments = {_assigned(target, a): a.expression.copy() for a in node.expressions}
     candidates, affected = _affected(session, stmt, target, condition)
-    projection: list[exp.Expr] = []
-    for field in target.schema:
-        column = exp.column(field.name, quoted=True)
-        value = assignments.get(field.name)
-        if value is None:
-            projection.append(column)
-            continue
-        cast = exp.cast(exp.paren(value), _duck_type(target, field.name))
-        case = exp.Case(ifs=[exp.If(this=condition.copy(), true=cast)], default=column)
-        projection.append(exp.alias_(case, field.name, quoted=True))
-    _rewrite(session, stmt, target, candidates, affected, projection, None, "update")
+    # DuckDB computes each new value as its own type (no CAST: DuckDB's casts
+    # round); the one conversion rule then makes it the column's type.
+    projection: list[exp.Expr] = [exp.column(field.name, quoted=True) for field in target.schema]
+    projection.append(exp.alias_(condition.copy(), _HIT, quoted=True))
+    new_names = {}
+    for number, (name, value) in enumerate(assignments.items()):
+        new_names[name] = f"__trinity_set_{number}"
+        case = exp.Case(ifs=[exp.If(this=condition.copy(), true=exp.paren(value))])
+        projection.append(exp.alias_(case, new_names[name], quoted=True))
+
+    def assign(rows: pa.Table) -> pa.Table:
+        import pyarrow.compute as pc
+
+        from trinity_dbapi.tables.conform import relaxed
+        from trinity_dbapi.tables.convert import convert
+
+        hit = rows.column(_HIT)
+        columns = []
+        for field in target.schema:
+            column = rows.column(field.name)
+            if field.name in new_names:
+                sql_type = target.definition.column(field.name).type.to_sql()
+                with target.naming():
+                    new = convert(
+                        rows.column(new_names[field.name]),
+                        relaxed(field.type),  # NOT NULL is the write's check (IntegrityError)
+                        field.name,
+                        type_name=sql_type,
+                    )
+                column = pc.if_else(hit, new, column.cast(new.type))
+            columns.append(column)
+        return pa.table(columns, names=target.schema.names)
+
+    _rewrite(session, stmt, target, candidates, affected, projection, None, "update", finish=assign)
     return Result(None, sum(affected.values()))
 
 
@@ -400,13 +438,6 @@ def _assigned(target: Target, assignment: exp.Expression) -> str:
             "column", f"{target.namespace}.{target.name}.{name}", "check DESCRIBE"
         )
     return name
-
-
-def _duck_type(target: Target, column: str) -> exp.DataType:
-    from trinity_dbapi.sql.arrow_types import duckdb_type
-
-    data_type = target.definition.column(column).type
-    return exp.DataType.build(duckdb_type(data_type), dialect="duckdb")
 
 
 # -- TRUNCATE, CTAS, indices ----------------------------------------------------------
@@ -447,9 +478,24 @@ def create_table_as(session: Session, stmt: Any) -> Result:
     return Result(None, count)
 
 
+#: DuckDB's unsigned results (a parameter from 2**63 binds as UBIGINT) as the
+#: narrowest TrinityLake type that holds every value: the rows then convert exactly.
+_UNSIGNED = {
+    pa.uint8(): pa.int16(),
+    pa.uint16(): pa.int32(),
+    pa.uint32(): pa.int64(),
+    pa.uint64(): pa.decimal128(20, 0),
+}
+
+
 def _plain_schema(schema: pa.Schema) -> pa.Schema:
     # DuckDB results carry no field IDs; columns_from_schema numbers them.
-    return pa.schema([field.remove_metadata() for field in schema])
+    return pa.schema(
+        [
+            field.remove_metadata().with_type(_UNSIGNED.get(field.type, field.type))
+            for field in schema
+        ]
+    )
 
 
 def create_index(session: Session, stmt: Any) -> Result:

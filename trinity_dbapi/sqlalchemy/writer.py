@@ -37,10 +37,18 @@ def arrow_insert(table: Any, conn: Any, keys: Sequence[str], data_iter: Iterator
         2
     """
     columns = _columns(data_iter, len(keys))
-    data = _whole_frame(table, keys, columns)
-    if data is None:
-        arrays = [pa.array(column, from_pandas=True) for column in columns]
-        data = pa.Table.from_arrays(arrays, names=list(keys))
+    try:
+        data = _whole_frame(table, keys, columns)
+        if data is None:
+            arrays = [pa.array(column, from_pandas=True) for column in columns]
+            data = pa.Table.from_arrays(arrays, names=list(keys))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        # A column Arrow cannot type (Python objects of several types, an
+        # integer beyond int64): pandas' own row insert, whose executemany
+        # converts each value by the same rule an Arrow column would meet.
+        rows = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+        conn.execute(table.table.insert(), rows)
+        return len(rows)
     cursor = conn.connection.driver_connection.cursor()
     try:
         return int(cursor.ingest(table.name, data, namespace=table.schema))

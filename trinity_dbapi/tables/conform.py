@@ -1,8 +1,9 @@
 """Make incoming Arrow data fit a table's schema, or say exactly why it cannot.
 
 :func:`conform` matches columns by name, fills missing nullable columns with
-NULLs, casts every column to its declared Arrow type (a safe cast: no overflow,
-no truncation, no lost decimal digits or timestamp precision) and checks what
+NULLs, converts every column to its declared Arrow type by the one conversion
+rule of :mod:`~trinity_dbapi.tables.convert` (a value is stored only if the
+type holds it exactly) and checks what
 Arrow types cannot express: NOT NULL, nested members included, and the length
 of ``char(n)``, ``varchar(n)`` and ``binary(n)`` values (read from the
 ``trinity.type`` field metadata).
@@ -27,8 +28,9 @@ from trinity_dbapi.errors import DataError, IntegrityError, ProgrammingError
 from trinity_dbapi.format.definitions import DataType
 from trinity_dbapi.format.definitions.types import UNBOUNDED_LENGTH
 from trinity_dbapi.sql.arrow_types import data_type_from_field
+from trinity_dbapi.tables.convert import convert
 
-__all__ = ["Conformer", "null_column", "safe_cast"]
+__all__ = ["Conformer", "null_column", "relaxed", "safe_cast"]
 
 #: Length functions of the kinds whose values have a declared maximum length.
 _LENGTHS: dict[str, tuple[Callable[[pa.Array], pa.Array], str]] = {
@@ -69,7 +71,9 @@ class Conformer:
         columns = []
         for field, declared in zip(self.schema, self._types, strict=True):
             if field.name in names:
-                column = _cast(data.column(field.name), _relaxed(field.type), field.name)
+                column = _cast(
+                    data.column(field.name), relaxed(field.type), field.name, declared.to_sql()
+                )
             elif field.nullable:
                 column = null_column(data.num_rows, field.type)
             else:
@@ -86,7 +90,7 @@ class Conformer:
         return pa.Table.from_arrays(columns, schema=self.schema)
 
 
-def _relaxed(t: pa.DataType) -> pa.DataType:
+def relaxed(t: pa.DataType) -> pa.DataType:
     """``t`` with every nested member nullable (map keys stay NOT NULL, as Arrow requires).
 
     Data is cast to this first, so NOT NULL members are checked by :func:`_check`
@@ -95,7 +99,7 @@ def _relaxed(t: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(t):
         return pa.struct([_loose(field) for field in t])
     if pa.types.is_map(t):
-        key = t.key_field.with_type(_relaxed(t.key_field.type))
+        key = t.key_field.with_type(relaxed(t.key_field.type))
         return pa.map_(key, _loose(t.item_field))
     if pa.types.is_list(t):
         return pa.list_(_loose(t.value_field))
@@ -103,7 +107,7 @@ def _relaxed(t: pa.DataType) -> pa.DataType:
 
 
 def _loose(field: pa.Field) -> pa.Field:
-    return field.with_type(_relaxed(field.type)).with_nullable(True)
+    return field.with_type(relaxed(field.type)).with_nullable(True)
 
 
 def _zero(t: pa.DataType) -> pa.Array:
@@ -124,7 +128,7 @@ def _zero(t: pa.DataType) -> pa.Array:
 
 
 def _tighten(array: pa.Array, strict: pa.DataType) -> pa.Array:
-    """``array`` (of the :func:`_relaxed` type) as ``strict``, after :func:`_check` passed.
+    """``array`` (of the :func:`relaxed` type) as ``strict``, after :func:`_check` passed.
 
     Arrow's cast and the Parquet writer refuse NULLs in a NOT NULL member even
     where the parent is NULL, so those are replaced by a placeholder value
@@ -155,7 +159,7 @@ def _member(child: pa.Array, field: pa.Field) -> pa.Array:
 
 def null_column(rows: int, t: pa.DataType) -> pa.ChunkedArray:
     """``rows`` NULLs of type ``t`` that Arrow casts and the Parquet writer accept."""
-    return pa.chunked_array([_tighten(pa.nulls(rows, _relaxed(t)), t)], t)
+    return pa.chunked_array([_tighten(pa.nulls(rows, relaxed(t)), t)], t)
 
 
 def safe_cast(values: Any, type_: pa.DataType) -> Any:
@@ -172,15 +176,12 @@ def safe_cast(values: Any, type_: pa.DataType) -> Any:
     return values.cast(type_, safe=True)
 
 
-def _cast(column: pa.ChunkedArray, type_: pa.DataType, name: str) -> pa.ChunkedArray:
-    if column.type == type_:
+def _cast(column: pa.ChunkedArray, type_: pa.DataType, name: str, sql: str) -> pa.ChunkedArray:
+    if column.type == type_ and not pa.types.is_decimal(type_):
         return column
-    try:
-        return safe_cast(column, type_)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise DataError(
-            f"values of column {name!r} ({column.type}) do not fit its type {type_}: {exc}"
-        ) from exc
+    # Decimals are checked even when the type matches: DuckDB exports HUGEINT
+    # results as decimal128(38, 0) holding values of up to 39 digits.
+    return convert(column, type_, name, type_name=sql)
 
 
 def _check(array: pa.Array, nullable: bool, declared: DataType, name: str) -> None:
