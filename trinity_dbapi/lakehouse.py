@@ -34,6 +34,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.locations import location_problem
 from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION, Message
 from trinity_dbapi.format.paths import (
     LATEST_HINT_FILE,
@@ -101,7 +102,7 @@ class Snapshot:
     @property
     def definition(self) -> LakehouseDefinition:
         """The lakehouse definition this version points at."""
-        return self.lakehouse.read_definition(self.definition_path)
+        return self.lakehouse.read_definition(self.definition_path, referrer=self.root.path)
 
     @property
     def latest_txn(self) -> str | None:
@@ -233,7 +234,7 @@ class Lakehouse:
         # The root's system rows are read before the order is known, so parse
         # them with a reader that needs no order.
         def_path = _root_definition_path(data, root_node_file_name(version))
-        definition = LakehouseDefinition.from_bytes(storage.read(def_path), def_path)
+        definition = _read_definition(storage, def_path, root_node_file_name(version))
         lakehouse = cls(storage, definition, storage_options=storage_options)
         lakehouse._definitions[def_path] = definition
         lakehouse.opened_version = lakehouse._known_latest = version
@@ -370,11 +371,19 @@ class Lakehouse:
             self, self.snapshot(version), isolation=isolation, read_only=read_only, retry=retry
         )
 
-    def read_definition(self, path: str) -> LakehouseDefinition:
-        """The lakehouse definition stored at ``path`` (cached: definitions are immutable)."""
+    def read_definition(self, path: str, *, referrer: str | None = None) -> LakehouseDefinition:
+        """The lakehouse definition stored at ``path`` (cached: definitions are immutable).
+
+        Args:
+            path: the definition file.
+            referrer: the root node file that points at it, named if it is missing.
+
+        Raises:
+            CorruptFileError: the file is missing, not a valid location, or invalid.
+        """
         definition = self._definitions.get(path)
         if definition is None:
-            definition = LakehouseDefinition.from_bytes(self.storage.read(path), path)
+            definition = _read_definition(self.storage, path, referrer)
             self._definitions[path] = definition
         return definition
 
@@ -565,9 +574,12 @@ def _read_hint(storage: Storage) -> int | None:
         text = storage.read(LATEST_HINT_FILE).decode("ascii").strip()
     except (StorageFileNotFoundError, UnicodeDecodeError):
         return None
-    if not text.isdigit() or int(text) > 2**32 - 1:
+    # Any garbage counts as no hint. The length is checked before int():
+    # Python refuses to convert more than 4300 digits (a ValueError).
+    digits = text.lstrip("0") or "0"
+    if not text.isdigit() or len(digits) > 10 or int(digits) > 2**32 - 1:
         return None
-    return int(text)
+    return int(digits)
 
 
 def _listed_versions(storage: Storage) -> list[int]:
@@ -591,8 +603,33 @@ def _root_definition_path(data: bytes, path: str) -> str:
         if key is None and value is None:
             break
         if key == system_keys.LAKEHOUSE_DEF and value:
+            problem = location_problem(value)
+            if problem is not None:
+                raise CorruptFileError(
+                    path, f"the system row 'lakehouse_def' holds {value[:200]!r}: {problem}"
+                )
             return str(value)
     raise CorruptFileError(path, "the root node has no 'lakehouse_def' system row")
+
+
+def _read_definition(storage: Storage, path: str, referrer: str | None) -> LakehouseDefinition:
+    """The lakehouse definition a root points at; a missing one is a damaged lakehouse."""
+    from trinity_dbapi.errors import CorruptFileError, InvalidURIError
+
+    root = "a root node" if referrer is None else f"root node {referrer!r}"
+    try:
+        data = storage.read(path)
+    except StorageFileNotFoundError:
+        raise CorruptFileError(
+            path,
+            f"the lakehouse definition file is missing, yet {root} points at it (a lost "
+            "or deleted file, or a damaged 'lakehouse_def' row in that root)",
+        ) from None
+    except InvalidURIError as exc:
+        raise CorruptFileError(
+            path, f"{root} points at it, but it is not a location in this lakehouse ({exc})"
+        ) from None
+    return LakehouseDefinition.from_bytes(data, path)
 
 
 def _storage(uri: str | Storage, storage_options: Mapping[str, Any] | None) -> Storage:
