@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import uuid
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -23,6 +24,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from trinity_dbapi.errors import (
+    CorruptFileError,
     DataError,
     Error,
     InternalError,
@@ -102,6 +104,9 @@ def execute_marked(
     """
     duck = session.duckdb().cursor() if stream else session.duckdb()
     registered: list[str] = []
+    # Every data file DuckDB may read for this query: a failure that names
+    # one of them is a damaged file, whatever DuckDB calls the error.
+    files: set[str] = set()
     natives: dict[str, str] = {}
     unaliased: set[tuple[str, str]] = set()
     try:
@@ -124,7 +129,7 @@ def execute_marked(
                     relation = overrides[index]  # type: ignore[index]
                 else:
                     relation = _materialise(
-                        session, namespace, ref.table.name, ref.as_of, predicate
+                        session, namespace, ref.table.name, ref.as_of, predicate, files
                     )
                 if isinstance(relation, NativeScan):
                     # Spliced into the SQL text below (our own identifier, so
@@ -141,8 +146,8 @@ def execute_marked(
         for name, subquery in natives.items():
             sql = sql.replace(f'"{name}"', subquery)
         if stream:
-            return stream_duckdb(duck, sql, used, track=session.track_stream)
-        return execute_duckdb(duck, sql, used)
+            return stream_duckdb(duck, sql, used, track=session.track_stream, files=files)
+        return execute_duckdb(duck, sql, used, files=files)
     finally:
         if not stream:
             for name in registered:
@@ -165,8 +170,18 @@ def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expres
     return query, [params[old - 1] for old in numbers]
 
 
-def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> pa.Table:
-    """Run ``sql`` in DuckDB with positional ``params``; DuckDB errors become ours."""
+def execute_duckdb(
+    duck: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: Sequence[Any],
+    *,
+    files: Collection[str] = (),
+) -> pa.Table:
+    """Run ``sql`` in DuckDB with positional ``params``; DuckDB errors become ours.
+
+    ``files`` are the lakehouse data files the query reads (relative paths),
+    for :func:`translate_duckdb_error`.
+    """
     try:
         # A relation converts to Arrow without the extra copy a DB-API result makes.
         relation = duck.sql(sql, params=list(params) or None)
@@ -177,7 +192,7 @@ def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[A
         table: pa.Table = to_arrow()
         return table
     except duckdb.Error as exc:
-        raise translate_duckdb_error(exc) from exc
+        raise translate_duckdb_error(exc, files) from exc
 
 
 #: Rows per batch of a streamed result.
@@ -190,6 +205,7 @@ def stream_duckdb(
     params: Sequence[Any],
     *,
     track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
+    files: Collection[str] = (),
 ) -> pa.RecordBatchReader:
     """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
 
@@ -206,13 +222,13 @@ def stream_duckdb(
         reader: pa.RecordBatchReader = to_reader(STREAM_BATCH_ROWS)
     except duckdb.Error as exc:
         duck.close()
-        raise translate_duckdb_error(exc) from exc
+        raise translate_duckdb_error(exc, files) from exc
 
     def batches() -> Generator[pa.RecordBatch, None, None]:
         try:
             yield from reader
         except duckdb.Error as exc:
-            raise translate_duckdb_error(exc) from exc
+            raise translate_duckdb_error(exc, files) from exc
         finally:
             duck.close()
 
@@ -257,11 +273,12 @@ def _materialise(
     table: str,
     as_of: AsOf | None,
     predicate: Mapping[str, Sequence[Any]],
+    files: set[str],
 ) -> Any:
     view, snapshot = session.view_for(as_of)
     if namespace in catalog.RESERVED_NAMESPACES:
         return catalog.catalog_table(view, snapshot, namespace, table)
-    return table_scan(session.lakehouse.storage, view, namespace, table, predicate)
+    return table_scan(session.lakehouse.storage, view, namespace, table, predicate, files)
 
 
 def table_scan(
@@ -270,6 +287,7 @@ def table_scan(
     namespace: str,
     table: str,
     predicate: Mapping[str, Sequence[Any]] | None = None,
+    files: set[str] | None = None,
 ) -> Any:
     """What DuckDB scans for a user table as this view sees it.
 
@@ -277,7 +295,9 @@ def table_scan(
     pinned version that can hold rows matching ``predicate`` (column ->
     allowed values; see :mod:`~trinity_dbapi.sql.pruning`); DuckDB pushes
     projections and filters into it. A table without a dataset is an empty
-    table with its exact schema.
+    table with its exact schema. The data files the scan may read are added
+    to ``files`` (relative paths), so a DuckDB error naming one is reported as
+    that file's damage.
     """
 
     definition = view.load_table(namespace, table)  # NoSuchTableError names it
@@ -297,13 +317,15 @@ def table_scan(
         return read_table(storage, meta, schema, partition_by, labels)
     local_root = getattr(storage, "root_dir", None)
     chosen = list(meta.partitions) if labels is None else labels
+    relative = [meta.partitions[label]["table"] for label in chosen]
+    if files is not None:
+        files.update(relative)
     binary_partitions = any(
         definition.column(name).type.kind in ("binary", "fixed") for name in partition_by
     )
     if local_root is not None and chosen and not binary_partitions:
-        files = meta.files()
-        paths = [os.path.join(local_root, *files[label].split("/")) for label in chosen]
-        return NativeScan(definition, paths, partition_by)
+        paths = [os.path.join(local_root, *path.split("/")) for path in relative]
+        return NativeScan(definition, paths, partition_by, relative)
     return arrow_dataset(storage, meta, schema, partition_by, labels)
 
 
@@ -320,10 +342,18 @@ class NativeScan:
     table's order and cast to their declared DuckDB types.
     """
 
-    def __init__(self, definition: Any, paths: list[str], partition_by: list[str]) -> None:
+    def __init__(
+        self,
+        definition: Any,
+        paths: list[str],
+        partition_by: list[str],
+        files: Sequence[str] = (),
+    ) -> None:
         self.definition = definition
         self.paths = paths
         self.partition_by = partition_by
+        #: The same files relative to the lakehouse root, to name them in errors.
+        self.files = files
 
     def subquery(self, duck: duckdb.DuckDBPyConnection) -> str:
         """A parenthesised DuckDB query over the files, with the table's exact columns."""
@@ -360,7 +390,10 @@ class NativeScan:
         key = tuple(self.paths)
         types = _FILE_TYPES.get(key)
         if types is None:
-            relation = duck.sql(f"SELECT * FROM {source}")
+            try:
+                relation = duck.sql(f"SELECT * FROM {source}")
+            except duckdb.Error as exc:  # reading the footers: a file may be damaged
+                raise translate_duckdb_error(exc, self.files) from exc
             types = {name: str(t) for name, t in zip(relation.columns, relation.types, strict=True)}
             if len(_FILE_TYPES) > 1024:
                 _FILE_TYPES.clear()
@@ -443,15 +476,54 @@ _DUCKDB_ERRORS: tuple[tuple[str, type[Error]], ...] = (
 )
 
 
-def translate_duckdb_error(exc: duckdb.Error) -> Error:
-    """The error of our hierarchy that corresponds to a DuckDB error."""
+_PRIVATE_STREAM = re.compile(r"reading the stream registered as '__trinity_\w+' failed: ")
+
+#: DuckDB errors about the statement or the session, never about a file read.
+_NOT_FILE_ERRORS = (
+    "ParserException",
+    "BinderException",
+    "CatalogException",
+    "SyntaxException",
+    "InterruptException",
+    "OutOfMemoryException",
+)
+
+
+def translate_duckdb_error(exc: duckdb.Error, files: Collection[str] = ()) -> Error:
+    """The error of our hierarchy that corresponds to a DuckDB error.
+
+    Args:
+        exc: the DuckDB error.
+        files: lakehouse data files (relative paths) the statement reads. DuckDB
+            and pyarrow name the file they fail on, as an absolute path or a
+            path on the file system that ends in the relative one; an error
+            that names one of them (missing, not Parquet, a bad footer or page)
+            is that file's :class:`CorruptFileError`, whatever class DuckDB
+            gave it. The files are immutable and the lakehouse named them, so
+            the user's statement cannot be the cause.
+    """
     message = str(exc)
+    if files and not _is_one_of(exc, _NOT_FILE_ERRORS):
+        named = [path for path in files if path in message]
+        if named:
+            # The private relation a pyarrow dataset is registered under means
+            # nothing to the user.
+            message = _PRIVATE_STREAM.sub("", message)
+            return CorruptFileError(max(named, key=len), f"reading it failed: {message}")
     cls: type[Error] = OperationalError
     for name, candidate in _DUCKDB_ERRORS:
-        duck_cls = getattr(duckdb, name, None)
-        if duck_cls is not None and isinstance(exc, duck_cls):
+        if _is_one_of(exc, (name,)):
             cls = candidate
             break
     # References carry their table name as alias, so DuckDB's messages name
     # the user's tables; the private relation names never reach the user.
     return cls(f"query failed in DuckDB: {message}")
+
+
+def _is_one_of(exc: duckdb.Error, names: Sequence[str]) -> bool:
+    """Whether ``exc`` is one of DuckDB's exception classes named ``names``."""
+    for name in names:
+        duck_cls = getattr(duckdb, name, None)
+        if duck_cls is not None and isinstance(exc, duck_cls):
+            return True
+    return False

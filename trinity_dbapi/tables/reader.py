@@ -26,6 +26,7 @@ from trinity_dbapi.errors import CorruptFileError, NotSupportedError, Programmin
 from trinity_dbapi.sql.arrow_types import ID_KEY
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables.conform import null_column
+from trinity_dbapi.tables.layout import read_referenced
 from trinity_dbapi.tables.metadata import DatasetMetadata
 from trinity_dbapi.tables.partitions import check_partition_by, partition_scalars
 
@@ -87,7 +88,8 @@ class FileReader:
     def __call__(self, label: str) -> pa.Table:
         path = self.meta.partitions[label]["table"]
         try:
-            parquet = pq.ParquetFile(pa.BufferReader(self.storage.read(path)))
+            data = read_referenced(self.storage, path, f"dataset {self.meta.dataset_uuid}")
+            parquet = pq.ParquetFile(pa.BufferReader(data))
             names = self._file_columns(parquet.schema_arrow)
             wanted = sorted({name for name in names.values() if name is not None})
             data = parquet.read(columns=wanted)
