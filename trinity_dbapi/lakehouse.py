@@ -595,6 +595,7 @@ def _root_definition_path(data: bytes, path: str) -> str:
 
     try:
         table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        table.validate(full=True)  # UTF-8 too (see node_file.decode_node)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise CorruptFileError(path, f"not a readable Arrow IPC file ({exc})") from exc
     if "key" not in table.schema.names or "value" not in table.schema.names:

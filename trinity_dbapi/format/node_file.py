@@ -169,6 +169,9 @@ def decode_node(data: bytes, path: str, order: int) -> NodeData:
 
     try:
         table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        # Arrow checks offsets but not UTF-8 when reading: without the full
+        # validation a changed byte in a string fails later, in to_pylist.
+        table.validate(full=True)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise CorruptFileError(path, f"not a readable Arrow IPC file ({exc})") from exc
     if table.schema.names != ["key", "value", "pnode", "txn"] or not all(
