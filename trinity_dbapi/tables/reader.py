@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from trinity_dbapi.errors import CorruptFileError, NotSupportedError, ProgrammingError
@@ -177,10 +178,25 @@ def read_table(
     return pa.concat_tables(tables)
 
 
+class _MissingAsEmptyHandler(pafs.FSSpecHandler):  # type: ignore[misc]
+    """An fsspec handler that opens a missing file as an empty one.
+
+    pyarrow's threaded dataset scanner can deadlock when a Python file system
+    raises while it opens a fragment (pyarrow 26: a scan of a dataset with a
+    deleted file on a ``PyFileSystem`` hung in ``AsyncTaskScheduler`` about one
+    time in two). An empty file fails in C++ instead ("Parquet file size is 0
+    bytes"), which the query reports as that file's ``CorruptFileError``.
+    """
+
+    def open_input_file(self, path: str) -> Any:
+        try:
+            return super().open_input_file(path)
+        except FileNotFoundError:
+            return pa.BufferReader(b"")
+
+
 def _filesystem(storage: Storage) -> tuple[Any, str]:
     """An Arrow file system reaching the storage's files, and the root's path on it."""
-    import pyarrow.fs as pafs
-
     from trinity_dbapi.storage.fsspec_storage import FsspecStorage
     from trinity_dbapi.storage.local import LocalStorage
 
@@ -188,7 +204,7 @@ def _filesystem(storage: Storage) -> tuple[Any, str]:
         return pafs.LocalFileSystem(), storage.root_dir.rstrip("/") + "/"
     if isinstance(storage, FsspecStorage):
         base = storage.fs._strip_protocol(storage.root_uri).rstrip("/") + "/"
-        return pafs.PyFileSystem(pafs.FSSpecHandler(storage.fs)), base
+        return pafs.PyFileSystem(_MissingAsEmptyHandler(storage.fs)), base
     raise NotSupportedError(
         f"arrow_dataset needs a local or fsspec storage, not {type(storage).__name__}; "
         "use read_table instead"
