@@ -153,7 +153,8 @@ def _damages(files: dict[str, list[str]], root: Path, count: int, seed: int) -> 
         kind = KINDS[i % len(KINDS)]
         path = rng.choice(files[kind])
         size = (root / path).stat().st_size
-        if rng.random() < 0.4 or size == 0:
+        # Truncations and byte changes alternate, so every kind gets both.
+        if (i // len(KINDS)) % 2 == 0 or size == 0:
             damages.append(Damage(path, kind, size, rng.randrange(size), 0))
         else:
             damages.append(Damage(path, kind, size, rng.randrange(size), rng.randrange(1, 256)))

@@ -106,7 +106,7 @@ def execute_marked(
     registered: list[str] = []
     # Every data file DuckDB may read for this query: a failure that names
     # one of them is a damaged file, whatever DuckDB calls the error.
-    files: set[str] = set()
+    files = QueryFiles(session.duckdb())
     natives: dict[str, str] = {}
     unaliased: set[tuple[str, str]] = set()
     try:
@@ -132,6 +132,7 @@ def execute_marked(
                         session, namespace, ref.table.name, ref.as_of, predicate, files
                     )
                 if isinstance(relation, NativeScan):
+                    files.scans.append(relation)
                     # Spliced into the SQL text below (our own identifier, so
                     # the replacement is exact): DuckDB binds the scan once.
                     natives[name] = relation.subquery(duck)
@@ -146,8 +147,10 @@ def execute_marked(
         for name, subquery in natives.items():
             sql = sql.replace(f'"{name}"', subquery)
         if stream:
-            return stream_duckdb(duck, sql, used, track=session.track_stream, files=files)
-        return execute_duckdb(duck, sql, used, files=files)
+            return stream_duckdb(
+                duck, sql, used, track=session.track_stream, translate=files.translate
+            )
+        return execute_duckdb(duck, sql, used, translate=files.translate)
     finally:
         if not stream:
             for name in registered:
@@ -175,12 +178,12 @@ def execute_duckdb(
     sql: str,
     params: Sequence[Any],
     *,
-    files: Collection[str] = (),
+    translate: Callable[[duckdb.Error], Error] | None = None,
 ) -> pa.Table:
     """Run ``sql`` in DuckDB with positional ``params``; DuckDB errors become ours.
 
-    ``files`` are the lakehouse data files the query reads (relative paths),
-    for :func:`translate_duckdb_error`.
+    ``translate`` turns a DuckDB error into ours (:meth:`QueryFiles.translate`
+    for a query over lakehouse files).
     """
     try:
         # A relation converts to Arrow without the extra copy a DB-API result makes.
@@ -192,7 +195,7 @@ def execute_duckdb(
         table: pa.Table = to_arrow()
         return table
     except duckdb.Error as exc:
-        raise translate_duckdb_error(exc, files) from exc
+        raise (translate or translate_duckdb_error)(exc) from exc
 
 
 #: Rows per batch of a streamed result.
@@ -205,7 +208,7 @@ def stream_duckdb(
     params: Sequence[Any],
     *,
     track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
-    files: Collection[str] = (),
+    translate: Callable[[duckdb.Error], Error] | None = None,
 ) -> pa.RecordBatchReader:
     """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
 
@@ -214,6 +217,7 @@ def stream_duckdb(
     batches to (the session closes it when the connection closes). DuckDB
     errors surface here or while reading.
     """
+    translate = translate or translate_duckdb_error
     try:
         relation = duck.sql(sql, params=list(params) or None)
         if relation is None:
@@ -221,14 +225,15 @@ def stream_duckdb(
         to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
         reader: pa.RecordBatchReader = to_reader(STREAM_BATCH_ROWS)
     except duckdb.Error as exc:
+        error = translate(exc)
         duck.close()
-        raise translate_duckdb_error(exc, files) from exc
+        raise error from exc
 
     def batches() -> Generator[pa.RecordBatch, None, None]:
         try:
             yield from reader
         except duckdb.Error as exc:
-            raise translate_duckdb_error(exc, files) from exc
+            raise translate(exc) from exc
         finally:
             duck.close()
 
@@ -273,12 +278,12 @@ def _materialise(
     table: str,
     as_of: AsOf | None,
     predicate: Mapping[str, Sequence[Any]],
-    files: set[str],
+    files: QueryFiles,
 ) -> Any:
     view, snapshot = session.view_for(as_of)
     if namespace in catalog.RESERVED_NAMESPACES:
         return catalog.catalog_table(view, snapshot, namespace, table)
-    return table_scan(session.lakehouse.storage, view, namespace, table, predicate, files)
+    return table_scan(session.lakehouse.storage, view, namespace, table, predicate, files.paths)
 
 
 def table_scan(
@@ -354,6 +359,7 @@ class NativeScan:
         self.partition_by = partition_by
         #: The same files relative to the lakehouse root, to name them in errors.
         self.files = files
+        self._options: list[str] = []
 
     def subquery(self, duck: duckdb.DuckDBPyConnection) -> str:
         """A parenthesised DuckDB query over the files, with the table's exact columns."""
@@ -367,8 +373,8 @@ class NativeScan:
                 for name in self.partition_by
             )
             options += ["hive_partitioning = true", f"hive_types = {{{types}}}"]
-        files = ", ".join(_sql_string(path) for path in self.paths)
-        source = f"read_parquet({', '.join([f'[{files}]', *options])})"
+        self._options = options
+        source = self._source(self.paths)
         present = self._file_types(duck, source)
         projection = []
         for column in self.definition.columns:
@@ -382,6 +388,27 @@ class NativeScan:
                 projection.append(f"CAST({value} AS {duck_type}) AS {quoted}")
         return f"(SELECT {', '.join(projection)} FROM {source})"
 
+    def _source(self, paths: Sequence[str]) -> str:
+        files = ", ".join(_sql_string(path) for path in paths)
+        return f"read_parquet({', '.join([f'[{files}]', *self._options])})"
+
+    def damaged_file(self, duck: duckdb.DuckDBPyConnection) -> CorruptFileError | None:
+        """The first of the files that DuckDB cannot read on its own, or None.
+
+        Some damage (a changed byte in a footer) fails with a message that names
+        no file ("don't know what type"). The files are immutable, so reading
+        each alone finds the one that fails; it is only ever done after a
+        failure, and costs one full read of the files.
+        """
+        for path, relative in zip(self.paths, self.files, strict=True):
+            try:
+                execute_duckdb(duck, f"SELECT * FROM {self._source([path])}", [])
+            except Error as error:
+                cause = error.__cause__
+                if isinstance(cause, duckdb.Error) and not _is_one_of(cause, _NOT_FILE_ERRORS):
+                    return CorruptFileError(relative, f"reading it failed: {cause}")
+        return None
+
     def _file_types(self, duck: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
         """Column -> DuckDB type of what the files hold (an added column may be in none yet).
 
@@ -393,7 +420,10 @@ class NativeScan:
             try:
                 relation = duck.sql(f"SELECT * FROM {source}")
             except duckdb.Error as exc:  # reading the footers: a file may be damaged
-                raise translate_duckdb_error(exc, self.files) from exc
+                error = translate_duckdb_error(exc, self.files)
+                if not isinstance(error, CorruptFileError) and _may_be_a_file(exc):
+                    error = self.damaged_file(duck) or error
+                raise error from exc
             types = {name: str(t) for name, t in zip(relation.columns, relation.types, strict=True)}
             if len(_FILE_TYPES) > 1024:
                 _FILE_TYPES.clear()
@@ -518,6 +548,48 @@ def translate_duckdb_error(exc: duckdb.Error, files: Collection[str] = ()) -> Er
     # References carry their table name as alias, so DuckDB's messages name
     # the user's tables; the private relation names never reach the user.
     return cls(f"query failed in DuckDB: {message}")
+
+
+#: DuckDB errors that a statement's own values cause (casts, overflows):
+#: worth no file-by-file search for a damaged file.
+_VALUE_ERRORS = (
+    "ConversionException",
+    "OutOfRangeException",
+    "TypeMismatchException",
+    "ConstraintException",
+    "NotImplementedException",
+    "PermissionException",
+)
+
+
+def _may_be_a_file(exc: duckdb.Error) -> bool:
+    """Whether a DuckDB error naming no file may still come from a damaged file."""
+    return not _is_one_of(exc, _NOT_FILE_ERRORS + _VALUE_ERRORS)
+
+
+class QueryFiles:
+    """The lakehouse data files one query reads, to blame a damaged one.
+
+    Attributes:
+        paths: every data file the query's scans may read (relative paths).
+        scans: the scans DuckDB reads itself, which can be re-read file by file.
+    """
+
+    def __init__(self, duck: duckdb.DuckDBPyConnection) -> None:
+        self.paths: set[str] = set()
+        self.scans: list[NativeScan] = []
+        self._duck = duck
+
+    def translate(self, exc: duckdb.Error) -> Error:
+        """Our error for a DuckDB failure of the query: a damaged file's if one is to blame."""
+        error = translate_duckdb_error(exc, self.paths)
+        if isinstance(error, CorruptFileError) or not _may_be_a_file(exc):
+            return error
+        for scan in self.scans:
+            damaged = scan.damaged_file(self._duck)
+            if damaged is not None:
+                return damaged
+        return error
 
 
 def _is_one_of(exc: duckdb.Error, names: Sequence[str]) -> bool:
