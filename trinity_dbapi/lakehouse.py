@@ -374,12 +374,9 @@ class Lakehouse:
     def read_definition(self, path: str, *, referrer: str | None = None) -> LakehouseDefinition:
         """The lakehouse definition stored at ``path`` (cached: definitions are immutable).
 
-        Args:
-            path: the definition file.
-            referrer: the root node file that points at it, named if it is missing.
-
         Raises:
-            CorruptFileError: the file is missing, not a valid location, or invalid.
+            CorruptFileError: it is missing (naming ``referrer``, the root pointing
+                at it), not a location, or invalid.
         """
         definition = self._definitions.get(path)
         if definition is None:
@@ -574,8 +571,7 @@ def _read_hint(storage: Storage) -> int | None:
         text = storage.read(LATEST_HINT_FILE).decode("ascii").strip()
     except (StorageFileNotFoundError, UnicodeDecodeError):
         return None
-    # Any garbage counts as no hint. The length is checked before int():
-    # Python refuses to convert more than 4300 digits (a ValueError).
+    # Garbage is no hint; the length is checked first (int() refuses 4300+ digits).
     digits = text.lstrip("0") or "0"
     if not text.isdigit() or len(digits) > 10 or int(digits) > 2**32 - 1:
         return None
@@ -621,15 +617,10 @@ def _read_definition(storage: Storage, path: str, referrer: str | None) -> Lakeh
     try:
         data = storage.read(path)
     except StorageFileNotFoundError:
-        raise CorruptFileError(
-            path,
-            f"the lakehouse definition file is missing, yet {root} points at it (a lost "
-            "or deleted file, or a damaged 'lakehouse_def' row in that root)",
-        ) from None
+        problem = "the file is missing (lost, or a damaged 'lakehouse_def' row)"
+        raise CorruptFileError(path, f"{root} points at it, but {problem}") from None
     except InvalidURIError as exc:
-        raise CorruptFileError(
-            path, f"{root} points at it, but it is not a location in this lakehouse ({exc})"
-        ) from None
+        raise CorruptFileError(path, f"{root} points at it, but {exc}") from None
     return LakehouseDefinition.from_bytes(data, path)
 
 
