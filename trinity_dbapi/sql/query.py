@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 import uuid
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -22,6 +23,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from trinity_dbapi.errors import (
+    CorruptFileError,
     DataError,
     Error,
     InternalError,
@@ -104,6 +106,9 @@ def execute_marked(
     if stream:  # Connection.interrupt() reaches the cursor's query as long as it runs
         session.control.add_cursor(duck)
     registered: list[str] = []
+    # Every data file DuckDB may read for this query: a failure that names
+    # one of them is a damaged file, whatever DuckDB calls the error.
+    files = QueryFiles(session.duckdb())
     natives: dict[str, str] = {}
     unaliased: set[tuple[str, str]] = set()
     try:
@@ -127,9 +132,10 @@ def execute_marked(
                     relation = overrides[index]  # type: ignore[index]
                 else:
                     relation = _materialise(
-                        session, namespace, ref.table.name, ref.as_of, predicate
+                        session, namespace, ref.table.name, ref.as_of, predicate, files
                     )
                 if isinstance(relation, NativeScan):
+                    files.scans.append(relation)
                     # Spliced into the SQL text below (our own identifier, so
                     # the replacement is exact): DuckDB binds the scan once.
                     natives[name] = relation.subquery(duck, session.duckdb_root())
@@ -151,8 +157,9 @@ def execute_marked(
                 used,
                 track=session.track_stream,
                 on_close=lambda: session.control.remove_cursor(duck),
+                translate=files.translate,
             )
-        return execute_duckdb(duck, sql, used)
+        return execute_duckdb(duck, sql, used, translate=files.translate)
     except BaseException:
         if stream:  # stream_duckdb did not take the cursor over
             session.control.remove_cursor(duck)
@@ -195,8 +202,18 @@ def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expres
     return query, [params[old - 1] for old in numbers]
 
 
-def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> pa.Table:
-    """Run ``sql`` in DuckDB with positional ``params``; DuckDB errors become ours."""
+def execute_duckdb(
+    duck: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: Sequence[Any],
+    *,
+    translate: Callable[[duckdb.Error], Error] | None = None,
+) -> pa.Table:
+    """Run ``sql`` in DuckDB with positional ``params``; DuckDB errors become ours.
+
+    ``translate`` turns a DuckDB error into ours (:meth:`QueryFiles.translate`
+    for a query over lakehouse files).
+    """
     try:
         # A relation converts to Arrow without the extra copy a DB-API result makes.
         relation = duck.sql(sql, params=list(params) or None)
@@ -207,7 +224,7 @@ def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[A
         table: pa.Table = to_arrow()
         return table
     except duckdb.Error as exc:
-        raise translate_duckdb_error(exc) from exc
+        raise (translate or translate_duckdb_error)(exc) from exc
     except pa.ArrowException as exc:
         raise _arrow_error(exc) from exc
 
@@ -223,6 +240,7 @@ def stream_duckdb(
     *,
     track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
     on_close: Callable[[], None] | None = None,
+    translate: Callable[[duckdb.Error], Error] | None = None,
 ) -> pa.RecordBatchReader:
     """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
 
@@ -231,6 +249,7 @@ def stream_duckdb(
     batches to (the session closes it when the connection closes); then
     ``on_close`` is called. DuckDB errors surface here or while reading.
     """
+    translate = translate or translate_duckdb_error
 
     def close() -> None:
         if on_close is not None:
@@ -245,8 +264,9 @@ def stream_duckdb(
         to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
         reader: pa.RecordBatchReader = to_reader(STREAM_BATCH_ROWS)
     except duckdb.Error as exc:
+        error = translate(exc)
         close()
-        raise translate_duckdb_error(exc) from exc
+        raise error from exc
     except pa.ArrowException as exc:
         close()
         raise _arrow_error(exc) from exc
@@ -255,7 +275,7 @@ def stream_duckdb(
         try:
             yield from reader
         except duckdb.Error as exc:
-            raise translate_duckdb_error(exc) from exc
+            raise translate(exc) from exc
         except OSError as exc:
             # Arrow's C stream reports DuckDB's errors while reading as OSError
             # carrying DuckDB's message ("INTERRUPT Error: Interrupted!").
@@ -304,11 +324,12 @@ def _materialise(
     table: str,
     as_of: AsOf | None,
     predicate: Mapping[str, Sequence[Any]],
+    files: QueryFiles,
 ) -> Any:
     view, snapshot = session.view_for(as_of)
     if namespace in catalog.RESERVED_NAMESPACES:
         return catalog.catalog_table(view, snapshot, namespace, table)
-    return table_scan(session.lakehouse.storage, view, namespace, table, predicate)
+    return table_scan(session.lakehouse.storage, view, namespace, table, predicate, files.paths)
 
 
 def table_scan(
@@ -317,6 +338,7 @@ def table_scan(
     namespace: str,
     table: str,
     predicate: Mapping[str, Sequence[Any]] | None = None,
+    files: set[str] | None = None,
 ) -> Any:
     """What DuckDB scans for a user table as this view sees it.
 
@@ -324,7 +346,9 @@ def table_scan(
     pinned version that can hold rows matching ``predicate`` (column ->
     allowed values; see :mod:`~trinity_dbapi.sql.pruning`); DuckDB pushes
     projections and filters into it. A table without a dataset is an empty
-    table with its exact schema.
+    table with its exact schema. The data files the scan may read are added
+    to ``files`` (relative paths), so a DuckDB error naming one is reported as
+    that file's damage.
     """
 
     definition = view.load_table(namespace, table)  # NoSuchTableError names it
@@ -344,12 +368,14 @@ def table_scan(
         return read_table(storage, meta, schema, partition_by, labels)
     local_root = getattr(storage, "root_dir", None)
     chosen = list(meta.partitions) if labels is None else labels
+    relative = [meta.partitions[label]["table"] for label in chosen]
+    if files is not None:
+        files.update(relative)
     binary_partitions = any(
         definition.column(name).type.kind in ("binary", "fixed") for name in partition_by
     )
     if local_root is not None and chosen and not binary_partitions:
-        files = meta.files()
-        return NativeScan(definition, [files[label] for label in chosen], partition_by, local_root)
+        return NativeScan(definition, relative, partition_by, local_root)
     return arrow_dataset(storage, meta, schema, partition_by, labels)
 
 
@@ -381,6 +407,9 @@ class NativeScan:
         self.paths = paths
         self.partition_by = partition_by
         self.root = root
+        #: The visible root of the last subquery (see :meth:`subquery`).
+        self._visible_root = ""
+        self._options: list[str] = []
 
     def subquery(self, duck: duckdb.DuckDBPyConnection, visible_root: str | None) -> str:
         """A parenthesised DuckDB query over the files, with the table's exact columns.
@@ -399,8 +428,8 @@ class NativeScan:
         file_column = partition_sql.file_column(c.name for c in self.definition.columns)
         if self.partition_by:
             options.append(f"filename = {_sql_string(file_column)}")
-        files = ", ".join(_sql_string(f"{visible_root}/{path}") for path in self.paths)
-        source = f"read_parquet({', '.join([f'[{files}]', *options])})"
+        self._options, self._visible_root = options, visible_root
+        source = self._source(self.paths)
         present = self._file_types(duck, source)
         projection = []
         for column in self.definition.columns:
@@ -419,6 +448,27 @@ class NativeScan:
                 projection.append(f"CAST({value} AS {duck_type}) AS {quoted}")
         return f"(SELECT {', '.join(projection)} FROM {source})"
 
+    def _source(self, paths: Sequence[str]) -> str:
+        files = ", ".join(_sql_string(f"{self._visible_root}/{path}") for path in paths)
+        return f"read_parquet({', '.join([f'[{files}]', *self._options])})"
+
+    def damaged_file(self, duck: duckdb.DuckDBPyConnection) -> CorruptFileError | None:
+        """The first of the files that DuckDB cannot read on its own, or None.
+
+        Some damage (a changed byte in a footer) fails with a message that names
+        no file ("don't know what type"). The files are immutable, so reading
+        each alone finds the one that fails; it is only ever done after a
+        failure, and costs one full read of the files.
+        """
+        for path in self.paths:
+            try:
+                execute_duckdb(duck, f"SELECT * FROM {self._source([path])}", [])
+            except Error as error:
+                cause = error.__cause__
+                if isinstance(cause, duckdb.Error) and not _is_one_of(cause, _NOT_FILE_ERRORS):
+                    return CorruptFileError(path, f"reading it failed: {cause}")
+        return None
+
     def _file_types(self, duck: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
         """Column -> DuckDB type of what the files hold (an added column may be in none yet).
 
@@ -427,7 +477,13 @@ class NativeScan:
         key = (self.root, *self.paths)
         types = _FILE_TYPES.get(key)
         if types is None:
-            relation = duck.sql(f"SELECT * FROM {source}")
+            try:
+                relation = duck.sql(f"SELECT * FROM {source}")
+            except duckdb.Error as exc:  # reading the footers: a file may be damaged
+                error = translate_duckdb_error(exc, self.paths)
+                if not isinstance(error, CorruptFileError) and _may_be_a_file(exc):
+                    error = self.damaged_file(duck) or error
+                raise error from exc
             types = {name: str(t) for name, t in zip(relation.columns, relation.types, strict=True)}
             if len(_FILE_TYPES) > 1024:
                 _FILE_TYPES.clear()
@@ -526,15 +582,45 @@ def _stream_error(exc: OSError) -> Error:
     return OperationalError(f"query failed in DuckDB while its rows were read: {message}")
 
 
-def translate_duckdb_error(exc: duckdb.Error) -> Error:
-    """The error of our hierarchy that corresponds to a DuckDB error."""
+_PRIVATE_STREAM = re.compile(r"reading the stream registered as '__trinity_\w+' failed: ")
+
+#: DuckDB errors about the statement or the session, never about a file read.
+_NOT_FILE_ERRORS = (
+    "ParserException",
+    "BinderException",
+    "CatalogException",
+    "SyntaxException",
+    "InterruptException",
+    "OutOfMemoryException",
+)
+
+
+def translate_duckdb_error(exc: duckdb.Error, files: Collection[str] = ()) -> Error:
+    """The error of our hierarchy that corresponds to a DuckDB error.
+
+    Args:
+        exc: the DuckDB error.
+        files: lakehouse data files (relative paths) the statement reads. DuckDB
+            and pyarrow name the file they fail on, as an absolute path or a
+            path on the file system that ends in the relative one; an error
+            that names one of them (missing, not Parquet, a bad footer or page)
+            is that file's :class:`CorruptFileError`, whatever class DuckDB
+            gave it. The files are immutable and the lakehouse named them, so
+            the user's statement cannot be the cause.
+    """
     if isinstance(exc, duckdb.InterruptException):
         return QueryInterruptedError("the query")
     message = str(exc)
+    if files and not _is_one_of(exc, _NOT_FILE_ERRORS):
+        named = [path for path in files if path in message]
+        if named:
+            # The private relation a pyarrow dataset is registered under means
+            # nothing to the user.
+            message = _PRIVATE_STREAM.sub("", message)
+            return CorruptFileError(max(named, key=len), f"reading it failed: {message}")
     cls: type[Error] = OperationalError
     for name, candidate in _DUCKDB_ERRORS:
-        duck_cls = getattr(duckdb, name, None)
-        if duck_cls is not None and isinstance(exc, duck_cls):
+        if _is_one_of(exc, (name,)):
             cls = candidate
             break
     for name, hint in _SANDBOX_HINTS:
@@ -567,3 +653,54 @@ _SANDBOX_HINTS: tuple[tuple[str, str], ...] = (
         ),
     ),
 )
+
+
+#: DuckDB errors that a statement's own values cause (casts, overflows):
+#: worth no file-by-file search for a damaged file.
+_VALUE_ERRORS = (
+    "ConversionException",
+    "OutOfRangeException",
+    "TypeMismatchException",
+    "ConstraintException",
+    "NotImplementedException",
+    "PermissionException",
+)
+
+
+def _may_be_a_file(exc: duckdb.Error) -> bool:
+    """Whether a DuckDB error naming no file may still come from a damaged file."""
+    return not _is_one_of(exc, _NOT_FILE_ERRORS + _VALUE_ERRORS)
+
+
+class QueryFiles:
+    """The lakehouse data files one query reads, to blame a damaged one.
+
+    Attributes:
+        paths: every data file the query's scans may read (relative paths).
+        scans: the scans DuckDB reads itself, which can be re-read file by file.
+    """
+
+    def __init__(self, duck: duckdb.DuckDBPyConnection) -> None:
+        self.paths: set[str] = set()
+        self.scans: list[NativeScan] = []
+        self._duck = duck
+
+    def translate(self, exc: duckdb.Error) -> Error:
+        """Our error for a DuckDB failure of the query: a damaged file's if one is to blame."""
+        error = translate_duckdb_error(exc, self.paths)
+        if isinstance(error, CorruptFileError) or not _may_be_a_file(exc):
+            return error
+        for scan in self.scans:
+            damaged = scan.damaged_file(self._duck)
+            if damaged is not None:
+                return damaged
+        return error
+
+
+def _is_one_of(exc: duckdb.Error, names: Sequence[str]) -> bool:
+    """Whether ``exc`` is one of DuckDB's exception classes named ``names``."""
+    for name in names:
+        duck_cls = getattr(duckdb, name, None)
+        if duck_cls is not None and isinstance(exc, duck_cls):
+            return True
+    return False
