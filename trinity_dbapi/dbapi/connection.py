@@ -212,6 +212,7 @@ class Connection:
             retry=retry,
             progress=progress,
         )
+        self.session.statement_lock = self.lock
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"namespace={self.session.namespace!r}"
@@ -295,12 +296,20 @@ class Connection:
 
     def rollback(self) -> None:
         """Discard the open transaction's changes."""
+        if self.session.abandoned:
+            # Closed at interpreter exit, its transaction dropped: nothing is
+            # left to discard. Pools and result iterators finalized after that
+            # roll back their connections; neither an error nor the lock
+            # (which a thread stopped in mid-statement may hold) is wanted then.
+            return
         with self.lock:
             self._check_open()
             self.session.rollback()
 
     def close(self) -> None:
         """Close the connection; uncommitted changes are discarded (PEP 249)."""
+        if self.session.abandoned:
+            return  # closed at interpreter exit already (see rollback)
         with self.lock:
             self.session.close()
 

@@ -100,7 +100,7 @@ def execute_marked(
     Only the placeholders ``query`` still holds are bound. A streamed query
     runs on a DuckDB cursor of its own, which lives as long as its reader.
     """
-    duck = session.duckdb().cursor() if stream else session.duckdb()
+    duck = session.duckdb_cursor() if stream else session.duckdb()
     registered: list[str] = []
     natives: dict[str, str] = {}
     unaliased: set[tuple[str, str]] = set()

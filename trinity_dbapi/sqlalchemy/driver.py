@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import exc
 
+from trinity_dbapi.errors import InterfaceError
 from trinity_dbapi.sqlalchemy.base import TrinityDialect
 
 #: ``connect()`` options a URL query may carry, with their value parsers.
@@ -132,8 +133,8 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
             cursor.close()
 
     def is_disconnect(self, e: Exception, connection: Any, cursor: Any) -> bool:
-        from trinity_dbapi.errors import InterfaceError
-
+        # InterfaceError is imported with the module: this runs while pools are
+        # finalized at interpreter exit, when imports fail.
         return isinstance(e, InterfaceError) and "closed" in str(e)
 
     def _get_server_version_info(self, connection: Any) -> tuple[int, ...]:
