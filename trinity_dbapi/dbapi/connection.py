@@ -83,29 +83,38 @@ def connect(
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
             f"retry, progress and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
+    from trinity_dbapi.storage.redact import Redactor, redact_userinfo
+
+    error: errors.Error
     try:
         lake = _open(uri, storage_options, create=create, read_only=read_only, fields=definition)
     except errors.Error:
         raise
-    except (TypeError, ValueError, AttributeError) as exc:
-        # fsspec and its back ends reject odd URIs and options in their own ways.
-        raise ProgrammingError(
-            f"cannot open a lakehouse at {uri!r}: {type(exc).__name__}: {exc}; check the "
-            "URI and the storage_options of its file system"
-        ) from exc
-    except Exception as exc:
-        raise errors.OperationalError(
-            f"cannot open a lakehouse at {uri!r}: {type(exc).__name__}: {exc}"
-        ) from exc
-    return Connection(
-        lake,
-        autocommit=autocommit,
-        isolation_level=isolation_level,
-        read_only=read_only,
-        namespace=namespace,
-        retry=retry,
-        progress=progress,
-    )
+    except Exception as exc:  # noqa: BLE001 - raised below, redacted
+        # fsspec and its back ends reject odd URIs and options in their own
+        # ways, and repeat the options (credentials) in their messages: the
+        # cause is a redacted stand-in, raised outside this except so that
+        # the original is not kept as the context either.
+        cause = Redactor(storage_options).scrubbed(exc)
+        shown = redact_userinfo(uri) if isinstance(uri, str) else type(uri).__name__
+        if isinstance(exc, (TypeError, ValueError, AttributeError)):
+            error = ProgrammingError(
+                f"cannot open a lakehouse at {shown!r}: {cause}; check the URI and the "
+                "storage_options of its file system"
+            )
+        else:
+            error = errors.OperationalError(f"cannot open a lakehouse at {shown!r}: {cause}")
+    else:
+        return Connection(
+            lake,
+            autocommit=autocommit,
+            isolation_level=isolation_level,
+            read_only=read_only,
+            namespace=namespace,
+            retry=retry,
+            progress=progress,
+        )
+    raise error from cause
 
 
 def _check_progress(handler: object) -> None:
