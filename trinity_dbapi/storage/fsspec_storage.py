@@ -91,8 +91,8 @@ class FsspecStorage(Storage):
         The back end's exception is not kept as the cause: botocore's and
         aiohttp's carry endpoint URLs, requests and options, which a
         traceback prints whole. A redacted stand-in with its type and
-        message is the cause instead, raised outside the ``except`` so that
-        the original is not the ``__context__`` either.
+        message is the cause instead, and the original is not kept as the
+        ``__context__`` either.
         """
         error: Exception
         try:
@@ -110,7 +110,12 @@ class FsspecStorage(Storage):
             error = StorageError(
                 f"{operation} of {path!r} under {self.root_uri} failed: {cause}", path=path
             )
-        raise error from cause
+        try:
+            raise error from cause
+        finally:
+            # The with statement runs this while it handles the back end's
+            # exception, so the raise made that the context: drop it.
+            error.__context__ = None
 
     # -- primitives -----------------------------------------------------------
 

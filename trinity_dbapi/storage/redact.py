@@ -18,7 +18,10 @@ every exception of the chain, not only the one trinity-dbapi raised. So:
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote
@@ -45,6 +48,30 @@ class RedactedCause(Exception):
         self.kind = kind
 
 
+#: Loggers (and their children) of the libraries that carry credentials for us;
+#: their records are redacted (see :func:`_install_log_redaction`).
+REDACTED_LOGGERS = (
+    "trinity_dbapi",
+    "botocore",
+    "aiobotocore",
+    "boto3",
+    "s3fs",
+    "fsspec",
+    "gcsfs",
+    "adlfs",
+    "azure",
+    "urllib3",
+    "aiohttp",
+    "requests",
+    "httpx",
+)
+
+#: The redactors of the storages alive: their secrets are kept out of log records.
+_LIVE: weakref.WeakSet[Redactor] = weakref.WeakSet()
+_INSTALL_LOCK = threading.Lock()
+_installed = False
+
+
 class Redactor:
     """Replaces the secret values of storage options (and a URI's user info) by ``***``.
 
@@ -63,6 +90,9 @@ class Redactor:
             spellings.update(_spellings(secret))
         # Longest first: a secret that contains another is replaced whole.
         self.secrets = sorted((s for s in spellings if len(s) >= 3), key=len, reverse=True)
+        if self.secrets:
+            _LIVE.add(self)
+            _install_log_redaction()
 
     def __repr__(self) -> str:
         return f"<Redactor of {len(self.secrets)} spellings>"
@@ -116,6 +146,50 @@ def scrubbed(exc: BaseException, redact: Any = redact_userinfo) -> RedactedCause
         )
     message = " <- ".join(p for p in parts if p)
     return RedactedCause(type(exc).__name__, redact(message))
+
+
+def _install_log_redaction() -> None:
+    """Redact the records of :data:`REDACTED_LOGGERS` as they are made.
+
+    botocore logs every request at DEBUG, URL included (an endpoint's user
+    info with it). A filter on a logger sees only the records made at that
+    very logger, not at its children, and handlers belong to the
+    application; the record factory sees every record, before any handler.
+    It is chained to the factory in place, as the logging manual describes.
+    """
+    global _installed
+    with _INSTALL_LOCK:
+        if _installed:
+            return
+        previous = logging.getLogRecordFactory()
+
+        def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+            record = previous(*args, **kwargs)
+            if record.name.startswith(REDACTED_LOGGERS):
+                _redact_record(record)
+            return record
+
+        logging.setLogRecordFactory(factory)
+        _installed = True
+
+
+def _redact_record(record: logging.LogRecord) -> None:
+    try:
+        message = record.getMessage()
+    except Exception:  # noqa: BLE001 - a bad format string is logging's to report
+        return
+    cleaned = _redact_all(message)
+    if cleaned != message:
+        record.msg, record.args = cleaned, ()
+    if record.exc_info and record.exc_info[1] is not None:
+        text = logging.Formatter().formatException(record.exc_info)
+        record.exc_text = _redact_all(text)
+
+
+def _redact_all(text: str) -> str:
+    for redactor in list(_LIVE):
+        text = redactor(text)
+    return redact_userinfo(text)
 
 
 def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
