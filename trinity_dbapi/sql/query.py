@@ -106,6 +106,7 @@ def execute_marked(
     unaliased: set[tuple[str, str]] = set()
     try:
         resolved: dict[Any, str] = {}
+        clashing = _clashing_names(query, refs, session.namespace)
         for node in list(query.find_all(exp.Table)):
             index = node.meta.pop(_REF_KEY, None)
             if index is None:
@@ -134,8 +135,8 @@ def execute_marked(
                     duck.register(name, relation)
                     registered.append(name)
                 resolved[key] = name
-            _rewrite(node, name)
-        _unqualify_columns(query, unaliased)
+            _rewrite(node, name, namespace if ref.table.name in clashing else None)
+        _unqualify_columns(query, unaliased, clashing)
         query, used = _bind_used(query, params)
         sql = query.sql(dialect="duckdb")
         for name, subquery in natives.items():
@@ -222,28 +223,55 @@ def stream_duckdb(
     return pa.RecordBatchReader.from_batches(reader.schema, stream)
 
 
-def _unqualify_columns(query: exp.Expression, tables: set[tuple[str, str]]) -> None:
+def _unqualify_columns(
+    query: exp.Expression, tables: set[tuple[str, str]], clashing: frozenset[str] = frozenset()
+) -> None:
     """Make ``ns.t.col`` read ``t.col`` for the unaliased tables ``(ns, t)`` of ``query``.
 
     Standard SQL (and SQLAlchemy, for tables in a schema) may qualify a column
     with the namespace too; the rewritten query names each such table by its
-    bare name only, which is what DuckDB resolves.
+    bare name only, which is what DuckDB resolves. A bare name that ``clashing``
+    holds (two namespaces' tables of that name, unaliased: ``FROM a.t, b.t``)
+    is the alias ``"ns.t"`` instead (see :func:`_rewrite`).
     """
     if not tables:
         return
     for column in query.find_all(exp.Column):
         if column.args.get("db") is not None and (column.db, column.table) in tables:
+            if column.table in clashing:
+                alias = f"{column.db}.{column.table}"
+                column.set("table", exp.to_identifier(alias, quoted=True))
             column.set("db", None)
             column.set("catalog", None)
 
 
-def _rewrite(node: exp.Table, name: str) -> None:
-    """Point ``node`` at the registered relation ``name``, keeping its alias."""
+def _clashing_names(
+    query: exp.Expression, refs: Sequence[TableRef], current: str
+) -> frozenset[str]:
+    """Bare names of unaliased tables of ``query`` read from more than one namespace."""
+    namespaces: dict[str, set[str]] = {}
+    for node in query.find_all(exp.Table):
+        index = node.meta.get(_REF_KEY)
+        if index is None or node.args.get("alias") is not None:
+            continue
+        table = refs[index].table
+        namespaces.setdefault(table.name, set()).add(table.namespace or current)
+    return frozenset(name for name, found in namespaces.items() if len(found) > 1)
+
+
+def _rewrite(node: exp.Table, name: str, clashing_namespace: str | None = None) -> None:
+    """Point ``node`` at the registered relation ``name``, keeping its alias.
+
+    An unaliased reference whose bare name another namespace's table in the
+    query shares (``clashing_namespace`` set) is aliased ``"ns.t"``: two
+    aliases ``t`` would be ambiguous, and columns name it ``ns.t.col``.
+    """
     alias = node.args.get("alias")
     if alias is None:
         # Unaliased references are qualified by their table name in the query
         # (``t.col``): keep that name working.
-        alias = exp.TableAlias(this=exp.to_identifier(node.name, quoted=True))
+        shown = node.name if clashing_namespace is None else f"{clashing_namespace}.{node.name}"
+        alias = exp.TableAlias(this=exp.to_identifier(shown, quoted=True))
     node.set("version", None)
     node.set("db", None)
     node.set("catalog", None)
