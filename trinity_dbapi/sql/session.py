@@ -315,7 +315,7 @@ class Session:
         # no thread is inside DuckDB, or holds its objects, as Python finalizes.
         if wait > 0 and lock is not None and lock.acquire(timeout=wait):
             lock.release()
-        for handle in reversed(handles):  # the cursors first, their connection last
+        for handle in handles:  # the cursors first, their connection last
             _close_duckdb(handle, deadline)
 
     def local_root(self) -> str | None:
