@@ -279,22 +279,18 @@ class Lakehouse:
     def _open_at(
         cls, storage: Storage, version: int, storage_options: Mapping[str, Any] | None
     ) -> Lakehouse:
-        """Open at ``version``: its root and definition read and fully validated.
+        """Open at ``version``, its root and definition read and fully validated.
 
-        Raises:
-            CorruptFileError: the root or the definition is unreadable or missing,
-                or another reader error says the same (no lower layer may decide
-                that a damaged file is a bug or a bad URI).
+        Any reader error there is that file's ``CorruptFileError``: no lower layer
+        may decide that a damaged file is a bug or a bad URI.
         """
         import pyarrow as pa
 
         name = root_node_file_name(version)
         path = name
         try:
-            data = storage.read(name)
-            # The root's system rows are read before the order is known, so
-            # parse them with a reader that needs no order.
-            path = roots.root_definition_path(data, name)
+            # Read before the order is known: roots.py parses it without one.
+            path = roots.root_definition_path(storage.read(name), name)
             definition = roots.read_definition(storage, path, name)
             lakehouse = cls(storage, definition, storage_options=storage_options)
             lakehouse._definitions[path] = definition

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import re
 import uuid
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -24,15 +23,19 @@ from sqlglot import exp
 
 from trinity_dbapi.errors import (
     CorruptFileError,
-    DataError,
     Error,
     InternalError,
-    NotSupportedError,
-    OperationalError,
-    ProgrammingError,
-    QueryInterruptedError,
 )
 from trinity_dbapi.sql import arrow_types, catalog
+from trinity_dbapi.sql.duck_errors import (
+    NOT_FILE_ERRORS,
+    QueryFiles,
+    arrow_error,
+    is_one_of,
+    may_be_a_file,
+    stream_error,
+    translate_duckdb_error,
+)
 from trinity_dbapi.sql.pruning import point_predicates
 from trinity_dbapi.tables import managed
 
@@ -102,7 +105,7 @@ def execute_marked(
     Only the placeholders ``query`` still holds are bound. A streamed query
     runs on a DuckDB cursor of its own, which lives as long as its reader.
     """
-    duck = session.duckdb().cursor() if stream else session.duckdb()
+    duck = session.duckdb_cursor() if stream else session.duckdb()
     if stream:  # Connection.interrupt() reaches the cursor's query as long as it runs
         session.control.add_cursor(duck)
     registered: list[str] = []
@@ -113,6 +116,7 @@ def execute_marked(
     unaliased: set[tuple[str, str]] = set()
     try:
         resolved: dict[Any, str] = {}
+        clashing = _clashing_names(query, refs, session.namespace)
         for node in list(query.find_all(exp.Table)):
             index = node.meta.pop(_REF_KEY, None)
             if index is None:
@@ -143,8 +147,8 @@ def execute_marked(
                     duck.register(name, relation)
                     registered.append(name)
                 resolved[key] = name
-            _rewrite(node, name)
-        _unqualify_columns(query, unaliased)
+            _rewrite(node, name, namespace if ref.table.name in clashing else None)
+        _unqualify_columns(query, unaliased, clashing)
         query, used = _bind_used(query, params)
         sql = query.sql(dialect="duckdb")
         for name, subquery in natives.items():
@@ -226,7 +230,7 @@ def execute_duckdb(
     except duckdb.Error as exc:
         raise (translate or translate_duckdb_error)(exc) from exc
     except pa.ArrowException as exc:
-        raise _arrow_error(exc) from exc
+        raise arrow_error(exc) from exc
 
 
 #: Rows per batch of a streamed result.
@@ -269,7 +273,7 @@ def stream_duckdb(
         raise error from exc
     except pa.ArrowException as exc:
         close()
-        raise _arrow_error(exc) from exc
+        raise arrow_error(exc) from exc
 
     def batches() -> Generator[pa.RecordBatch, None, None]:
         try:
@@ -279,7 +283,7 @@ def stream_duckdb(
         except OSError as exc:
             # Arrow's C stream reports DuckDB's errors while reading as OSError
             # carrying DuckDB's message ("INTERRUPT Error: Interrupted!").
-            raise _stream_error(exc) from exc
+            raise stream_error(exc) from exc
         finally:
             close()
 
@@ -289,28 +293,55 @@ def stream_duckdb(
     return pa.RecordBatchReader.from_batches(reader.schema, stream)
 
 
-def _unqualify_columns(query: exp.Expression, tables: set[tuple[str, str]]) -> None:
+def _unqualify_columns(
+    query: exp.Expression, tables: set[tuple[str, str]], clashing: frozenset[str] = frozenset()
+) -> None:
     """Make ``ns.t.col`` read ``t.col`` for the unaliased tables ``(ns, t)`` of ``query``.
 
     Standard SQL (and SQLAlchemy, for tables in a schema) may qualify a column
     with the namespace too; the rewritten query names each such table by its
-    bare name only, which is what DuckDB resolves.
+    bare name only, which is what DuckDB resolves. A bare name that ``clashing``
+    holds (two namespaces' tables of that name, unaliased: ``FROM a.t, b.t``)
+    is the alias ``"ns.t"`` instead (see :func:`_rewrite`).
     """
     if not tables:
         return
     for column in query.find_all(exp.Column):
         if column.args.get("db") is not None and (column.db, column.table) in tables:
+            if column.table in clashing:
+                alias = f"{column.db}.{column.table}"
+                column.set("table", exp.to_identifier(alias, quoted=True))
             column.set("db", None)
             column.set("catalog", None)
 
 
-def _rewrite(node: exp.Table, name: str) -> None:
-    """Point ``node`` at the registered relation ``name``, keeping its alias."""
+def _clashing_names(
+    query: exp.Expression, refs: Sequence[TableRef], current: str
+) -> frozenset[str]:
+    """Bare names of unaliased tables of ``query`` read from more than one namespace."""
+    namespaces: dict[str, set[str]] = {}
+    for node in query.find_all(exp.Table):
+        index = node.meta.get(_REF_KEY)
+        if index is None or node.args.get("alias") is not None:
+            continue
+        table = refs[index].table
+        namespaces.setdefault(table.name, set()).add(table.namespace or current)
+    return frozenset(name for name, found in namespaces.items() if len(found) > 1)
+
+
+def _rewrite(node: exp.Table, name: str, clashing_namespace: str | None = None) -> None:
+    """Point ``node`` at the registered relation ``name``, keeping its alias.
+
+    An unaliased reference whose bare name another namespace's table in the
+    query shares (``clashing_namespace`` set) is aliased ``"ns.t"``: two
+    aliases ``t`` would be ambiguous, and columns name it ``ns.t.col``.
+    """
     alias = node.args.get("alias")
     if alias is None:
         # Unaliased references are qualified by their table name in the query
         # (``t.col``): keep that name working.
-        alias = exp.TableAlias(this=exp.to_identifier(node.name, quoted=True))
+        shown = node.name if clashing_namespace is None else f"{clashing_namespace}.{node.name}"
+        alias = exp.TableAlias(this=exp.to_identifier(shown, quoted=True))
     node.set("version", None)
     node.set("db", None)
     node.set("catalog", None)
@@ -465,7 +496,7 @@ class NativeScan:
                 execute_duckdb(duck, f"SELECT * FROM {self._source([path])}", [])
             except Error as error:
                 cause = error.__cause__
-                if isinstance(cause, duckdb.Error) and not _is_one_of(cause, _NOT_FILE_ERRORS):
+                if isinstance(cause, duckdb.Error) and not is_one_of(cause, NOT_FILE_ERRORS):
                     return CorruptFileError(path, f"reading it failed: {cause}")
         return None
 
@@ -481,7 +512,7 @@ class NativeScan:
                 relation = duck.sql(f"SELECT * FROM {source}")
             except duckdb.Error as exc:  # reading the footers: a file may be damaged
                 error = translate_duckdb_error(exc, self.paths)
-                if not isinstance(error, CorruptFileError) and _may_be_a_file(exc):
+                if not isinstance(error, CorruptFileError) and may_be_a_file(exc):
                     error = self.damaged_file(duck) or error
                 raise error from exc
             types = {name: str(t) for name, t in zip(relation.columns, relation.types, strict=True)}
@@ -543,164 +574,3 @@ def _castable(predicate: Mapping[str, Sequence[Any]], schema: Any) -> dict[str, 
 
 
 # -- DuckDB errors ------------------------------------------------------------------
-
-# DuckDB's exception classes and the PEP 249 class each maps to; looked up by
-# name so a DuckDB version without one of them still imports.
-_DUCKDB_ERRORS: tuple[tuple[str, type[Error]], ...] = (
-    ("ParserException", ProgrammingError),
-    ("BinderException", ProgrammingError),
-    ("CatalogException", ProgrammingError),
-    ("SyntaxException", ProgrammingError),
-    ("NotImplementedException", NotSupportedError),
-    ("PermissionException", NotSupportedError),
-    ("ConversionException", DataError),
-    ("OutOfRangeException", DataError),
-    ("InvalidInputException", DataError),
-    ("TypeMismatchException", DataError),
-    ("ConstraintException", DataError),
-    ("InvalidTypeException", DataError),
-    ("InternalException", InternalError),
-    ("OutOfMemoryException", OperationalError),
-    ("IOException", OperationalError),
-)
-
-
-def _arrow_error(exc: pa.ArrowException) -> Error:
-    """DuckDB's result could not become Arrow: pyarrow imports types nested 64 levels at most."""
-    return NotSupportedError(
-        f"the query's result cannot be handed over as Arrow data (pyarrow: {exc}); a column "
-        "whose type nests more than 64 levels (lists of lists of ...) is the usual cause: "
-        "flatten it, or cast it to VARCHAR"
-    )
-
-
-def _stream_error(exc: OSError) -> Error:
-    """The error of a DuckDB query that failed while its rows were streamed."""
-    message = str(exc)
-    if message.startswith("INTERRUPT Error"):
-        return QueryInterruptedError("reading the query's rows")
-    return OperationalError(f"query failed in DuckDB while its rows were read: {message}")
-
-
-_PRIVATE_STREAM = re.compile(r"reading the stream registered as '__trinity_\w+' failed: ")
-
-#: DuckDB errors about the statement or the session, never about a file read.
-_NOT_FILE_ERRORS = (
-    "ParserException",
-    "BinderException",
-    "CatalogException",
-    "SyntaxException",
-    "InterruptException",
-    "OutOfMemoryException",
-)
-
-
-def translate_duckdb_error(exc: duckdb.Error, files: Collection[str] = ()) -> Error:
-    """The error of our hierarchy that corresponds to a DuckDB error.
-
-    Args:
-        exc: the DuckDB error.
-        files: lakehouse data files (relative paths) the statement reads. DuckDB
-            and pyarrow name the file they fail on, as an absolute path or a
-            path on the file system that ends in the relative one; an error
-            that names one of them (missing, not Parquet, a bad footer or page)
-            is that file's :class:`CorruptFileError`, whatever class DuckDB
-            gave it. The files are immutable and the lakehouse named them, so
-            the user's statement cannot be the cause.
-    """
-    if isinstance(exc, duckdb.InterruptException):
-        return QueryInterruptedError("the query")
-    message = str(exc)
-    if files and not _is_one_of(exc, _NOT_FILE_ERRORS):
-        named = [path for path in files if path in message]
-        if named:
-            # The private relation a pyarrow dataset is registered under means
-            # nothing to the user.
-            message = _PRIVATE_STREAM.sub("", message)
-            return CorruptFileError(max(named, key=len), f"reading it failed: {message}")
-    cls: type[Error] = OperationalError
-    for name, candidate in _DUCKDB_ERRORS:
-        if _is_one_of(exc, (name,)):
-            cls = candidate
-            break
-    for name, hint in _SANDBOX_HINTS:
-        # DuckDB's own advice (enable access, set a temp_directory) cannot
-        # apply to the sandboxed DuckDB: say its rule and what to do instead.
-        duck_cls = getattr(duckdb, name, None)
-        if duck_cls is not None and isinstance(exc, duck_cls):
-            message += f"; {hint}"
-    # References carry their table name as alias, so DuckDB's messages name
-    # the user's tables; the private relation names never reach the user.
-    return cls(f"query failed in DuckDB: {message}")
-
-
-#: What the sandbox (docs/sql.md, "The sandbox") adds to DuckDB's errors it causes.
-_SANDBOX_HINTS: tuple[tuple[str, str], ...] = (
-    (
-        "PermissionException",
-        (
-            "SQL reads the lakehouse's tables and no other file (docs/sql.md, 'The sandbox'): "
-            "query a table instead, or load the file into one first (Cursor.ingest, or "
-            ".import in the trinity shell)"
-        ),
-    ),
-    (
-        "OutOfMemoryException",
-        (
-            "a connection's DuckDB never spills to disk (docs/sql.md, 'The sandbox'), so "
-            "temp_directory cannot be set: make the query hold less at once (filter or "
-            "aggregate earlier, select fewer columns, sort fewer rows)"
-        ),
-    ),
-)
-
-
-#: DuckDB errors that a statement's own values cause (casts, overflows):
-#: worth no file-by-file search for a damaged file.
-_VALUE_ERRORS = (
-    "ConversionException",
-    "OutOfRangeException",
-    "TypeMismatchException",
-    "ConstraintException",
-    "NotImplementedException",
-    "PermissionException",
-)
-
-
-def _may_be_a_file(exc: duckdb.Error) -> bool:
-    """Whether a DuckDB error naming no file may still come from a damaged file."""
-    return not _is_one_of(exc, _NOT_FILE_ERRORS + _VALUE_ERRORS)
-
-
-class QueryFiles:
-    """The lakehouse data files one query reads, to blame a damaged one.
-
-    Attributes:
-        paths: every data file the query's scans may read (relative paths).
-        scans: the scans DuckDB reads itself, which can be re-read file by file.
-    """
-
-    def __init__(self, duck: duckdb.DuckDBPyConnection) -> None:
-        self.paths: set[str] = set()
-        self.scans: list[NativeScan] = []
-        self._duck = duck
-
-    def translate(self, exc: duckdb.Error) -> Error:
-        """Our error for a DuckDB failure of the query: a damaged file's if one is to blame."""
-        error = translate_duckdb_error(exc, self.paths)
-        if isinstance(error, CorruptFileError) or not _may_be_a_file(exc):
-            return error
-        for scan in self.scans:
-            damaged = scan.damaged_file(self._duck)
-            if damaged is not None:
-                return damaged
-        return error
-
-
-def _is_one_of(exc: duckdb.Error, names: Sequence[str]) -> bool:
-    """Whether ``exc`` is one of DuckDB's exception classes named ``names``."""
-    for name in names:
-        duck_cls = getattr(duckdb, name, None)
-        if duck_cls is not None and isinstance(exc, duck_cls):
-            return True
-    return False
