@@ -23,6 +23,7 @@ from trinity_dbapi.errors import (
     ProgrammingError,
     StorageFileNotFoundError,
 )
+from trinity_dbapi.format.paths import root_node_version
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse import Lakehouse, Snapshot
@@ -78,19 +79,30 @@ def to_millis(timestamp: datetime | float) -> int:
 def history(lakehouse: Lakehouse, *, since: int = 0) -> Iterator[VersionInfo]:
     """Every retained version from ``since`` to the latest, oldest first.
 
-    A version whose root cannot be read is left out, as an expired one is: a
-    damaged root stays in place after a recovery (docs/recovery.md), and the
-    history must still list the others. ``check_integrity`` reports it, and
-    time travel to it raises ``CorruptFileError`` naming it.
+    A version whose root cannot be read is left out, as an expired one is,
+    when a later recovery rollback (its ``rollback_from_root`` at or after
+    it) went past it: that damaged root stays in place (docs/recovery.md),
+    and the history must still list the others. ``check_integrity`` reports
+    it, and time travel to it raises ``CorruptFileError`` naming it. Any
+    other unreadable root is that error: leaving it out would change the
+    history silently.
     """
     latest = lakehouse.latest_version()
+    damaged: list[tuple[int, CorruptFileError]] = []  # not yet known to be recovered past
     for version in range(since, latest + 1):
         try:
             snap = _try_snapshot(lakehouse, version)
-        except CorruptFileError:
+        except CorruptFileError as exc:
+            damaged.append((version, exc))
             continue
-        if snap is not None:
-            yield VersionInfo.of(snap)
+        if snap is None:
+            continue
+        past = root_node_version((snap.rollback_from_root or "").rsplit("/", 1)[-1])
+        if past is not None:
+            damaged = [(v, exc) for v, exc in damaged if v > past]
+        yield VersionInfo.of(snap)
+    if damaged:
+        raise damaged[0][1]
 
 
 def version_at(lakehouse: Lakehouse, timestamp: datetime | float) -> int:

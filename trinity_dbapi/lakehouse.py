@@ -103,7 +103,7 @@ class Snapshot:
     @property
     def definition(self) -> LakehouseDefinition:
         """The lakehouse definition this version points at."""
-        return self.lakehouse.read_definition(self.definition_path)
+        return self.lakehouse.read_definition(self.definition_path, referrer=self.root.path)
 
     @property
     def latest_txn(self) -> str | None:
@@ -279,23 +279,19 @@ class Lakehouse:
     def _open_at(
         cls, storage: Storage, version: int, storage_options: Mapping[str, Any] | None
     ) -> Lakehouse:
-        """Open at ``version``: its root and definition read and fully validated.
+        """Open at ``version``, its root and definition read and fully validated.
 
-        Raises:
-            CorruptFileError: the root or the definition is unreadable or missing,
-                or another reader error says the same (no lower layer may decide
-                that a damaged file is a bug or a bad URI).
+        Any reader error there is that file's ``CorruptFileError``: no lower layer
+        may decide that a damaged file is a bug or a bad URI.
         """
         import pyarrow as pa
 
         name = root_node_file_name(version)
         path = name
         try:
-            data = storage.read(name)
-            # The root's system rows are read before the order is known, so
-            # parse them with a reader that needs no order.
-            path = roots.root_definition_path(data, name)
-            definition = LakehouseDefinition.from_bytes(storage.read(path), path)
+            # Read before the order is known: roots.py parses it without one.
+            path = roots.root_definition_path(storage.read(name), name)
+            definition = roots.read_definition(storage, path, name)
             lakehouse = cls(storage, definition, storage_options=storage_options)
             lakehouse._definitions[path] = definition
             path = name
@@ -449,11 +445,16 @@ class Lakehouse:
             self, self.snapshot(version), isolation=isolation, read_only=read_only, retry=retry
         )
 
-    def read_definition(self, path: str) -> LakehouseDefinition:
-        """The lakehouse definition stored at ``path`` (cached: definitions are immutable)."""
+    def read_definition(self, path: str, *, referrer: str | None = None) -> LakehouseDefinition:
+        """The lakehouse definition stored at ``path`` (cached: definitions are immutable).
+
+        Raises:
+            CorruptFileError: it is missing (naming ``referrer``, the root pointing
+                at it), not a location, or invalid.
+        """
         definition = self._definitions.get(path)
         if definition is None:
-            definition = LakehouseDefinition.from_bytes(self.storage.read(path), path)
+            definition = roots.read_definition(self.storage, path, referrer)
             self._definitions[path] = definition
         return definition
 

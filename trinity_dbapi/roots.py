@@ -7,8 +7,15 @@ so that recovery (``recovery.py``) can find versions without opening one.
 
 from __future__ import annotations
 
-from trinity_dbapi.errors import CorruptFileError, LakehouseNotFoundError, StorageFileNotFoundError
+from trinity_dbapi.errors import (
+    CorruptFileError,
+    InvalidURIError,
+    LakehouseNotFoundError,
+    StorageFileNotFoundError,
+)
 from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.locations import location_problem
 from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name, root_node_version
 from trinity_dbapi.storage import Storage
 
@@ -56,9 +63,11 @@ def read_hint(storage: Storage) -> int | None:
         text = storage.read(LATEST_HINT_FILE).decode("ascii").strip()
     except (StorageFileNotFoundError, UnicodeDecodeError):
         return None
-    if not text.isdigit() or int(text) > 2**32 - 1:
+    # Garbage is no hint; the length is checked first (int() refuses 4300+ digits).
+    digits = text.lstrip("0") or "0"
+    if not text.isdigit() or len(digits) > 10 or int(digits) > 2**32 - 1:
         return None
-    return int(text)
+    return int(digits)
 
 
 def listed_versions(storage: Storage) -> list[int]:
@@ -72,6 +81,7 @@ def root_definition_path(data: bytes, path: str) -> str:
 
     try:
         table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        table.validate(full=True)  # UTF-8 too (see node_file.decode_node)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise CorruptFileError(path, f"not a readable Arrow IPC file ({exc})") from exc
     if "key" not in table.schema.names or "value" not in table.schema.names:
@@ -80,5 +90,23 @@ def root_definition_path(data: bytes, path: str) -> str:
         if key is None and value is None:
             break
         if key == system_keys.LAKEHOUSE_DEF and value:
+            problem = location_problem(value)
+            if problem is not None:
+                raise CorruptFileError(
+                    path, f"the system row 'lakehouse_def' holds {value[:200]!r}: {problem}"
+                )
             return str(value)
     raise CorruptFileError(path, "the root node has no 'lakehouse_def' system row")
+
+
+def read_definition(storage: Storage, path: str, referrer: str | None) -> LakehouseDefinition:
+    """The lakehouse definition a root points at; a missing one is a damaged lakehouse."""
+    root = "a root node" if referrer is None else f"root node {referrer!r}"
+    try:
+        data = storage.read(path)
+    except StorageFileNotFoundError:
+        problem = "the file is missing (lost, or a damaged 'lakehouse_def' row)"
+        raise CorruptFileError(path, f"{root} points at it, but {problem}") from None
+    except InvalidURIError as exc:
+        raise CorruptFileError(path, f"{root} points at it, but {exc}") from None
+    return LakehouseDefinition.from_bytes(data, path)

@@ -81,6 +81,133 @@ conn.close()
 }
 
 
+#: Scripts of the shapes that aborted or printed noise at exit (issue 14, item 14):
+#: each runs several times, since exit races show up in a few runs out of 25.
+STRESS = {
+    "several connections with results fetched part-way": """
+kept = []
+for _ in range(3):
+    conn, cur = open_lake()
+    cur.execute("SELECT * FROM n.t, range(3)")
+    assert len(cur.fetchmany(5)) == 5
+    kept.append((conn, cur))
+""",
+    "a thread holding a half-read cursor at exit": """
+import threading, time
+ready = threading.Event()
+def work():
+    conn, cur = open_lake()
+    cur.execute("SELECT * FROM n.t")
+    cur.fetchmany(5)
+    ready.set()
+    time.sleep(600)
+threading.Thread(target=work, daemon=True).start()
+assert ready.wait(60)
+""",
+    "a thread running a statement at exit": """
+import threading, time
+ready = threading.Event()
+def work():
+    conn, cur = open_lake()
+    ready.set()
+    try:
+        cur.execute("SELECT count(*) FROM range(10000000000)")
+    except trinity_dbapi.Error:
+        pass  # interrupted by the exit
+threading.Thread(target=work, daemon=True).start()
+assert ready.wait(60)
+time.sleep(0.3)
+""",
+    "a connection opened and used in another thread": """
+import threading
+kept = []
+def work():
+    conn, cur = open_lake()
+    cur.execute("SELECT * FROM n.t")
+    cur.fetchmany(5)
+    kept.append((conn, cur))
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+""",
+    "a record batch reader left open": """
+conn, cur = open_lake()
+cur.execute("SELECT * FROM n.t")
+reader = cur.fetch_record_batch(100)
+assert reader.read_next_batch().num_rows == 100
+""",
+    "an exception's traceback holding a cursor": """
+try:
+    conn, cur = open_lake()
+    cur.execute("SELECT * FROM n.t")
+    cur.fetchmany(5)
+    raise ValueError("kept")
+except ValueError as exc:
+    saved = exc
+""",
+    "the DuckDB bridge with a result read part-way": """
+import duckdb
+from trinity_dbapi.duckdb import attach
+conn, cur = open_lake()
+conn.close()
+con = duckdb.connect()
+attached = attach(con, sys.argv[1])
+result = con.execute("SELECT * FROM n.t")
+assert len(result.fetchmany(5)) == 5
+""",
+    "a pandas read_sql chunk iterator left open": """
+import pandas as pd
+import sqlalchemy as sa
+conn, cur = open_lake()
+conn.close()
+engine = sa.create_engine("trinity:///" + sys.argv[1])
+chunks = pd.read_sql("SELECT * FROM n.t", engine, chunksize=1000)
+assert len(next(chunks)) == 1000
+""",
+}
+
+
+def _stress(name: str, runs: int, tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(SETUP) + textwrap.dedent(STRESS[name]))
+    for run in range(runs):
+        done = subprocess.run(
+            [sys.executable, str(script), str(tmp_path / "lake")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert (done.returncode, done.stderr) == (0, ""), f"run {run + 1} of {runs}"
+
+
+@pytest.mark.parametrize("name", sorted(STRESS))
+def test_scripts_exit_cleanly_run_after_run(name: str, tmp_path: Path) -> None:
+    _stress(name, 3, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(STRESS))
+def test_scripts_exit_cleanly_25_runs(name: str, tmp_path: Path) -> None:
+    _stress(name, 25, tmp_path)
+
+
+def test_a_connection_released_at_exit_rolls_back_and_closes_quietly(tmp_path: Path) -> None:
+    # Pools and iterators finalized after the atexit release (SQLAlchemy's
+    # reset-on-return) roll back their connections: that must not raise.
+    import trinity_dbapi
+    from trinity_dbapi.sql.session import _release_at_exit
+
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"))
+    conn.execute("SELECT 1").fetchone()
+    _release_at_exit()
+    assert conn.closed
+    conn.rollback()
+    conn.close()
+    with pytest.raises(trinity_dbapi.InterfaceError, match="closed"):
+        conn.commit()
+
+
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_script_exits_without_leak_reports(name: str, tmp_path: Path) -> None:
     body, ending = SCRIPTS[name]

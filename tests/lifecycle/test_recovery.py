@@ -349,7 +349,7 @@ def test_check_integrity_reports_each_damaged_file(backend: Backend, which: str)
     _, obj, text = problem[path]
     assert text
     if which == "data missing":
-        assert text == "the file is missing"
+        assert text.startswith("the file is missing"), text
     if which == "node":
         # A damaged node hides its subtree (whose files cannot be known): one row.
         assert obj is None

@@ -98,6 +98,9 @@ def connect(
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
             f"retry, progress, version, statement_timeout and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
+    from trinity_dbapi.storage.redact import Redactor, redact_userinfo
+
+    error: errors.Error
     try:
         lake = _open(
             uri,
@@ -109,26 +112,32 @@ def connect(
         )
     except errors.Error:
         raise
-    except (TypeError, ValueError, AttributeError) as exc:
-        # fsspec and its back ends reject odd URIs and options in their own ways.
-        raise ProgrammingError(
-            f"cannot open a lakehouse at {uri!r}: {type(exc).__name__}: {exc}; check the "
-            "URI and the storage_options of its file system"
-        ) from exc
-    except Exception as exc:
-        raise errors.OperationalError(
-            f"cannot open a lakehouse at {uri!r}: {type(exc).__name__}: {exc}"
-        ) from exc
-    return Connection(
-        lake,
-        autocommit=autocommit,
-        isolation_level=isolation_level,
-        read_only=read_only,
-        namespace=namespace,
-        retry=retry,
-        progress=progress,
-        statement_timeout=timeout,
-    )
+    except Exception as exc:  # noqa: BLE001 - raised below, redacted
+        # fsspec and its back ends reject odd URIs and options in their own
+        # ways, and repeat the options (credentials) in their messages: the
+        # cause is a redacted stand-in, raised outside this except so that
+        # the original is not kept as the context either.
+        cause = Redactor(storage_options).scrubbed(exc)
+        shown = redact_userinfo(uri) if isinstance(uri, str) else type(uri).__name__
+        if isinstance(exc, (TypeError, ValueError, AttributeError)):
+            error = ProgrammingError(
+                f"cannot open a lakehouse at {shown!r}: {cause}; check the URI and the "
+                "storage_options of its file system"
+            )
+        else:
+            error = errors.OperationalError(f"cannot open a lakehouse at {shown!r}: {cause}")
+    else:
+        return Connection(
+            lake,
+            autocommit=autocommit,
+            isolation_level=isolation_level,
+            read_only=read_only,
+            namespace=namespace,
+            retry=retry,
+            progress=progress,
+            statement_timeout=timeout,
+        )
+    raise error from cause
 
 
 def _check_progress(handler: object) -> None:
@@ -239,6 +248,7 @@ class Connection:
             progress=progress,
             statement_timeout=check_timeout(statement_timeout),
         )
+        self.session.statement_lock = self.lock
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"namespace={self.session.namespace!r}"
@@ -367,12 +377,20 @@ class Connection:
 
     def rollback(self) -> None:
         """Discard the open transaction's changes."""
+        if self.session.abandoned:
+            # Closed at interpreter exit, its transaction dropped: nothing is
+            # left to discard. Pools and result iterators finalized after that
+            # roll back their connections; neither an error nor the lock
+            # (which a thread stopped in mid-statement may hold) is wanted then.
+            return
         with self.lock:
             self._check_open()
             self.session.rollback()
 
     def close(self) -> None:
         """Close the connection; uncommitted changes are discarded (PEP 249)."""
+        if self.session.abandoned:
+            return  # closed at interpreter exit already (see rollback)
         with self.lock:
             self.session.close()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from trinity_dbapi.errors import InvalidURIError
+from trinity_dbapi.storage.uri import check_path
 
 _BITS4 = re.compile(r"[01]{4}")
 _OPTIMIZED_NAME = re.compile(r"[01]{8}-.+")
@@ -53,3 +54,21 @@ def split_uri(uri: str) -> tuple[str, str]:
         f"{uri!r} names no standard TrinityLake file (a path-optimized file or a root "
         "node or lakehouse definition file), so its lakehouse root is unknown",
     )
+
+
+def location_problem(location: str) -> str | None:
+    """Why ``location``, read from a lakehouse file, cannot be followed (None: it can).
+
+    A relative path must be a valid storage path (no ``.``, ``..``, empty
+    segments or control characters); a URI must name a standard TrinityLake
+    file. Readers check pointers when they read the file holding them, so a
+    damaged pointer is reported as a damaged file, not as bad user input.
+    """
+    try:
+        if is_uri(location):
+            split_uri(location)
+        else:
+            check_path(location)
+    except InvalidURIError as exc:
+        return str(exc)
+    return None

@@ -15,6 +15,10 @@ and three sections, top to bottom:
 
 The reader checks all of this and raises :class:`CorruptFileError` naming the
 file for any violation, so a damaged or foreign file is never half-trusted.
+That includes the values of the known system rows (numbers are numbers, root
+pointers name root node files) and every child pointer (a followable
+location): Arrow IPC has no checksum, and a damaged pointer found later would
+be blamed on the file it names, or on the user, rather than on this file.
 """
 
 from __future__ import annotations
@@ -24,9 +28,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinity_dbapi.errors import CorruptFileError
 from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.locations import location_problem
+from trinity_dbapi.format.paths import root_node_version
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+#: Largest ``created_at_millis`` a reader accepts: the last millisecond of year
+#: 9999, the end of the timestamps Python and DuckDB show.
+MAX_CREATED_AT_MILLIS = 253_402_300_799_999
+
+#: System rows holding a root node file location, and rows holding any location.
+_ROOT_POINTERS = (system_keys.PREVIOUS_ROOT, system_keys.ROLLBACK_FROM_ROOT)
+_POINTERS = (system_keys.LAKEHOUSE_DEF, *_ROOT_POINTERS)
 
 #: Body compression of written node files; readers accept any Arrow IPC codec.
 DEFAULT_COMPRESSION = "zstd"
@@ -155,6 +169,9 @@ def decode_node(data: bytes, path: str, order: int) -> NodeData:
 
     try:
         table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        # Arrow checks offsets but not UTF-8 when reading: without the full
+        # validation a changed byte in a string fails later, in to_pylist.
+        table.validate(full=True)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise CorruptFileError(path, f"not a readable Arrow IPC file ({exc})") from exc
     if table.schema.names != ["key", "value", "pnode", "txn"] or not all(
@@ -187,6 +204,7 @@ class _Parser:
         start = self._key_table_start()
         system = {self.key[i]: self.value[i] for i in range(start)}
         n = self._n_keys(system)
+        self._check_system(system)
         end = start + self.order
         if len(self.key) < end:
             raise self.fail(
@@ -218,6 +236,36 @@ class _Parser:
             raise self.fail(f"'n_keys' is {n}, outside 0..{self.order - 1} for order {self.order}")
         return n
 
+    def _check_system(self, system: dict[str | None, str | None]) -> None:
+        """The known system rows hold what they must; unknown rows are tolerated."""
+        created = system.get(system_keys.CREATED_AT_MILLIS)
+        if created is not None and not _is_number(created, MAX_CREATED_AT_MILLIS):
+            raise self.fail(
+                f"'created_at_millis' is {created[:40]!r}, not milliseconds since the epoch "
+                f"in 0..{MAX_CREATED_AT_MILLIS}"
+            )
+        exported = system.get(system_keys.EXPORTED_FROM_VERSION)
+        if exported is not None and not _is_number(exported, 2**32 - 1):
+            raise self.fail(f"'exported_from_version' is {exported[:40]!r}, not a version number")
+        for key in _POINTERS:
+            value = system.get(key)
+            if value is None:
+                continue
+            problem = location_problem(value)
+            if (
+                problem is None
+                and key in _ROOT_POINTERS
+                and root_node_version(value.rpartition("/")[2]) is None
+            ):
+                problem = "it does not name a root node file"
+            if problem is not None:
+                raise self.fail(f"the system row {key!r} holds {value[:200]!r}: {problem}")
+
+    def _check_pointer(self, row: int, pointer: str) -> None:
+        problem = location_problem(pointer)
+        if problem is not None:
+            raise self.fail(f"the child pointer of key row {row} is {pointer[:200]!r}: {problem}")
+
     def _key_table(self, start: int, n: int) -> tuple[list[str], list[str], list[str] | None]:
         leftmost = self.pnode[start]
         internal = leftmost is not None
@@ -226,6 +274,8 @@ class _Parser:
         keys: list[str] = []
         values: list[str] = []
         children: list[str] = [leftmost] if leftmost is not None else []
+        if leftmost is not None:
+            self._check_pointer(0, leftmost)
         for i in range(start + 1, start + 1 + n):
             k, v, p = self.key[i], self.value[i], self.pnode[i]
             if k is None or v is None:
@@ -237,6 +287,7 @@ class _Parser:
             keys.append(k)
             values.append(v)
             if p is not None:
+                self._check_pointer(i - start, p)
                 children.append(p)
         for i in range(start + 1 + n, start + self.order):
             if (self.key[i], self.value[i], self.pnode[i], self.txn[i]) != (None,) * 4:
@@ -257,3 +308,18 @@ class _Parser:
                 )
             buffer.append(Message(k, self.value[i], t))
         return buffer
+
+
+def _is_number(text: str, maximum: int) -> bool:
+    """Whether ``text`` is a plain decimal number in ``0..maximum``.
+
+    ASCII digits only (``str.isdigit`` accepts other scripts' digits), and
+    the length is checked before ``int`` so thousands of digits cost nothing.
+    """
+    digits = text.lstrip("0") or "0"
+    return (
+        text.isascii()
+        and text.isdigit()
+        and len(digits) <= len(str(maximum))
+        and int(digits) <= maximum
+    )

@@ -24,7 +24,18 @@ class Location:
     """Where a lakehouse is: its URI and the fsspec storage options (credentials)."""
 
     uri: str
-    storage_options: Mapping[str, Any] = field(default_factory=dict)
+    # Out of the repr: Spark prints plans, options and failed tasks' arguments.
+    storage_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        from trinity_dbapi.storage.redact import redact_userinfo
+
+        hidden = (
+            f", storage_options=<{len(self.storage_options)} hidden>"
+            if self.storage_options
+            else ""
+        )
+        return f"Location({redact_userinfo(self.uri)!r}{hidden})"
 
     def storage(self) -> Any:
         """Open the lakehouse storage (in whichever process runs this)."""
@@ -138,9 +149,13 @@ def _json_object(name: str, text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise ProgrammingError(f"option {name} must be a JSON object: {exc}") from exc
+        # json's message names a position, never the text (it holds credentials).
+        raise ProgrammingError(f"option {name} must be a JSON object: {exc}") from None
     if not isinstance(value, dict):
-        raise ProgrammingError(f"option {name} must be a JSON object, not {text!r}")
+        raise ProgrammingError(
+            f"option {name} must be a JSON object (of storage options), not a "
+            f"{type(value).__name__}; its text is not shown, as it may hold credentials"
+        )
     return value
 
 

@@ -22,15 +22,20 @@ import pyarrow as pa
 from sqlglot import exp
 
 from trinity_dbapi.errors import (
-    DataError,
+    CorruptFileError,
     Error,
     InternalError,
-    NotSupportedError,
-    OperationalError,
-    ProgrammingError,
-    QueryInterruptedError,
 )
 from trinity_dbapi.sql import arrow_types, catalog
+from trinity_dbapi.sql.duck_errors import (
+    NOT_FILE_ERRORS,
+    QueryFiles,
+    arrow_error,
+    is_one_of,
+    may_be_a_file,
+    stream_error,
+    translate_duckdb_error,
+)
 from trinity_dbapi.sql.pruning import point_predicates
 from trinity_dbapi.tables import managed
 
@@ -100,14 +105,18 @@ def execute_marked(
     Only the placeholders ``query`` still holds are bound. A streamed query
     runs on a DuckDB cursor of its own, which lives as long as its reader.
     """
-    duck = session.duckdb().cursor() if stream else session.duckdb()
+    duck = session.duckdb_cursor() if stream else session.duckdb()
     if stream:  # Connection.interrupt() reaches the cursor's query as long as it runs
         session.control.add_cursor(duck)
     registered: list[str] = []
+    # Every data file DuckDB may read for this query: a failure that names
+    # one of them is a damaged file, whatever DuckDB calls the error.
+    files = QueryFiles(session.duckdb())
     natives: dict[str, str] = {}
     unaliased: set[tuple[str, str]] = set()
     try:
         resolved: dict[Any, str] = {}
+        clashing = _clashing_names(query, refs, session.namespace)
         for node in list(query.find_all(exp.Table)):
             index = node.meta.pop(_REF_KEY, None)
             if index is None:
@@ -127,9 +136,10 @@ def execute_marked(
                     relation = overrides[index]  # type: ignore[index]
                 else:
                     relation = _materialise(
-                        session, namespace, ref.table.name, ref.as_of, predicate
+                        session, namespace, ref.table.name, ref.as_of, predicate, files
                     )
                 if isinstance(relation, NativeScan):
+                    files.scans.append(relation)
                     # Spliced into the SQL text below (our own identifier, so
                     # the replacement is exact): DuckDB binds the scan once.
                     natives[name] = relation.subquery(duck, session.duckdb_root())
@@ -137,8 +147,8 @@ def execute_marked(
                     duck.register(name, relation)
                     registered.append(name)
                 resolved[key] = name
-            _rewrite(node, name)
-        _unqualify_columns(query, unaliased)
+            _rewrite(node, name, namespace if ref.table.name in clashing else None)
+        _unqualify_columns(query, unaliased, clashing)
         query, used = _bind_used(query, params)
         sql = query.sql(dialect="duckdb")
         for name, subquery in natives.items():
@@ -151,8 +161,9 @@ def execute_marked(
                 used,
                 track=session.track_stream,
                 on_close=lambda: session.control.remove_cursor(duck),
+                translate=files.translate,
             )
-        return execute_duckdb(duck, sql, used)
+        return execute_duckdb(duck, sql, used, translate=files.translate)
     except BaseException:
         if stream:  # stream_duckdb did not take the cursor over
             session.control.remove_cursor(duck)
@@ -195,8 +206,18 @@ def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expres
     return query, [params[old - 1] for old in numbers]
 
 
-def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> pa.Table:
-    """Run ``sql`` in DuckDB with positional ``params``; DuckDB errors become ours."""
+def execute_duckdb(
+    duck: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: Sequence[Any],
+    *,
+    translate: Callable[[duckdb.Error], Error] | None = None,
+) -> pa.Table:
+    """Run ``sql`` in DuckDB with positional ``params``; DuckDB errors become ours.
+
+    ``translate`` turns a DuckDB error into ours (:meth:`QueryFiles.translate`
+    for a query over lakehouse files).
+    """
     try:
         # A relation converts to Arrow without the extra copy a DB-API result makes.
         relation = duck.sql(sql, params=list(params) or None)
@@ -207,9 +228,9 @@ def execute_duckdb(duck: duckdb.DuckDBPyConnection, sql: str, params: Sequence[A
         table: pa.Table = to_arrow()
         return table
     except duckdb.Error as exc:
-        raise translate_duckdb_error(exc) from exc
+        raise (translate or translate_duckdb_error)(exc) from exc
     except pa.ArrowException as exc:
-        raise _arrow_error(exc) from exc
+        raise arrow_error(exc) from exc
 
 
 #: Rows per batch of a streamed result.
@@ -223,6 +244,7 @@ def stream_duckdb(
     *,
     track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
     on_close: Callable[[], None] | None = None,
+    translate: Callable[[duckdb.Error], Error] | None = None,
 ) -> pa.RecordBatchReader:
     """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
 
@@ -231,6 +253,7 @@ def stream_duckdb(
     batches to (the session closes it when the connection closes); then
     ``on_close`` is called. DuckDB errors surface here or while reading.
     """
+    translate = translate or translate_duckdb_error
 
     def close() -> None:
         if on_close is not None:
@@ -245,21 +268,22 @@ def stream_duckdb(
         to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
         reader: pa.RecordBatchReader = to_reader(STREAM_BATCH_ROWS)
     except duckdb.Error as exc:
+        error = translate(exc)
         close()
-        raise translate_duckdb_error(exc) from exc
+        raise error from exc
     except pa.ArrowException as exc:
         close()
-        raise _arrow_error(exc) from exc
+        raise arrow_error(exc) from exc
 
     def batches() -> Generator[pa.RecordBatch, None, None]:
         try:
             yield from reader
         except duckdb.Error as exc:
-            raise translate_duckdb_error(exc) from exc
+            raise translate(exc) from exc
         except OSError as exc:
             # Arrow's C stream reports DuckDB's errors while reading as OSError
             # carrying DuckDB's message ("INTERRUPT Error: Interrupted!").
-            raise _stream_error(exc) from exc
+            raise stream_error(exc) from exc
         finally:
             close()
 
@@ -269,28 +293,55 @@ def stream_duckdb(
     return pa.RecordBatchReader.from_batches(reader.schema, stream)
 
 
-def _unqualify_columns(query: exp.Expression, tables: set[tuple[str, str]]) -> None:
+def _unqualify_columns(
+    query: exp.Expression, tables: set[tuple[str, str]], clashing: frozenset[str] = frozenset()
+) -> None:
     """Make ``ns.t.col`` read ``t.col`` for the unaliased tables ``(ns, t)`` of ``query``.
 
     Standard SQL (and SQLAlchemy, for tables in a schema) may qualify a column
     with the namespace too; the rewritten query names each such table by its
-    bare name only, which is what DuckDB resolves.
+    bare name only, which is what DuckDB resolves. A bare name that ``clashing``
+    holds (two namespaces' tables of that name, unaliased: ``FROM a.t, b.t``)
+    is the alias ``"ns.t"`` instead (see :func:`_rewrite`).
     """
     if not tables:
         return
     for column in query.find_all(exp.Column):
         if column.args.get("db") is not None and (column.db, column.table) in tables:
+            if column.table in clashing:
+                alias = f"{column.db}.{column.table}"
+                column.set("table", exp.to_identifier(alias, quoted=True))
             column.set("db", None)
             column.set("catalog", None)
 
 
-def _rewrite(node: exp.Table, name: str) -> None:
-    """Point ``node`` at the registered relation ``name``, keeping its alias."""
+def _clashing_names(
+    query: exp.Expression, refs: Sequence[TableRef], current: str
+) -> frozenset[str]:
+    """Bare names of unaliased tables of ``query`` read from more than one namespace."""
+    namespaces: dict[str, set[str]] = {}
+    for node in query.find_all(exp.Table):
+        index = node.meta.get(_REF_KEY)
+        if index is None or node.args.get("alias") is not None:
+            continue
+        table = refs[index].table
+        namespaces.setdefault(table.name, set()).add(table.namespace or current)
+    return frozenset(name for name, found in namespaces.items() if len(found) > 1)
+
+
+def _rewrite(node: exp.Table, name: str, clashing_namespace: str | None = None) -> None:
+    """Point ``node`` at the registered relation ``name``, keeping its alias.
+
+    An unaliased reference whose bare name another namespace's table in the
+    query shares (``clashing_namespace`` set) is aliased ``"ns.t"``: two
+    aliases ``t`` would be ambiguous, and columns name it ``ns.t.col``.
+    """
     alias = node.args.get("alias")
     if alias is None:
         # Unaliased references are qualified by their table name in the query
         # (``t.col``): keep that name working.
-        alias = exp.TableAlias(this=exp.to_identifier(node.name, quoted=True))
+        shown = node.name if clashing_namespace is None else f"{clashing_namespace}.{node.name}"
+        alias = exp.TableAlias(this=exp.to_identifier(shown, quoted=True))
     node.set("version", None)
     node.set("db", None)
     node.set("catalog", None)
@@ -304,11 +355,12 @@ def _materialise(
     table: str,
     as_of: AsOf | None,
     predicate: Mapping[str, Sequence[Any]],
+    files: QueryFiles,
 ) -> Any:
     view, snapshot = session.view_for(as_of)
     if namespace in catalog.RESERVED_NAMESPACES:
         return catalog.catalog_table(view, snapshot, namespace, table)
-    return table_scan(session.lakehouse.storage, view, namespace, table, predicate)
+    return table_scan(session.lakehouse.storage, view, namespace, table, predicate, files.paths)
 
 
 def table_scan(
@@ -317,6 +369,7 @@ def table_scan(
     namespace: str,
     table: str,
     predicate: Mapping[str, Sequence[Any]] | None = None,
+    files: set[str] | None = None,
 ) -> Any:
     """What DuckDB scans for a user table as this view sees it.
 
@@ -324,7 +377,9 @@ def table_scan(
     pinned version that can hold rows matching ``predicate`` (column ->
     allowed values; see :mod:`~trinity_dbapi.sql.pruning`); DuckDB pushes
     projections and filters into it. A table without a dataset is an empty
-    table with its exact schema.
+    table with its exact schema. The data files the scan may read are added
+    to ``files`` (relative paths), so a DuckDB error naming one is reported as
+    that file's damage.
     """
 
     definition = view.load_table(namespace, table)  # NoSuchTableError names it
@@ -344,12 +399,14 @@ def table_scan(
         return read_table(storage, meta, schema, partition_by, labels)
     local_root = getattr(storage, "root_dir", None)
     chosen = list(meta.partitions) if labels is None else labels
+    relative = [meta.partitions[label]["table"] for label in chosen]
+    if files is not None:
+        files.update(relative)
     binary_partitions = any(
         definition.column(name).type.kind in ("binary", "fixed") for name in partition_by
     )
     if local_root is not None and chosen and not binary_partitions:
-        files = meta.files()
-        return NativeScan(definition, [files[label] for label in chosen], partition_by, local_root)
+        return NativeScan(definition, relative, partition_by, local_root)
     return arrow_dataset(storage, meta, schema, partition_by, labels)
 
 
@@ -381,6 +438,9 @@ class NativeScan:
         self.paths = paths
         self.partition_by = partition_by
         self.root = root
+        #: The visible root of the last subquery (see :meth:`subquery`).
+        self._visible_root = ""
+        self._options: list[str] = []
 
     def subquery(self, duck: duckdb.DuckDBPyConnection, visible_root: str | None) -> str:
         """A parenthesised DuckDB query over the files, with the table's exact columns.
@@ -399,8 +459,8 @@ class NativeScan:
         file_column = partition_sql.file_column(c.name for c in self.definition.columns)
         if self.partition_by:
             options.append(f"filename = {_sql_string(file_column)}")
-        files = ", ".join(_sql_string(f"{visible_root}/{path}") for path in self.paths)
-        source = f"read_parquet({', '.join([f'[{files}]', *options])})"
+        self._options, self._visible_root = options, visible_root
+        source = self._source(self.paths)
         present = self._file_types(duck, source)
         projection = []
         for column in self.definition.columns:
@@ -419,6 +479,27 @@ class NativeScan:
                 projection.append(f"CAST({value} AS {duck_type}) AS {quoted}")
         return f"(SELECT {', '.join(projection)} FROM {source})"
 
+    def _source(self, paths: Sequence[str]) -> str:
+        files = ", ".join(_sql_string(f"{self._visible_root}/{path}") for path in paths)
+        return f"read_parquet({', '.join([f'[{files}]', *self._options])})"
+
+    def damaged_file(self, duck: duckdb.DuckDBPyConnection) -> CorruptFileError | None:
+        """The first of the files that DuckDB cannot read on its own, or None.
+
+        Some damage (a changed byte in a footer) fails with a message that names
+        no file ("don't know what type"). The files are immutable, so reading
+        each alone finds the one that fails; it is only ever done after a
+        failure, and costs one full read of the files.
+        """
+        for path in self.paths:
+            try:
+                execute_duckdb(duck, f"SELECT * FROM {self._source([path])}", [])
+            except Error as error:
+                cause = error.__cause__
+                if isinstance(cause, duckdb.Error) and not is_one_of(cause, NOT_FILE_ERRORS):
+                    return CorruptFileError(path, f"reading it failed: {cause}")
+        return None
+
     def _file_types(self, duck: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
         """Column -> DuckDB type of what the files hold (an added column may be in none yet).
 
@@ -427,7 +508,13 @@ class NativeScan:
         key = (self.root, *self.paths)
         types = _FILE_TYPES.get(key)
         if types is None:
-            relation = duck.sql(f"SELECT * FROM {source}")
+            try:
+                relation = duck.sql(f"SELECT * FROM {source}")
+            except duckdb.Error as exc:  # reading the footers: a file may be damaged
+                error = translate_duckdb_error(exc, self.paths)
+                if not isinstance(error, CorruptFileError) and may_be_a_file(exc):
+                    error = self.damaged_file(duck) or error
+                raise error from exc
             types = {name: str(t) for name, t in zip(relation.columns, relation.types, strict=True)}
             if len(_FILE_TYPES) > 1024:
                 _FILE_TYPES.clear()
@@ -487,83 +574,3 @@ def _castable(predicate: Mapping[str, Sequence[Any]], schema: Any) -> dict[str, 
 
 
 # -- DuckDB errors ------------------------------------------------------------------
-
-# DuckDB's exception classes and the PEP 249 class each maps to; looked up by
-# name so a DuckDB version without one of them still imports.
-_DUCKDB_ERRORS: tuple[tuple[str, type[Error]], ...] = (
-    ("ParserException", ProgrammingError),
-    ("BinderException", ProgrammingError),
-    ("CatalogException", ProgrammingError),
-    ("SyntaxException", ProgrammingError),
-    ("NotImplementedException", NotSupportedError),
-    ("PermissionException", NotSupportedError),
-    ("ConversionException", DataError),
-    ("OutOfRangeException", DataError),
-    ("InvalidInputException", DataError),
-    ("TypeMismatchException", DataError),
-    ("ConstraintException", DataError),
-    ("InvalidTypeException", DataError),
-    ("InternalException", InternalError),
-    ("OutOfMemoryException", OperationalError),
-    ("IOException", OperationalError),
-)
-
-
-def _arrow_error(exc: pa.ArrowException) -> Error:
-    """DuckDB's result could not become Arrow: pyarrow imports types nested 64 levels at most."""
-    return NotSupportedError(
-        f"the query's result cannot be handed over as Arrow data (pyarrow: {exc}); a column "
-        "whose type nests more than 64 levels (lists of lists of ...) is the usual cause: "
-        "flatten it, or cast it to VARCHAR"
-    )
-
-
-def _stream_error(exc: OSError) -> Error:
-    """The error of a DuckDB query that failed while its rows were streamed."""
-    message = str(exc)
-    if message.startswith("INTERRUPT Error"):
-        return QueryInterruptedError("reading the query's rows")
-    return OperationalError(f"query failed in DuckDB while its rows were read: {message}")
-
-
-def translate_duckdb_error(exc: duckdb.Error) -> Error:
-    """The error of our hierarchy that corresponds to a DuckDB error."""
-    if isinstance(exc, duckdb.InterruptException):
-        return QueryInterruptedError("the query")
-    message = str(exc)
-    cls: type[Error] = OperationalError
-    for name, candidate in _DUCKDB_ERRORS:
-        duck_cls = getattr(duckdb, name, None)
-        if duck_cls is not None and isinstance(exc, duck_cls):
-            cls = candidate
-            break
-    for name, hint in _SANDBOX_HINTS:
-        # DuckDB's own advice (enable access, set a temp_directory) cannot
-        # apply to the sandboxed DuckDB: say its rule and what to do instead.
-        duck_cls = getattr(duckdb, name, None)
-        if duck_cls is not None and isinstance(exc, duck_cls):
-            message += f"; {hint}"
-    # References carry their table name as alias, so DuckDB's messages name
-    # the user's tables; the private relation names never reach the user.
-    return cls(f"query failed in DuckDB: {message}")
-
-
-#: What the sandbox (docs/sql.md, "The sandbox") adds to DuckDB's errors it causes.
-_SANDBOX_HINTS: tuple[tuple[str, str], ...] = (
-    (
-        "PermissionException",
-        (
-            "SQL reads the lakehouse's tables and no other file (docs/sql.md, 'The sandbox'): "
-            "query a table instead, or load the file into one first (Cursor.ingest, or "
-            ".import in the trinity shell)"
-        ),
-    ),
-    (
-        "OutOfMemoryException",
-        (
-            "a connection's DuckDB never spills to disk (docs/sql.md, 'The sandbox'), so "
-            "temp_directory cannot be set: make the query hold less at once (filter or "
-            "aggregate earlier, select fewer columns, sort fewer rows)"
-        ),
-    ),
-)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import time
 import weakref
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,10 @@ DEFAULT_NAMESPACE = "default"
 #: Sessions whose private DuckDB is open.
 _WITH_DUCKDB: weakref.WeakSet[Session] = weakref.WeakSet()
 
+#: How long interpreter exit waits for a statement another thread is running
+#: in a session's DuckDB to stop once interrupted.
+EXIT_WAIT_SECONDS = 5.0
+
 
 @atexit.register
 def _release_at_exit() -> None:
@@ -78,7 +83,7 @@ def _release_at_exit() -> None:
     an open transaction is dropped unfinished, as a crash would leave it.
     """
     for session in list(_WITH_DUCKDB):
-        session.abandon()
+        session.abandon(wait=EXIT_WAIT_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,14 @@ class Session:
         self._streams: weakref.WeakSet[Generator[Any, None, None]] = weakref.WeakSet()
         #: Interrupts and times out the running statement (``Connection.interrupt``).
         self.control = StatementControl(self._open_duckdb, statement_timeout)
+        #: The DuckDB cursors of those streams.
+        self._cursors: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
         self.closed = False
+        #: Closed at interpreter exit by :func:`_release_at_exit`.
+        self.abandoned = False
+        #: The lock a thread holds while it runs a statement of this session
+        #: (the connection's): exit waits on it for an interrupted statement.
+        self.statement_lock: Any = None
 
     # -- transactions -----------------------------------------------------------
 
@@ -266,6 +278,13 @@ class Session:
         duck = self._duck
         return [] if duck is None else [duck]
 
+    # Before duckdb(): below it, the method hides the module in annotations.
+    def duckdb_cursor(self) -> duckdb.DuckDBPyConnection:
+        """A new cursor of the private DuckDB, released with it (for a streamed result)."""
+        cursor = self.duckdb().cursor()
+        self._cursors.add(cursor)
+        return cursor
+
     def duckdb(self) -> duckdb.DuckDBPyConnection:
         """The session's private in-memory DuckDB connection (created on first use)."""
         if self._duck is None:
@@ -302,22 +321,43 @@ class Session:
         """Close ``stream`` (and so its DuckDB cursor) when the session releases DuckDB."""
         self._streams.add(stream)
 
-    def _release_duckdb(self) -> None:
+    def _release_duckdb(self, wait: float = 0.0) -> None:
         """Close the streams still being read, then the private DuckDB connection.
 
         Closing a stream's generator runs its ``finally`` (which closes its
         DuckDB cursor) and drops its frame, so no DuckDB object stays
         reachable from here even while a cursor still holds the stream.
+
+        Args:
+            wait: seconds to wait for statements other threads are running
+                in this DuckDB: they are interrupted first (they raise
+                ``OperationalError`` in their thread). At interpreter exit a
+                thread still inside DuckDB when Python finalizes is unwound
+                through DuckDB's C++ frames, which aborts the process
+                ("terminate called without an active exception").
         """
+        handles = [*list(self._cursors), *([self._duck] if self._duck is not None else [])]
+        if wait > 0:
+            for handle in handles:
+                with contextlib.suppress(Exception):  # already closed
+                    handle.interrupt()
         for stream in list(self._streams):
             with contextlib.suppress(ValueError):  # being read in another thread right now
                 stream.close()
         self._streams = weakref.WeakSet()
-        duck, self._duck = self._duck, None
+        self._cursors = weakref.WeakSet()
+        self._duck = None
         sandbox, self._sandbox = self._sandbox, None
         _WITH_DUCKDB.discard(self)
-        if duck is not None:
-            duck.close()
+        deadline = time.monotonic() + wait
+        lock = self.statement_lock
+        # The interrupted statement's thread leaves DuckDB and then the lock,
+        # having turned the interruption into its error: wait for that, so
+        # no thread is inside DuckDB, or holds its objects, as Python finalizes.
+        if wait > 0 and lock is not None and lock.acquire(timeout=wait):
+            lock.release()
+        for handle in handles:  # the cursors first, their connection last
+            _close_duckdb(handle, deadline)
         if sandbox is not None:
             sandbox.close()
 
@@ -462,14 +502,19 @@ class Session:
             self._release_duckdb()
             self.closed = True
 
-    def abandon(self) -> None:
+    def abandon(self, wait: float = 0.0) -> None:
         """Close without touching storage: the open transaction is dropped, not aborted.
 
         For interpreter exit, when storage I/O may no longer work; what the
         transaction staged is garbage that ``collect_garbage`` removes.
+        Statements running in other threads are interrupted and waited for
+        up to ``wait`` seconds. Afterwards ``rollback`` and ``close`` are
+        no-ops, as after a close (the transaction is already gone): pools
+        and iterators finalized later in the exit roll back without error.
         """
         self._txn, self._explicit = None, False
-        self._release_duckdb()
+        self.abandoned = True
+        self._release_duckdb(wait)
         self.closed = True
 
 
@@ -478,3 +523,19 @@ def _what(parsed: st.Parsed) -> str:
     words = parsed.sql.split(None, 1)
     keyword = words[0].upper() if words and words[0].isalpha() else "SQL"
     return f"the {keyword} statement"
+
+
+def _close_duckdb(handle: duckdb.DuckDBPyConnection, deadline: float) -> None:
+    """Close a DuckDB connection or cursor, retrying while another thread uses it."""
+    import duckdb
+
+    while True:
+        try:
+            handle.close()
+            return
+        except duckdb.Error:
+            # "connection is busy with another call": its interrupted statement
+            # has not returned yet. Past the deadline, leave it to the thread.
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.005)

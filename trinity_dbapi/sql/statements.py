@@ -12,8 +12,8 @@ their case; a namespace of ``None`` means the connection's current namespace.
 
 from __future__ import annotations
 
-import functools
 import itertools
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
@@ -68,6 +68,7 @@ from trinity_dbapi.sql.model import (  # the model, re-exported
 )
 from trinity_dbapi.sql.nesting import check_depth, recursion_budget
 from trinity_dbapi.sql.parser import TrinityParser
+from trinity_dbapi.sql.statement_cache import StatementCache, node_cost
 from trinity_dbapi.sql.table_functions import check_table_functions, refuse_file_name
 from trinity_dbapi.sql.types_sql import convert_type, name_of
 
@@ -146,12 +147,21 @@ def parse(sql: str) -> list[Parsed]:
         return list(_parse_cached(sql))
 
 
+def _cost(parsed: tuple[Parsed, ...]) -> int:
+    """Estimated bytes a parse result keeps alive besides its text (see statement_cache)."""
+    texts = sum(sys.getsizeof(p.sql) for p in parsed)  # a statement's own slice of the text
+    return texts + node_cost([p.expression for p in parsed])
+
+
 # A statement cache, as sqlite3 keeps one: applications run the same texts
-# again and again. Parsed trees are shared, so nothing may modify one: every
-# consumer copies (to_statement copies queries and DML before binding).
-@functools.lru_cache(maxsize=512)
-def _parse_cached(sql: str) -> tuple[Parsed, ...]:
-    return tuple(_parse(sql))
+# again and again. It is bounded by the bytes it keeps, not by entries: one
+# big text's trees can weigh hundreds of megabytes. Parsed trees are shared,
+# so nothing may modify one: every consumer copies (to_statement copies
+# queries and DML before binding).
+STATEMENT_CACHE: StatementCache[tuple[Parsed, ...]] = StatementCache(
+    lambda sql: tuple(_parse(sql)), _cost
+)
+_parse_cached = STATEMENT_CACHE.get
 
 
 def _parse(sql: str) -> list[Parsed]:

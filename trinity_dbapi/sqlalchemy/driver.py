@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote_plus
 
 from sqlalchemy import exc
+from sqlalchemy.engine import URL
 
+from trinity_dbapi.errors import InterfaceError
 from trinity_dbapi.sqlalchemy.base import TrinityDialect
 
 #: ``connect()`` options a URL query may carry, with their value parsers.
@@ -65,6 +68,46 @@ def _storage_value(value: str) -> Any:
         return value
 
 
+def _is_secret_option(name: str) -> bool:
+    from trinity_dbapi.storage.redact import SECRET_WORDS
+
+    return name.startswith(_STORAGE_PREFIX) and any(w in name.lower() for w in SECRET_WORDS)
+
+
+class RedactingURL(URL):
+    """A URL whose hidden-password rendering also hides secret ``storage.*`` values.
+
+    A value is secret when its option's name says so (``storage.secret``,
+    ``storage.token``, ``storage.account_key``, ...); the user info of URLs
+    in other values (``storage.endpoint_url=http://user:pw@host``) and in
+    the location is hidden too.
+    """
+
+    __slots__ = ()
+
+    def render_as_string(self, hide_password: bool = True) -> str:
+        if not hide_password:
+            return URL.render_as_string(self, hide_password=False)
+        from trinity_dbapi.storage.redact import MASK, redact_userinfo
+
+        database = None if self.database is None else redact_userinfo(self.database)
+        shown = URL.create(
+            self.drivername, self.username, self.password, self.host, self.port, database
+        ).render_as_string(hide_password=True)
+        if not self.query:
+            return shown
+        items = []
+        for name in sorted(self.query):
+            raw = self.query[name]
+            for value in raw if isinstance(raw, tuple) else (raw,):
+                text = MASK if _is_secret_option(name) else redact_userinfo(value)
+                items.append(f"{quote_plus(name)}={quote_plus(text, safe='*')}")
+        return f"{shown}?{'&'.join(items)}"
+
+    def __repr__(self) -> str:
+        return self.render_as_string()
+
+
 class TrinityDialect_trinity_dbapi(TrinityDialect):
     """``trinity://`` (and ``trinity+trinity_dbapi://``) through :mod:`trinity_dbapi`."""
 
@@ -77,12 +120,26 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
 
         return trinity_dbapi
 
+    @classmethod
+    def engine_created(cls, engine: Any) -> None:
+        """Give the engine a URL whose repr hides secret ``storage.*`` values too.
+
+        SQLAlchemy hides only the password part of a URL in ``repr(engine)``
+        and ``repr(url)``; a secret in the query would show. The engine
+        connects with the arguments already taken from the URL, so this
+        changes what is shown, nothing else (``render_as_string(hide_password=False)``
+        still renders everything).
+        """
+        engine.url = RedactingURL(*engine.url)
+
     def create_connect_args(self, url: Any) -> tuple[list[Any], dict[str, Any]]:
-        if url.host or url.username or url.password or url.port:
+        # User info is only ever an S3 key pair, "KEY:SECRET@" (see below).
+        if url.host or url.port or (url.username is not None and url.password is None):
             raise exc.ArgumentError(
-                f"trinity URL {url.render_as_string(hide_password=True)!r} has a host part; "
+                f"trinity URL {RedactingURL(*url).render_as_string()!r} has a host part; "
                 "the lakehouse location follows 'trinity:///': trinity:////abs/path, "
-                "trinity:///relative/path or trinity:///s3://bucket/prefix"
+                "trinity:///relative/path or trinity:///s3://bucket/prefix (an S3 key pair "
+                "may come before it: trinity://KEY:SECRET@/s3://bucket/prefix)"
             )
         location = url.database
         if not location:
@@ -109,6 +166,16 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
                 raise exc.ArgumentError(
                     f"unknown trinity URL option {name!r}; the options are {known}"
                 )
+        # trinity://KEY:SECRET@/s3://bucket/prefix: the password part, which
+        # SQLAlchemy hides everywhere, carries the S3 key pair (s3fs's names).
+        for part, option in ((url.username, "key"), (url.password, "secret")):
+            if part:
+                if option in storage:
+                    raise exc.ArgumentError(
+                        f"trinity URL {RedactingURL(*url).render_as_string()!r} gives storage.{option} twice: in "
+                        "its user info and in its query; keep one"
+                    )
+                storage[option] = part
         if storage:
             options["storage_options"] = storage
         return [location], options
@@ -149,8 +216,8 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
             cursor.close()
 
     def is_disconnect(self, e: Exception, connection: Any, cursor: Any) -> bool:
-        from trinity_dbapi.errors import InterfaceError
-
+        # InterfaceError is imported with the module: this runs while pools are
+        # finalized at interpreter exit, when imports fail.
         return isinstance(e, InterfaceError) and "closed" in str(e)
 
     def _get_server_version_info(self, connection: Any) -> tuple[int, ...]:

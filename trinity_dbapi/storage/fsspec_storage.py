@@ -33,13 +33,11 @@ from trinity_dbapi.errors import (
     StorageFileNotFoundError,
 )
 from trinity_dbapi.storage.base import DEFAULT_CACHE_BYTES, Storage
+from trinity_dbapi.storage.redact import RedactedCause, Redactor
 from trinity_dbapi.storage.uri import check_path, normalize_root_uri
 
 #: Schemes whose storage can commit (guarantees a single exclusive creator).
 COMMIT_SCHEMES = ("file", "memory", "s3", "s3a")
-
-# Storage option names whose values are secrets and must never reach a message.
-_SECRET_WORDS = ("secret", "key", "token", "password", "credential", "sas", "auth")
 
 # fsspec's memory file system is one dict per process; one lock per process makes
 # check-then-write atomic for every MemoryStorage of that process.
@@ -72,7 +70,8 @@ class FsspecStorage(Storage):
         self.fs = fs
         self.scheme = root_uri.split("://", 1)[0]
         self._base = fs._strip_protocol(root_uri).rstrip("/")
-        self._secrets = sorted(_secret_values(storage_options or {}), key=len, reverse=True)
+        #: Hides the secrets of ``storage_options`` in messages and causes.
+        self.redact = Redactor(storage_options)
 
     # -- helpers --------------------------------------------------------------
 
@@ -85,28 +84,38 @@ class FsspecStorage(Storage):
         start = self._base + "/"
         return full[len(start) :] if full.startswith(start) else None
 
-    def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
-
     @contextlib.contextmanager
     def _errors(self, operation: str, path: str) -> Iterator[None]:
-        """Map backend exceptions to StorageError subclasses naming ``path``."""
+        """Map backend exceptions to StorageError subclasses naming ``path``.
+
+        The back end's exception is not kept as the cause: botocore's and
+        aiohttp's carry endpoint URLs, requests and options, which a
+        traceback prints whole. A redacted stand-in with its type and
+        message is the cause instead, and the original is not kept as the
+        ``__context__`` either.
+        """
+        error: Exception
         try:
             yield
+            return
         except (StorageError, NotSupportedError, InvalidURIError):
             raise
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
-            raise StorageFileNotFoundError(
+            error = StorageFileNotFoundError(
                 f"file {path!r} does not exist under {self.root_uri}", path=path
-            ) from exc
-        except Exception as exc:  # botocore, aiohttp, OSError...: all become ours
-            raise StorageError(
-                f"{operation} of {path!r} under {self.root_uri} failed: "
-                f"{type(exc).__name__}: {self._redact(str(exc))}",
-                path=path,
-            ) from exc
+            )
+            cause = self.redact.scrubbed(exc)
+        except Exception as exc:  # noqa: BLE001 - botocore, aiohttp, OSError...: all become ours
+            cause = self.redact.scrubbed(exc)
+            error = StorageError(
+                f"{operation} of {path!r} under {self.root_uri} failed: {cause}", path=path
+            )
+        try:
+            raise error from cause
+        finally:
+            # The with statement runs this while it handles the back end's
+            # exception, so the raise made that the context: drop it.
+            error.__context__ = None
 
     # -- primitives -----------------------------------------------------------
 
@@ -292,6 +301,7 @@ class S3Storage(FsspecStorage):
         full = self._full(path)
         with self._errors("exclusive create", path):
             for attempt in range(self.conflict_retries + 1):
+                lost: RedactedCause | None = None
                 try:
                     # Sends If-None-Match: * (also on the multipart completion of
                     # large bodies); open(mode="xb") is NOT used: s3fs skips the
@@ -300,22 +310,23 @@ class S3Storage(FsspecStorage):
                     return
                 except Exception as exc:
                     code = _s3_error_code(exc)
-                    if isinstance(exc, FileExistsError) or code in (
-                        "PreconditionFailed",
-                        "412",
-                    ):
-                        raise FileAlreadyExistsError(
-                            f"file {path!r} already exists under {self.root_uri}: "
-                            "another writer created it first",
-                            path=path,
-                        ) from exc
-                    if code != "ConditionalRequestConflict" or attempt == self.conflict_retries:
+                    if isinstance(exc, FileExistsError) or code in ("PreconditionFailed", "412"):
+                        lost = self.redact.scrubbed(exc)
+                    elif code != "ConditionalRequestConflict" or attempt == self.conflict_retries:
                         raise
-                    # Another conditional write to this key is in flight; back off
-                    # and retry, the retry gets 412 if that write succeeded.
-                    time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
                 finally:
                     self.fs.invalidate_cache(full)
+                if lost is not None:
+                    # Raised here, outside the except: botocore's error (which
+                    # carries the endpoint) is neither the cause nor the context.
+                    raise FileAlreadyExistsError(
+                        f"file {path!r} already exists under {self.root_uri}: "
+                        "another writer created it first",
+                        path=path,
+                    ) from lost
+                # Another conditional write to this key is in flight; back off
+                # and retry, the retry gets 412 if that write succeeded.
+                time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
 
     def _exists(self, path: str) -> bool:
         full = self._full(path)
@@ -352,14 +363,6 @@ def _s3_error_code(exc: BaseException) -> str | None:
                 return str(code)
         seen = seen.__cause__ or seen.__context__
     return None
-
-
-def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
-    for name, value in options.items():
-        if isinstance(value, Mapping):
-            yield from _secret_values(value)
-        elif isinstance(value, str) and value and any(w in name.lower() for w in _SECRET_WORDS):
-            yield value
 
 
 __all__ = ["COMMIT_SCHEMES", "FsspecStorage", "MemoryStorage", "S3Storage"]

@@ -36,12 +36,12 @@ import re
 from urllib.parse import unquote
 
 from trinity_dbapi.errors import InvalidURIError
+from trinity_dbapi.storage.redact import redact_userinfo
 
 _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://(.*)$", re.DOTALL)
 # "s3:bucket/x" or "file:/tmp/x": a scheme without "//" (a one-letter "scheme" is
 # a Windows drive letter and is left to the plain-path branch).
 _SCHEME_NO_SLASHES_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):(?!//)")
-_USERINFO_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*:(?://)?)[^/]*@")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 # Schemes whose authority is a bucket name and therefore required.
@@ -107,7 +107,7 @@ def _normalize_uri(original: str, scheme: str, rest: str) -> str:
     shown = _redact_userinfo(original)
     _check_characters(original, shown)
     authority, slash, path = rest.partition("/")
-    if "@" in authority:
+    if "@" in authority or shown != original:
         raise InvalidURIError(
             shown,
             f"root URI {shown!r} carries user info (credentials) in its authority; "
@@ -230,9 +230,15 @@ def check_path(path: str, *, is_prefix: bool = False) -> None:
 
 
 def _redact_userinfo(uri: str) -> str:
-    # "scheme://user:password@host/..." (or without "//"): hide everything before
-    # the "@" so a password typed into a URI never reaches a message or a log.
-    return _USERINFO_RE.sub(r"\1***@", uri)
+    # "scheme://user:password@host/..." (or without "//"): hide the user info so
+    # a password typed into a URI never reaches a message or a log. A password
+    # may hold "/", "@" and ":" (redact_userinfo finds where it ends).
+    match = _SCHEME_NO_SLASHES_RE.match(uri)
+    if match is None:
+        return redact_userinfo(uri)
+    # "s3:key:secret@bucket": redact it as the "s3://..." it stands for.
+    scheme = match.group(0)
+    return scheme + redact_userinfo(f"{scheme}//{uri[len(scheme) :]}")[len(scheme) + 2 :]
 
 
 __all__ = ["check_path", "normalize_root_uri"]

@@ -89,7 +89,7 @@ def read_index(storage: Storage, path: str, field: pa.Field | None = None) -> pa
         CorruptFileError: the file is not a two-column index of the expected layout.
     """
     try:
-        table = pq.read_table(pa.BufferReader(storage.read(path)))
+        table = pq.read_table(pa.BufferReader(layout.read_referenced(storage, path, "its dataset")))
     except (pa.ArrowException, OSError) as exc:
         raise CorruptFileError(path, f"not a readable Parquet file ({exc})") from exc
     names = table.column_names
@@ -236,7 +236,7 @@ def lookup(
     path = meta.indices.get(column)
     if path is None:
         return None
-    data = storage.read(path)  # the one read
+    data = layout.read_referenced(storage, path, f"dataset {meta.dataset_uuid}")  # the one read
     index = _matching_groups(path, data, values)
     type_ = index.schema.field(0).type
     scalars = [coerce(value, type_) for value in values]

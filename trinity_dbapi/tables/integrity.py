@@ -59,7 +59,11 @@ class Problem:
 def describe(exc: BaseException) -> str:
     """A problem's text from the reader's exception (whatever its class)."""
     if isinstance(exc, CorruptFileError):
-        return exc.problem
+        # A reader's missing file also says what points at it; here the row's
+        # file is the missing one, and that it is missing is the problem.
+        return (
+            "the file is missing" if exc.problem.startswith("the file is missing") else exc.problem
+        )
     if isinstance(exc, StorageFileNotFoundError):
         return "the file is missing"
     return f"{type(exc).__name__}: {exc}"

@@ -28,9 +28,13 @@ import datetime
 import re
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from trinity_dbapi.errors import CorruptFileError
+from trinity_dbapi.errors import CorruptFileError, InvalidURIError, StorageFileNotFoundError
+
+if TYPE_CHECKING:
+    from trinity_dbapi.storage.base import Storage
 
 __all__ = [
     "COMMON_METADATA",
@@ -48,6 +52,7 @@ __all__ = [
     "metadata_path",
     "new_dataset_uuid",
     "parse_metadata_path",
+    "read_referenced",
     "valid_dataset_uuid",
 ]
 
@@ -158,3 +163,26 @@ def index_path(dataset_uuid: str, column: str, now: datetime.datetime | None = N
     return (
         f"{dataset_uuid}/indices/{quote(column, safe='')}/{stamp}+{uuid.uuid4().hex}{INDEX_SUFFIX}"
     )
+
+
+def read_referenced(storage: Storage, path: str, referrer: str) -> bytes:
+    """Read a dataset file that ``referrer`` (a table definition or metadata file) points at.
+
+    The file is named by the lakehouse itself, never by the user, so a missing
+    file or a path that is not a storage path means a damaged lakehouse.
+
+    Raises:
+        CorruptFileError: the file is missing or the path is invalid (both named).
+    """
+    try:
+        return storage.read(path)
+    except StorageFileNotFoundError:
+        raise CorruptFileError(
+            path,
+            f"the file is missing, yet {referrer} points at it (a lost or deleted file, or "
+            "a damaged pointer)",
+        ) from None
+    except InvalidURIError as exc:
+        raise CorruptFileError(
+            path, f"{referrer} points at it, but it is not a location in this lakehouse ({exc})"
+        ) from None

@@ -164,13 +164,15 @@ _METADATA_CACHE: dict[tuple[str, str], DatasetMetadata] = {}
 
 def metadata(storage: Storage, table: TableDefinition) -> DatasetMetadata:
     """The dataset metadata of this version of ``table`` (cached: the files are immutable)."""
-    from trinity_dbapi.tables.metadata import read_metadata
+    from trinity_dbapi.tables.layout import read_referenced
+    from trinity_dbapi.tables.metadata import decode_metadata
 
     location = table.format_properties[METADATA_LOCATION]
     key = (storage.root_uri, location)
     meta = _METADATA_CACHE.get(key)
     if meta is None:
-        meta = read_metadata(storage, location)
+        data = read_referenced(storage, location, f"the definition of table {table.name!r}")
+        meta = decode_metadata(location, data)
         if len(_METADATA_CACHE) > 4096:
             _METADATA_CACHE.clear()
         _METADATA_CACHE[key] = meta

@@ -20,12 +20,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from trinity_dbapi.errors import CorruptFileError, NotSupportedError, ProgrammingError
 from trinity_dbapi.sql.arrow_types import ID_KEY
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables.conform import null_column
+from trinity_dbapi.tables.layout import read_referenced
 from trinity_dbapi.tables.metadata import DatasetMetadata
 from trinity_dbapi.tables.partitions import check_partition_by, partition_scalars
 
@@ -87,7 +89,8 @@ class FileReader:
     def __call__(self, label: str) -> pa.Table:
         path = self.meta.partitions[label]["table"]
         try:
-            parquet = pq.ParquetFile(pa.BufferReader(self.storage.read(path)))
+            data = read_referenced(self.storage, path, f"dataset {self.meta.dataset_uuid}")
+            parquet = pq.ParquetFile(pa.BufferReader(data))
             names = self._file_columns(parquet.schema_arrow)
             wanted = sorted({name for name in names.values() if name is not None})
             data = parquet.read(columns=wanted)
@@ -175,10 +178,25 @@ def read_table(
     return pa.concat_tables(tables)
 
 
+class _MissingAsEmptyHandler(pafs.FSSpecHandler):  # type: ignore[misc]
+    """An fsspec handler that opens a missing file as an empty one.
+
+    pyarrow's threaded dataset scanner can deadlock when a Python file system
+    raises while it opens a fragment (pyarrow 26: a scan of a dataset with a
+    deleted file on a ``PyFileSystem`` hung in ``AsyncTaskScheduler`` about one
+    time in two). An empty file fails in C++ instead ("Parquet file size is 0
+    bytes"), which the query reports as that file's ``CorruptFileError``.
+    """
+
+    def open_input_file(self, path: str) -> Any:
+        try:
+            return super().open_input_file(path)
+        except FileNotFoundError:
+            return pa.BufferReader(b"")
+
+
 def _filesystem(storage: Storage) -> tuple[Any, str]:
     """An Arrow file system reaching the storage's files, and the root's path on it."""
-    import pyarrow.fs as pafs
-
     from trinity_dbapi.storage.fsspec_storage import FsspecStorage
     from trinity_dbapi.storage.local import LocalStorage
 
@@ -186,7 +204,7 @@ def _filesystem(storage: Storage) -> tuple[Any, str]:
         return pafs.LocalFileSystem(), storage.root_dir.rstrip("/") + "/"
     if isinstance(storage, FsspecStorage):
         base = storage.fs._strip_protocol(storage.root_uri).rstrip("/") + "/"
-        return pafs.PyFileSystem(pafs.FSSpecHandler(storage.fs)), base
+        return pafs.PyFileSystem(_MissingAsEmptyHandler(storage.fs)), base
     raise NotSupportedError(
         f"arrow_dataset needs a local or fsspec storage, not {type(storage).__name__}; "
         "use read_table instead"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Union
 
+from trinity_dbapi.errors import CorruptFileError, InvalidURIError, StorageFileNotFoundError
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.locations import is_uri, qualify, split_uri
 from trinity_dbapi.format.node_file import (
@@ -25,12 +26,15 @@ from trinity_dbapi.format.node_file import (
     decode_node,
     encode_node_and_buffer,
 )
-from trinity_dbapi.format.paths import new_node_file_path
+from trinity_dbapi.format.paths import new_node_file_path, root_node_version
 
 if TYPE_CHECKING:
     from trinity_dbapi.storage.base import Storage
 
 ChildRef = Union["Node", str]
+
+#: Pointers whose node file :class:`NodeStore` remembers, for error messages.
+_MAX_REFERRERS = 65536
 
 
 class Node:
@@ -125,6 +129,7 @@ class NodeStore:
         #: Options for the storages of other lakehouses that locations name.
         self.storage_options: Mapping[str, Any] = {}
         self._foreign: dict[str, Storage] = {}
+        self._referrers: dict[str, str] = {}
 
     def load(self, path: str) -> Node:
         """The clean node stored at ``path`` (shared: never modify it).
@@ -139,6 +144,7 @@ class NodeStore:
                 self._cache.move_to_end(path)
                 return node
         data = decode_node(self.read_location(path), path, self.order)
+        self._note_referrers(path, data)
         if is_uri(path):
             data = _qualified(data, split_uri(path)[0])
         node = node_from_data(data, path)
@@ -149,7 +155,53 @@ class NodeStore:
         return node
 
     def read_location(self, location: str) -> bytes:
-        """Read a file by location: a path in this storage, or a URI in another."""
+        """Read a file by location: a path in this storage, or a URI in another.
+
+        Locations are pointers read from lakehouse files (child nodes, object
+        and lakehouse definitions), so a missing file or a location that cannot
+        be followed means a damaged lakehouse. Root node files are the exception:
+        they are found by version number, and a missing one is a version that
+        does not exist (or was expired), which callers handle.
+
+        Raises:
+            CorruptFileError: the file is missing, or the location is invalid.
+            StorageFileNotFoundError: a root node file is missing.
+        """
+        try:
+            return self._read_location(location)
+        except StorageFileNotFoundError:
+            if root_node_version(location.rpartition("/")[2]) is not None:
+                raise
+            raise CorruptFileError(
+                location,
+                f"the file is missing, yet {self._referrer(location)} points at it (a lost or "
+                "deleted file, or a damaged pointer in the file that names it)",
+            ) from None
+        except InvalidURIError as exc:
+            raise CorruptFileError(
+                location,
+                f"{self._referrer(location)} points at it, but it is not a valid location ({exc})",
+            ) from None
+
+    def _referrer(self, location: str) -> str:
+        with self._lock:
+            referrer = self._referrers.get(location)
+        return "the lakehouse" if referrer is None else f"node file {referrer!r}"
+
+    def _note_referrers(self, path: str, data: NodeData) -> None:
+        """Remember which node file holds each pointer, to name it if the pointer is broken.
+
+        Only for messages: a damaged pointer is found when it is followed, and
+        the file to blame is the one that held it. Bounded: cleared when full.
+        """
+        pointers = [*(data.children or ()), *data.values]
+        pointers += [m.value for m in data.buffer if m.value is not None]
+        with self._lock:
+            if len(self._referrers) + len(pointers) > _MAX_REFERRERS:
+                self._referrers.clear()
+            self._referrers.update(dict.fromkeys(pointers, path))
+
+    def _read_location(self, location: str) -> bytes:
         if not is_uri(location):
             return self.storage.read(location)
         if location.startswith(self.storage.root_uri):

@@ -1,0 +1,193 @@
+"""DuckDB's errors as errors of our hierarchy, and the damaged file a query's failure is blamed on.
+
+Split out of :mod:`~trinity_dbapi.sql.query`, which runs the queries: a
+DuckDB error becomes the PEP 249 class that fits; one that names (or, for
+footer damage that names no file, is traced by re-reading to) one of the
+query's immutable data files is that file's :class:`CorruptFileError`; the
+sandbox's refusals and out-of-memory errors say its rule and what to do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
+
+import duckdb
+import pyarrow as pa
+
+from trinity_dbapi.errors import (
+    CorruptFileError,
+    DataError,
+    Error,
+    InternalError,
+    NotSupportedError,
+    OperationalError,
+    ProgrammingError,
+    QueryInterruptedError,
+)
+
+if TYPE_CHECKING:
+    from trinity_dbapi.sql.query import NativeScan
+
+
+# DuckDB's exception classes and the PEP 249 class each maps to; looked up by
+# name so a DuckDB version without one of them still imports.
+_DUCKDB_ERRORS: tuple[tuple[str, type[Error]], ...] = (
+    ("ParserException", ProgrammingError),
+    ("BinderException", ProgrammingError),
+    ("CatalogException", ProgrammingError),
+    ("SyntaxException", ProgrammingError),
+    ("NotImplementedException", NotSupportedError),
+    ("PermissionException", NotSupportedError),
+    ("ConversionException", DataError),
+    ("OutOfRangeException", DataError),
+    ("InvalidInputException", DataError),
+    ("TypeMismatchException", DataError),
+    ("ConstraintException", DataError),
+    ("InvalidTypeException", DataError),
+    ("InternalException", InternalError),
+    ("OutOfMemoryException", OperationalError),
+    ("IOException", OperationalError),
+)
+
+
+def arrow_error(exc: pa.ArrowException) -> Error:
+    """DuckDB's result could not become Arrow: pyarrow imports types nested 64 levels at most."""
+    return NotSupportedError(
+        f"the query's result cannot be handed over as Arrow data (pyarrow: {exc}); a column "
+        "whose type nests more than 64 levels (lists of lists of ...) is the usual cause: "
+        "flatten it, or cast it to VARCHAR"
+    )
+
+
+def stream_error(exc: OSError) -> Error:
+    """The error of a DuckDB query that failed while its rows were streamed."""
+    message = str(exc)
+    if message.startswith("INTERRUPT Error"):
+        return QueryInterruptedError("reading the query's rows")
+    return OperationalError(f"query failed in DuckDB while its rows were read: {message}")
+
+
+_PRIVATE_STREAM = re.compile(r"reading the stream registered as '__trinity_\w+' failed: ")
+
+#: DuckDB errors about the statement or the session, never about a file read.
+NOT_FILE_ERRORS = (
+    "ParserException",
+    "BinderException",
+    "CatalogException",
+    "SyntaxException",
+    "InterruptException",
+    "OutOfMemoryException",
+)
+
+
+def translate_duckdb_error(exc: duckdb.Error, files: Collection[str] = ()) -> Error:
+    """The error of our hierarchy that corresponds to a DuckDB error.
+
+    Args:
+        exc: the DuckDB error.
+        files: lakehouse data files (relative paths) the statement reads. DuckDB
+            and pyarrow name the file they fail on, as an absolute path or a
+            path on the file system that ends in the relative one; an error
+            that names one of them (missing, not Parquet, a bad footer or page)
+            is that file's :class:`CorruptFileError`, whatever class DuckDB
+            gave it. The files are immutable and the lakehouse named them, so
+            the user's statement cannot be the cause.
+    """
+    if isinstance(exc, duckdb.InterruptException):
+        return QueryInterruptedError("the query")
+    message = str(exc)
+    if files and not is_one_of(exc, NOT_FILE_ERRORS):
+        named = [path for path in files if path in message]
+        if named:
+            # The private relation a pyarrow dataset is registered under means
+            # nothing to the user.
+            message = _PRIVATE_STREAM.sub("", message)
+            return CorruptFileError(max(named, key=len), f"reading it failed: {message}")
+    cls: type[Error] = OperationalError
+    for name, candidate in _DUCKDB_ERRORS:
+        if is_one_of(exc, (name,)):
+            cls = candidate
+            break
+    for name, hint in _SANDBOX_HINTS:
+        # DuckDB's own advice (enable access, set a temp_directory) cannot
+        # apply to the sandboxed DuckDB: say its rule and what to do instead.
+        duck_cls = getattr(duckdb, name, None)
+        if duck_cls is not None and isinstance(exc, duck_cls):
+            message += f"; {hint}"
+    # References carry their table name as alias, so DuckDB's messages name
+    # the user's tables; the private relation names never reach the user.
+    return cls(f"query failed in DuckDB: {message}")
+
+
+#: What the sandbox (docs/sql.md, "The sandbox") adds to DuckDB's errors it causes.
+_SANDBOX_HINTS: tuple[tuple[str, str], ...] = (
+    (
+        "PermissionException",
+        (
+            "SQL reads the lakehouse's tables and no other file (docs/sql.md, 'The sandbox'): "
+            "query a table instead, or load the file into one first (Cursor.ingest, or "
+            ".import in the trinity shell)"
+        ),
+    ),
+    (
+        "OutOfMemoryException",
+        (
+            "a connection's DuckDB never spills to disk (docs/sql.md, 'The sandbox'), so "
+            "temp_directory cannot be set: make the query hold less at once (filter or "
+            "aggregate earlier, select fewer columns, sort fewer rows)"
+        ),
+    ),
+)
+
+
+#: DuckDB errors that a statement's own values cause (casts, overflows):
+#: worth no file-by-file search for a damaged file.
+_VALUE_ERRORS = (
+    "ConversionException",
+    "OutOfRangeException",
+    "TypeMismatchException",
+    "ConstraintException",
+    "NotImplementedException",
+    "PermissionException",
+)
+
+
+def may_be_a_file(exc: duckdb.Error) -> bool:
+    """Whether a DuckDB error naming no file may still come from a damaged file."""
+    return not is_one_of(exc, NOT_FILE_ERRORS + _VALUE_ERRORS)
+
+
+class QueryFiles:
+    """The lakehouse data files one query reads, to blame a damaged one.
+
+    Attributes:
+        paths: every data file the query's scans may read (relative paths).
+        scans: the scans DuckDB reads itself, which can be re-read file by file.
+    """
+
+    def __init__(self, duck: duckdb.DuckDBPyConnection) -> None:
+        self.paths: set[str] = set()
+        self.scans: list[NativeScan] = []
+        self._duck = duck
+
+    def translate(self, exc: duckdb.Error) -> Error:
+        """Our error for a DuckDB failure of the query: a damaged file's if one is to blame."""
+        error = translate_duckdb_error(exc, self.paths)
+        if isinstance(error, CorruptFileError) or not may_be_a_file(exc):
+            return error
+        for scan in self.scans:
+            damaged = scan.damaged_file(self._duck)
+            if damaged is not None:
+                return damaged
+        return error
+
+
+def is_one_of(exc: duckdb.Error, names: Sequence[str]) -> bool:
+    """Whether ``exc`` is one of DuckDB's exception classes named ``names``."""
+    for name in names:
+        duck_cls = getattr(duckdb, name, None)
+        if duck_cls is not None and isinstance(exc, duck_cls):
+            return True
+    return False
