@@ -251,7 +251,7 @@ def test_create_false_on_an_existing_lakehouse_connects(tmp_path: Path) -> None:
             "trinity:///lake?colour=red",
             (
                 r"unknown trinity URL option 'colour'; the options are autocommit, read_only, "
-                r"create, isolation_level, namespace, statement_timeout, storage\.<option>"
+                r"create, isolation_level, namespace, statement_timeout, version, storage\.<option>"
             ),
         ),
         ("trinity:///lake?storage.=x", r"unknown trinity URL option 'storage\.'"),
@@ -428,3 +428,23 @@ def test_insert_rowcount_is_the_number_of_rows(engine: sa.Engine) -> None:
         assert conn.exec_driver_sql("INSERT INTO ns.t VALUES (5), (6)").rowcount == 2
         assert conn.execute(table.update().where(table.c.id > 4).values(id=0)).rowcount == 2
         assert conn.execute(table.delete().where(table.c.id == 0)).rowcount == 2
+
+
+def test_version_as_a_url_parameter_reads_that_version_only(tmp_path: Path) -> None:
+    """``?version=N`` pins the connection to version N, as ``connect(version=N)`` does."""
+    root = tmp_path / "lake"
+    with trinity_dbapi.connect(str(root), autocommit=True) as conn:
+        conn.execute("CREATE TABLE t (i INT8)")
+        conn.execute("INSERT INTO t VALUES (1)")
+        pinned = int(conn.execute("SELECT max(version) FROM system.versions").fetchone()[0])
+        conn.execute("INSERT INTO t VALUES (2)")
+    engine = sa.create_engine(f"trinity:///{root}?version={pinned}")
+    try:
+        with engine.connect() as sa_conn:
+            found = sa_conn.exec_driver_sql("SELECT i FROM t ORDER BY i").fetchall()
+        assert [tuple(r) for r in found] == [(1,)]
+    finally:
+        engine.dispose()
+    for bad in ("-1", "x", "4294967296", "1.5"):
+        with pytest.raises(exc.ArgumentError, match="version number"):
+            sa.create_engine(f"trinity:///{root}?version={bad}").connect()

@@ -10,7 +10,8 @@ lakehouse location that :func:`trinity_dbapi.connect` takes:
 Query parameters: ``storage.<option>=value`` go to the fsspec file system
 (``storage_options``; ``true`` / ``false`` / numbers / JSON objects are
 decoded, other values stay text); ``autocommit``, ``read_only``, ``create``,
-``isolation_level``, ``namespace`` and ``statement_timeout`` (seconds) are
+``isolation_level``, ``namespace``, ``statement_timeout`` (seconds) and
+``version`` (a version number: read that version only, docs/recovery.md) are
 :func:`~trinity_dbapi.connect` options. ``create_engine(..., connect_args={...})`` adds or overrides any of
 them, including a whole ``storage_options`` dict.
 """
@@ -31,6 +32,7 @@ from trinity_dbapi.sqlalchemy.base import TrinityDialect
 _BOOLEAN_OPTIONS = ("autocommit", "read_only", "create")
 _TEXT_OPTIONS = ("isolation_level", "namespace")
 _SECONDS_OPTIONS = ("statement_timeout",)
+_VERSION_OPTIONS = ("version",)
 _STORAGE_PREFIX = "storage."
 
 
@@ -53,6 +55,14 @@ def _seconds(name: str, value: str) -> float:
             f"URL option {name}={value!r} must be a number of seconds, 0 for no limit"
         )
     return seconds
+
+
+def _version(name: str, value: str) -> int:
+    if not value.isascii() or not value.isdigit() or len(value) > 10 or int(value) > 2**32 - 1:
+        raise exc.ArgumentError(
+            f"URL option {name}={value!r} must be a version number (0 to 4294967295)"
+        )
+    return int(value)
 
 
 def _storage_value(value: str) -> Any:
@@ -159,9 +169,17 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
                 options[name] = value
             elif name in _SECONDS_OPTIONS:
                 options[name] = _seconds(name, value)
+            elif name in _VERSION_OPTIONS:
+                options[name] = _version(name, value)
             else:
                 known = ", ".join(
-                    (*_BOOLEAN_OPTIONS, *_TEXT_OPTIONS, *_SECONDS_OPTIONS, "storage.<option>")
+                    (
+                        *_BOOLEAN_OPTIONS,
+                        *_TEXT_OPTIONS,
+                        *_SECONDS_OPTIONS,
+                        *_VERSION_OPTIONS,
+                        "storage.<option>",
+                    )
                 )
                 raise exc.ArgumentError(
                     f"unknown trinity URL option {name!r}; the options are {known}"
