@@ -200,46 +200,32 @@ def test_sqlalchemy_connect_failures_never_show_the_secret(
     engine.dispose()
 
 
-@pytest.mark.parametrize("shape", ["slash", "at", "unicode"])
-def test_the_shell_never_prints_the_secret(shape: str, moto_server: str) -> None:
-    secret = SECRETS[shape]
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "trinity_dbapi.cli",
-            f"s3://missing-{uuid.uuid4().hex[:12]}/lake",
-            "--storage-option",
-            "key=AKIDEXAMPLE",
-            "--storage-option",
-            f"secret={secret}",
-            "--storage-option",
-            f"client_kwargs.endpoint_url={moto_server}",
-            "-c",
-            "SELECT 1",
-        ],
+def _shell(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trinity_dbapi.cli", *args, "-c", "SELECT 1"],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+    )
+
+
+@pytest.mark.parametrize("shape", ["slash", "at", "unicode"])
+def test_the_shell_never_prints_the_secret(shape: str, moto_server: str) -> None:
+    secret = SECRETS[shape]
+    done = _shell(
+        f"s3://missing-{uuid.uuid4().hex[:12]}/lake",
+        "--storage-option",
+        "key=AKIDEXAMPLE",
+        "--storage-option",
+        f"secret={secret}",
+        "--storage-option",
+        f"client_kwargs.endpoint_url={moto_server}",
     )
     assert done.returncode == 1
     assert done.stderr.startswith("Error: ")
     _assert_hidden(secret, done.stdout, done.stderr)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "trinity_dbapi.cli",
-            f"s3://AKIDEXAMPLE:{secret}@b/lake",
-            "-c",
-            "SELECT 1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _shell(f"s3://AKIDEXAMPLE:{secret}@b/lake")
     assert done.returncode == 1
     assert "carries user info" in done.stderr
     _assert_hidden(secret, done.stdout, done.stderr)
