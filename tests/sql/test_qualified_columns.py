@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,3 +89,28 @@ def test_sqlalchemy_tables_of_the_same_name_in_two_schemas(conn: Any) -> None:
         # Two FROM entries, as SQLAlchemy writes an implicit join.
         implicit = sa.select(sa.func.count()).where(ta.c.id < tb.c.id)
         assert connection.execute(implicit).scalar() == 2
+
+
+def test_an_unqualified_table_beside_a_qualified_one_of_the_same_name(tmp_path: Path) -> None:
+    """``FROM t JOIN s.t``: columns ``t.col`` are the current namespace's, ``s.t.col`` the other's.
+
+    SQLAlchemy's compliance suite (SameNamedSchemaTableTest) writes exactly this.
+    """
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE s")
+    cur.execute("CREATE TABLE t (id INT8, other INT8)")
+    cur.execute("CREATE TABLE s.t (id INT8)")
+    cur.execute("INSERT INTO t VALUES (1, 10), (2, 20)")
+    cur.execute("INSERT INTO s.t VALUES (10), (30)")
+    cur.execute(
+        "SELECT t.id, s.t.id FROM t JOIN s.t ON t.other = s.t.id WHERE t.id = ? ORDER BY t.id",
+        [1],
+    )
+    assert cur.fetchall() == [(1, 10)]
+    cur.execute(
+        "SELECT t.id, anon.id FROM t JOIN (SELECT t1.id FROM t AS t1 JOIN s.t "
+        "ON t1.other = s.t.id) AS anon ON t.id = anon.id"
+    )
+    assert cur.fetchall() == [(1, 1)]
+    conn.close()

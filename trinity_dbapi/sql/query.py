@@ -147,7 +147,8 @@ def execute_marked(
                     duck.register(name, relation)
                     registered.append(name)
                 resolved[key] = name
-            _rewrite(node, name, namespace if ref.table.name in clashing else None)
+            written = (ref.table.namespace, ref.table.name)
+            _rewrite(node, name, namespace if written in clashing else None)
         _unqualify_columns(query, unaliased, clashing)
         query, used = _bind_used(query, params)
         sql = query.sql(dialect="duckdb")
@@ -294,21 +295,24 @@ def stream_duckdb(
 
 
 def _unqualify_columns(
-    query: exp.Expression, tables: set[tuple[str, str]], clashing: frozenset[str] = frozenset()
+    query: exp.Expression,
+    tables: set[tuple[str, str]],
+    clashing: frozenset[tuple[str, str]] = frozenset(),
 ) -> None:
     """Make ``ns.t.col`` read ``t.col`` for the unaliased tables ``(ns, t)`` of ``query``.
 
     Standard SQL (and SQLAlchemy, for tables in a schema) may qualify a column
     with the namespace too; the rewritten query names each such table by its
-    bare name only, which is what DuckDB resolves. A bare name that ``clashing``
-    holds (two namespaces' tables of that name, unaliased: ``FROM a.t, b.t``)
-    is the alias ``"ns.t"`` instead (see :func:`_rewrite`).
+    bare name only, which is what DuckDB resolves. A table ``(ns, t)`` that
+    ``clashing`` holds (written ``ns.t``, unaliased, beside another
+    namespace's ``t``: ``FROM a.t, b.t``) is the alias ``"ns.t"`` instead
+    (see :func:`_rewrite`).
     """
     if not tables:
         return
     for column in query.find_all(exp.Column):
         if column.args.get("db") is not None and (column.db, column.table) in tables:
-            if column.table in clashing:
+            if (column.db, column.table) in clashing:
                 alias = f"{column.db}.{column.table}"
                 column.set("table", exp.to_identifier(alias, quoted=True))
             column.set("db", None)
@@ -317,16 +321,27 @@ def _unqualify_columns(
 
 def _clashing_names(
     query: exp.Expression, refs: Sequence[TableRef], current: str
-) -> frozenset[str]:
-    """Bare names of unaliased tables of ``query`` read from more than one namespace."""
+) -> frozenset[tuple[str, str]]:
+    """The unaliased tables ``(ns, t)`` of ``query`` written ``ns.t`` whose bare name clashes.
+
+    A bare name clashes when unaliased tables of more than one namespace
+    have it. A table written without its namespace keeps its bare name as
+    alias: columns name it ``t.col`` (``FROM t JOIN s.t``, as SQLAlchemy
+    writes for a table of the default schema beside one of schema ``s``).
+    """
     namespaces: dict[str, set[str]] = {}
+    qualified: set[tuple[str, str]] = set()
     for node in query.find_all(exp.Table):
         index = node.meta.get(_REF_KEY)
         if index is None or node.args.get("alias") is not None:
             continue
         table = refs[index].table
         namespaces.setdefault(table.name, set()).add(table.namespace or current)
-    return frozenset(name for name, found in namespaces.items() if len(found) > 1)
+        if table.namespace is not None:
+            qualified.add((table.namespace, table.name))
+    return frozenset(
+        (namespace, name) for namespace, name in qualified if len(namespaces[name]) > 1
+    )
 
 
 def _rewrite(node: exp.Table, name: str, clashing_namespace: str | None = None) -> None:
