@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import time
 import weakref
 from collections.abc import Callable, Generator, Sequence
@@ -84,6 +85,27 @@ def _release_at_exit() -> None:
     """
     for session in list(_WITH_DUCKDB):
         session.abandon(wait=EXIT_WAIT_SECONDS)
+
+
+#: DuckDB objects a forked child inherited: kept, never closed (see below).
+_INHERITED: list[Any] = []
+
+
+def _forget_in_child() -> None:
+    """In a forked child, let go of the parent's DuckDB without closing it.
+
+    The child inherits the parent's DuckDB objects but not DuckDB's threads,
+    so closing them there (as the exit release would) crashes the child with
+    a segmentation fault. They are kept unclosed instead; a session used in
+    the child opens a DuckDB of its own.
+    """
+    for session in list(_WITH_DUCKDB):
+        _INHERITED.extend(session.inherited())
+    _WITH_DUCKDB.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 @dataclass(frozen=True)
@@ -320,6 +342,13 @@ class Session:
     def track_stream(self, stream: Generator[Any, None, None]) -> None:
         """Close ``stream`` (and so its DuckDB cursor) when the session releases DuckDB."""
         self._streams.add(stream)
+
+    def inherited(self) -> list[Any]:
+        """Forget the DuckDB objects (and sandbox) a forked child inherited; return them."""
+        objects = [*self._streams, *self._cursors, self._duck, self._sandbox]
+        self._streams, self._cursors = weakref.WeakSet(), weakref.WeakSet()
+        self._duck, self._sandbox = None, None
+        return [obj for obj in objects if obj is not None]
 
     def _release_duckdb(self, wait: float = 0.0) -> None:
         """Close the streams still being read, then the private DuckDB connection.
