@@ -62,7 +62,7 @@ from trinity_dbapi.format.paths import (
     root_node_version,
 )
 from trinity_dbapi.lakehouse import Lakehouse
-from trinity_dbapi.transaction import RetryPolicy
+from trinity_dbapi.lakehouse.transaction import RetryPolicy
 
 WRITERS = 4
 WRITER_RETRY = RetryPolicy(max_attempts=500)

@@ -21,7 +21,7 @@ import trinity_dbapi
 from tests.terminal import run_on_terminal
 from trinity_dbapi.cli import Shell
 from trinity_dbapi.cli.progress import TerminalProgress
-from trinity_dbapi.sql.progress import ProgressEvent
+from trinity_dbapi.sql.engine.progress import ProgressEvent
 
 
 class FakeTerminal(io.StringIO):
@@ -137,7 +137,7 @@ def test_tqdm_is_imported_only_to_draw() -> None:
         "    def isatty(self): return True\n"
         "progress = TerminalProgress.for_stream(T())\n"
         "print('tqdm' in sys.modules, end=' ')\n"
-        "from trinity_dbapi.sql.progress import ProgressEvent\n"
+        "from trinity_dbapi.sql.engine.progress import ProgressEvent\n"
         "progress(ProgressEvent('t', 'rows', 0, 1))\n"
         "print('tqdm' in sys.modules)\n"
     )
@@ -265,7 +265,7 @@ def test_bars_on_a_terminal_that_does_not_know_its_size(tmp_path: Path) -> None:
     script.write_text(
         "import sys\n"
         "from trinity_dbapi.cli.progress import TerminalProgress\n"
-        "from trinity_dbapi.sql.progress import ProgressEvent\n"
+        "from trinity_dbapi.sql.engine.progress import ProgressEvent\n"
         "bars = TerminalProgress.for_stream(sys.stderr)\n"
         "bars(ProgressEvent('insert into t', 'rows', 0, 10))\n"
         "bars(ProgressEvent('insert into t', 'rows', 10, 10))\n"

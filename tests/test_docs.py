@@ -138,7 +138,7 @@ def _documented_columns(section: str) -> list[tuple[str, ...]]:
 
 def test_dbapi_page_documents_every_catalog_column() -> None:
     import trinity_dbapi
-    from trinity_dbapi.sql.catalog import CATALOG_TABLES
+    from trinity_dbapi.lakehouse.catalog import CATALOG_TABLES
 
     sections = dict(_SECTION.findall(DBAPI_PAGE.read_text()))
     cur = trinity_dbapi.connect(f"memory://test-docs-{uuid.uuid4().hex}", autocommit=True).cursor()
@@ -151,8 +151,8 @@ def test_dbapi_page_documents_every_catalog_column() -> None:
 
 def test_dbapi_page_documents_every_procedure_result() -> None:
     import trinity_dbapi
-    from trinity_dbapi.sql.arrow_types import columns_from_schema
-    from trinity_dbapi.sql.procedures import PROCEDURES
+    from trinity_dbapi.format.type_mapping import columns_from_schema
+    from trinity_dbapi.sql.engine.procedures import PROCEDURES
 
     calls = {
         "rollback_to_version": "CALL system.rollback_to_version(0)",
@@ -173,8 +173,8 @@ def test_dbapi_page_documents_every_procedure_result() -> None:
 
 
 def test_datasets_type_table_matches_the_code() -> None:
+    from trinity_dbapi.format.type_mapping import arrow_type, duckdb_type
     from trinity_dbapi.sql import statements as st
-    from trinity_dbapi.sql.arrow_types import arrow_type, duckdb_type
 
     text = (DOCS / "docs" / "datasets.md").read_text()
     section = text.split("## Types", 1)[1].split("\n## ", 1)[0]

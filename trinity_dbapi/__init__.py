@@ -20,6 +20,7 @@ from trinity_dbapi.errors import (
     ProgrammingError,
     Warning,
 )
+from trinity_dbapi.format.version import FORMAT_MAJOR_VERSION as _FORMAT_MAJOR_VERSION
 
 __version__ = "0.1.0"
 
@@ -63,18 +64,18 @@ def __getattr__(name: str) -> Any:
 
         return getattr(types, name)
     if name == "ProgressEvent":  # what a connection's progress handler receives
-        from trinity_dbapi.sql.progress import ProgressEvent
+        from trinity_dbapi.sql.engine.progress import ProgressEvent
 
         return ProgressEvent
     raise AttributeError(f"module 'trinity_dbapi' has no attribute {name!r}")
 
 
 #: The TrinityLake format major version this implementation reads and writes.
-FORMAT_MAJOR_VERSION = 0
+FORMAT_MAJOR_VERSION = _FORMAT_MAJOR_VERSION
 
 if TYPE_CHECKING:
     from trinity_dbapi.dbapi.connection import Connection
-    from trinity_dbapi.sql.progress import ProgressEvent
+    from trinity_dbapi.sql.engine.progress import ProgressEvent
 
 __all__ = [
     "BINARY",

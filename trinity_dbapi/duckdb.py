@@ -6,8 +6,8 @@ speaks DuckDB work on it directly (docs/duckdb.md is the manual):
 
 * one DuckDB schema per namespace, named ``prefix + namespace``, holding one
   VIEW per table over exactly the data files of the pinned version, with the
-  table's column names and DuckDB types (:func:`~trinity_dbapi.sql.arrow_types.duckdb_type`);
-* the catalog tables of :mod:`trinity_dbapi.sql.catalog` as small DuckDB
+  table's column names and DuckDB types (:func:`~trinity_dbapi.format.type_mapping.duckdb_type`);
+* the catalog tables of :mod:`trinity_dbapi.lakehouse.catalog` as small DuckDB
   tables in ``prefix + "trinity_system"`` and ``prefix +
   "trinity_information_schema"``. Not ``system``: a schema of that name makes
   ``system.tables`` ambiguous with DuckDB's own ``system`` catalog, and DuckDB
@@ -25,7 +25,7 @@ How a view reads its table (the trade-off is measured in docs/duckdb.md):
   and casts them to the declared types. Partition columns come from the last
   directories of each file's path, decoded in SQL exactly as
   :mod:`~trinity_dbapi.tables.partitions` encodes them
-  (:mod:`~trinity_dbapi.sql.partition_sql`, shared with the private DuckDB);
+  (:mod:`~trinity_dbapi.tables.partition_sql`, shared with the private DuckDB);
   DuckDB evaluates those expressions per file, so a filter on a partition
   column skips files without opening them. Local
   files are read by path; any other storage (S3, memory, ...) through its
@@ -70,9 +70,9 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from trinity_dbapi.format.definitions import Column, TableDefinition
-    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.transaction import Transaction
     from trinity_dbapi.storage import Storage
-    from trinity_dbapi.transaction import Transaction
 
 __all__ = ["CATALOG_SCHEMAS", "Attached", "attach"]
 
@@ -109,7 +109,7 @@ def attach(
     Args:
         con: the caller's DuckDB connection; the schemas are created in its
             current database.
-        uri: the lakehouse root URI (or an open :class:`~trinity_dbapi.lakehouse.Lakehouse`).
+        uri: the lakehouse root URI (or an open :class:`~trinity_dbapi.lakehouse.lakehouse.Lakehouse`).
             A lakehouse is never created.
         storage_options: fsspec options of the storage (credentials, endpoint).
         version: pin this lakehouse version instead of the latest.
@@ -139,7 +139,7 @@ def attach(
     if not isinstance(prefix, str):
         raise ProgrammingError(f"prefix must be a string, not {type(prefix).__name__}")
     if isinstance(uri, str):
-        from trinity_dbapi.lakehouse import Lakehouse
+        from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
         lakehouse = Lakehouse.open(uri, storage_options=storage_options)
     else:
@@ -311,8 +311,8 @@ class Attached:
 
     def _plan(self, snapshot: Snapshot) -> tuple[_Plan, dict[str, str]]:
         """Every object the version needs, by schema; and namespace -> schema."""
-        from trinity_dbapi.sql import catalog
-        from trinity_dbapi.transaction import Transaction
+        from trinity_dbapi.lakehouse import catalog
+        from trinity_dbapi.lakehouse.transaction import Transaction
 
         view = Transaction(self.lakehouse, snapshot, read_only=True)
         where = f"lakehouse {self.lakehouse.storage.root_uri} as of version {snapshot.version}"
@@ -680,7 +680,7 @@ def _literal(text: str) -> str:
 
 
 def _duckdb_type(column: Column) -> str:
-    from trinity_dbapi.sql.arrow_types import duckdb_type
+    from trinity_dbapi.format.type_mapping import duckdb_type
 
     return duckdb_type(column.type)
 
@@ -736,7 +736,7 @@ def _parquet_select(
     columns: Sequence[Column], partition_by: Sequence[str], files: list[str]
 ) -> str:
     """The view's SELECT: ``read_parquet`` over ``files``, partition columns from the paths."""
-    from trinity_dbapi.sql import partition_sql
+    from trinity_dbapi.tables import partition_sql
 
     file_column = partition_sql.file_column(c.name for c in columns)
     entries = ", ".join(

@@ -4,7 +4,7 @@ DuckDB 2.x prints "nanobind: leaked ..." reports for every DuckDB object
 still alive when its module is torn down. A connection kept by an uncaught
 exception's traceback, a reference cycle, or a result streamed half-way
 used to be such objects; sessions now release DuckDB at exit
-(``trinity_dbapi.sql.session``).
+(``trinity_dbapi.sql.engine.session``).
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ def test_a_connection_released_at_exit_rolls_back_and_closes_quietly(tmp_path: P
     # Pools and iterators finalized after the atexit release (SQLAlchemy's
     # reset-on-return) roll back their connections: that must not raise.
     import trinity_dbapi
-    from trinity_dbapi.sql.session import _release_at_exit
+    from trinity_dbapi.sql.engine.session import _release_at_exit
 
     conn = trinity_dbapi.connect(str(tmp_path / "lake"))
     conn.execute("SELECT 1").fetchone()
@@ -248,7 +248,7 @@ def test_a_closed_connection_closes_the_streams_it_started(tmp_path: Path) -> No
 
 def test_abandon_at_exit_drops_the_transaction_without_storage(tmp_path: Path) -> None:
     import trinity_dbapi
-    from trinity_dbapi.sql.session import _release_at_exit
+    from trinity_dbapi.sql.engine.session import _release_at_exit
 
     conn = trinity_dbapi.connect(str(tmp_path / "lake"))
     conn.execute("CREATE NAMESPACE n")  # uncommitted

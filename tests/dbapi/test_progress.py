@@ -18,7 +18,7 @@ import pytest
 
 import trinity_dbapi
 from trinity_dbapi import errors
-from trinity_dbapi.sql.progress import NodeFileProgress, ProgressEvent
+from trinity_dbapi.sql.engine.progress import NodeFileProgress, ProgressEvent
 from trinity_dbapi.tree.btree import TXN_ID_BYTES
 
 Backend = tuple[str, dict[str, Any]]

@@ -18,8 +18,8 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.lakehouse.transaction import RetryPolicy
 from trinity_dbapi.storage import open_storage
-from trinity_dbapi.transaction import RetryPolicy
 from trinity_dbapi.tree import btree
 
 Backend = tuple[str, dict[str, Any]]

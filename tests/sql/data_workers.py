@@ -6,7 +6,7 @@ import traceback
 from typing import Any
 
 import trinity_dbapi
-from trinity_dbapi.transaction import RetryPolicy
+from trinity_dbapi.lakehouse.transaction import RetryPolicy
 
 RETRY = RetryPolicy(max_attempts=200, base_delay=0.002, max_delay=0.05)
 

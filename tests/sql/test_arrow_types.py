@@ -20,7 +20,7 @@ from trinity_dbapi.format.definitions import (
     DataType,
     TableDefinition,
 )
-from trinity_dbapi.sql.arrow_types import (
+from trinity_dbapi.format.type_mapping import (
     DEFAULT_BINARY_LENGTH,
     DEFAULT_VARCHAR_LENGTH,
     arrow_field,

@@ -15,9 +15,9 @@ from trinity_dbapi.errors import NoSuchTableError
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import Column, DataType, TableDefinition
 from trinity_dbapi.format.paths import root_node_file_name
+from trinity_dbapi.format.type_mapping import duckdb_type
 from trinity_dbapi.lakehouse import Lakehouse
-from trinity_dbapi.sql.arrow_types import duckdb_type
-from trinity_dbapi.sql.catalog import (
+from trinity_dbapi.lakehouse.catalog import (
     CATALOG_TABLES,
     RESERVED_NAMESPACES,
     catalog_schema,
@@ -26,7 +26,7 @@ from trinity_dbapi.sql.catalog import (
     is_catalog_table,
     partition_columns,
 )
-from trinity_dbapi.transaction import Transaction
+from trinity_dbapi.lakehouse.transaction import Transaction
 
 D = DataType
 

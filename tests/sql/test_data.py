@@ -269,7 +269,7 @@ def test_executemany_of_other_statements_is_atomic(conn: Any) -> None:
 def test_point_queries_prune_files_with_constant_metadata_reads(
     conn: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trinity_dbapi.sql import query
+    from trinity_dbapi.sql.engine import query
 
     cur = conn.cursor()
     cur.execute("CREATE TABLE ns.t (p INT4, k VARCHAR(8), v INT8) PARTITIONED BY (p)")

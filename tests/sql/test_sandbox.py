@@ -377,7 +377,7 @@ def test_the_refusal_names_the_function_the_rule_and_the_fix(tmp_path: Path, out
     assert "lakehouse tables only" in message and "range" in message
     assert "Cursor.ingest" in message and ".import" in message
     # The wall behind it names the file and its own rule.
-    from trinity_dbapi.sql.query import execute_duckdb
+    from trinity_dbapi.sql.engine.query import execute_duckdb
 
     with pytest.raises(errors.NotSupportedError) as caught:
         execute_duckdb(conn.session.duckdb(), sql, [])
@@ -392,7 +392,7 @@ def test_out_of_memory_says_there_is_no_spilling(
     # The memory consequence of the sandbox (docs/sql.md): no temporary
     # directory, so a working set over memory_limit fails instead of
     # spilling, and DuckDB's advice to set temp_directory is answered.
-    from trinity_dbapi.sql import session
+    from trinity_dbapi.sql.engine import session
 
     monkeypatch.setitem(session.DUCKDB_CONFIG, "memory_limit", "16MB")
     monkeypatch.setitem(session.DUCKDB_CONFIG, "threads", 1)
@@ -541,7 +541,7 @@ WHITELISTED = {
 def test_whitelisted_table_functions_run_and_any_other_name_is_refused(
     function: str, n: int, upper: bool, other: str
 ) -> None:
-    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
+    from trinity_dbapi.sql.engine.table_functions import ALLOWED_TABLE_FUNCTIONS
 
     call, rows = WHITELISTED[function]
     call = call.format(n=n)
@@ -566,7 +566,7 @@ def test_whitelisted_table_functions_run_and_any_other_name_is_refused(
 def test_the_whitelist_holds_only_functions_duckdb_has() -> None:
     # A renamed or removed DuckDB function would leave a dead entry; a new
     # table function is refused until it is checked and listed here.
-    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
+    from trinity_dbapi.sql.engine.table_functions import ALLOWED_TABLE_FUNCTIONS
 
     with duckdb.connect() as duck:
         names = {
@@ -583,7 +583,7 @@ def test_the_whitelist_holds_only_functions_duckdb_has() -> None:
 
 
 def test_the_grammar_and_docs_list_exactly_the_whitelist() -> None:
-    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
+    from trinity_dbapi.sql.engine.table_functions import ALLOWED_TABLE_FUNCTIONS
 
     root = Path(__file__).resolve().parents[2]
     grammar = (root / "grammar" / "trinity.ebnf").read_text()

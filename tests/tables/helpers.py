@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from trinity_dbapi.format.definitions import Column, DataType, TableDefinition
 from trinity_dbapi.format.definitions.types import UNBOUNDED_LENGTH
-from trinity_dbapi.sql.arrow_types import arrow_schema
+from trinity_dbapi.format.type_mapping import arrow_schema
 
 D = DataType
 ROWS = 4

@@ -22,7 +22,7 @@ from tests.tables.helpers import (
 )
 from trinity_dbapi.errors import CorruptFileError, DataError, IntegrityError, ProgrammingError
 from trinity_dbapi.format.definitions.types import UNBOUNDED_LENGTH
-from trinity_dbapi.sql.arrow_types import columns_from_schema
+from trinity_dbapi.format.type_mapping import columns_from_schema
 from trinity_dbapi.storage import Storage
 from trinity_dbapi.tables import writer
 from trinity_dbapi.tables.layout import common_metadata_path

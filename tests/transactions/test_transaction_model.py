@@ -40,7 +40,7 @@ from tests.transactions.helpers import apply_writes, full_state
 from tests.tree.helpers import small_definition
 from trinity_dbapi.errors import CommitConflictError
 from trinity_dbapi.lakehouse import Lakehouse
-from trinity_dbapi.transaction import IsolationLevel, RetryPolicy, Transaction
+from trinity_dbapi.lakehouse.transaction import IsolationLevel, RetryPolicy, Transaction
 
 KEYS = ["a", "b", "c", "d", "e"]
 BOUNDS = st.sampled_from([None, *KEYS, "bb", "dd"])  # mostly bounded ranges

@@ -31,8 +31,8 @@ from trinity_dbapi.errors import (
     TransactionClosedError,
 )
 from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.lakehouse.transaction import IsolationLevel, RetryPolicy, Transaction
 from trinity_dbapi.storage.local import LocalStorage
-from trinity_dbapi.transaction import IsolationLevel, RetryPolicy, Transaction
 
 FAST_RETRY = RetryPolicy(max_attempts=8, base_delay=0.0, max_delay=0.0)
 

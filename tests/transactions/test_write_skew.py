@@ -12,7 +12,7 @@ import pytest
 from tests.transactions.helpers import Backend, open_lake
 from trinity_dbapi.errors import CommitConflictError
 from trinity_dbapi.lakehouse import Lakehouse
-from trinity_dbapi.transaction import IsolationLevel, RetryPolicy, Transaction
+from trinity_dbapi.lakehouse.transaction import IsolationLevel, RetryPolicy, Transaction
 
 RETRY = RetryPolicy(max_attempts=4, base_delay=0.0, max_delay=0.0)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from trinity_dbapi.errors import CommitConflictError, RetriesExhaustedError
 from trinity_dbapi.lakehouse import Lakehouse
-from trinity_dbapi.transaction import RetryPolicy
+from trinity_dbapi.lakehouse.transaction import RetryPolicy
 
 #: The shared keys the read-modify-write workers touch besides the counter.
 SHARED_KEYS = ("s0", "s1", "s2", "s3")

@@ -255,7 +255,7 @@ class _Source:
         """The names of the header line, checked against the table's columns."""
         import pyarrow as pa
 
-        from trinity_dbapi.sql.arrow_types import data_type_from_field
+        from trinity_dbapi.format.type_mapping import data_type_from_field
 
         with open(self.path, encoding="utf-8-sig", newline="") as file:
             dialect = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if tsv else {}

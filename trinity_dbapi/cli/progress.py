@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self is Python 3.11+
 
-    from trinity_dbapi.sql.progress import ProgressEvent
+    from trinity_dbapi.sql.engine.progress import ProgressEvent
 
 __all__ = ["TerminalProgress"]
 

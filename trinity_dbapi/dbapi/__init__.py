@@ -1,7 +1,7 @@
 """The PEP 249 (DB-API 2.0) driver of trinity-dbapi.
 
 :class:`ProgressEvent` (what ``Connection.progress`` receives) and
-``ProgressHandler`` are re-exported here from :mod:`trinity_dbapi.sql.progress`,
+``ProgressHandler`` are re-exported here from :mod:`trinity_dbapi.sql.engine.progress`,
 loaded on first use so that importing the driver stays cheap.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trinity_dbapi.sql.progress import ProgressEvent, ProgressHandler
+    from trinity_dbapi.sql.engine.progress import ProgressEvent, ProgressHandler
 
 _FROM_PROGRESS = frozenset({"ProgressEvent", "ProgressHandler"})
 
 
 def __getattr__(name: str) -> Any:
     if name in _FROM_PROGRESS:
-        from trinity_dbapi.sql import progress
+        from trinity_dbapi.sql.engine import progress
 
         return getattr(progress, name)
     raise AttributeError(f"module 'trinity_dbapi.dbapi' has no attribute {name!r}")

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi import errors
 from trinity_dbapi.errors import InterfaceError, LakehouseNotFoundError, ProgrammingError
-from trinity_dbapi.sql.control import check_timeout
-from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy
+from trinity_dbapi.lakehouse.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy
+from trinity_dbapi.sql.engine.control import check_timeout
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self is Python 3.11+
 
-    from trinity_dbapi.sql.progress import ProgressHandler
+    from trinity_dbapi.sql.engine.progress import ProgressHandler
 
 #: Lakehouse definition fields ``connect`` accepts for a new lakehouse.
 DEFINITION_FIELDS = frozenset(
@@ -61,7 +61,7 @@ def connect(
         namespace: the namespace unqualified table names resolve in.
         retry: how commits retry after losing a race with another writer.
         progress: a progress handler, called with a
-            :class:`~trinity_dbapi.sql.progress.ProgressEvent` as long statements
+            :class:`~trinity_dbapi.sql.engine.progress.ProgressEvent` as long statements
             work (see :attr:`Connection.progress`).
         version: read this version and never a later root: the way in when the
             latest root is damaged. The connection is read-only, but for
@@ -157,7 +157,7 @@ def _open(
     fields: dict[str, Any],
     version: int | None = None,
 ) -> Any:
-    from trinity_dbapi.lakehouse import Lakehouse
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
     if not isinstance(uri, str):
         raise ProgrammingError(f"the lakehouse URI must be a str, not {type(uri).__name__}")
@@ -188,7 +188,7 @@ def _check_definition(uri: str, existing: Any, fields: dict[str, Any]) -> None:
 
 
 def _create(uri: str, storage_options: Mapping[str, Any] | None, definition: dict[str, Any]) -> Any:
-    from trinity_dbapi.lakehouse import Lakehouse
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
     try:
         return Lakehouse.create(uri, storage_options=storage_options, **definition)
@@ -233,7 +233,7 @@ class Connection:
         progress: ProgressHandler | None = None,
         statement_timeout: float | None = None,
     ) -> None:
-        from trinity_dbapi.sql.session import Session
+        from trinity_dbapi.sql.engine.session import Session
 
         _check_progress(progress)
         self.lakehouse = lakehouse
@@ -292,7 +292,7 @@ class Connection:
         """The progress handler of long statements (settable; None, the default: none).
 
         It is called, in the thread running the statement, with a
-        :class:`~trinity_dbapi.sql.progress.ProgressEvent` as inserts, CREATE
+        :class:`~trinity_dbapi.sql.engine.progress.ProgressEvent` as inserts, CREATE
         TABLE AS, UPDATE and DELETE write rows, as commits write node files
         and as procedures (garbage collection, export, expiration,
         compaction, rollback) work. It must not use this connection. If it

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self is Python 3.11+
 
     from trinity_dbapi.dbapi.connection import Connection
-    from trinity_dbapi.sql.session import Result
+    from trinity_dbapi.sql.engine.session import Result
 
 
 class Cursor:

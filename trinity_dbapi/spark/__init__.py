@@ -117,8 +117,8 @@ def register_views(
     import json
 
     from trinity_dbapi.errors import ProgrammingError
-    from trinity_dbapi.lakehouse import Lakehouse
-    from trinity_dbapi.sql.catalog import RESERVED_NAMESPACES, catalog_table_names
+    from trinity_dbapi.lakehouse.catalog import RESERVED_NAMESPACES, catalog_table_names
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
     register(spark, filter_pushdown=False)
     pushdown = str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true"

@@ -46,7 +46,7 @@ class Location:
     def lakehouse(self, *, create: bool = False) -> Any:
         """Open the lakehouse itself; with ``create``, make a new one where there is none."""
         from trinity_dbapi.errors import LakehouseExistsError, LakehouseNotFoundError
-        from trinity_dbapi.lakehouse import Lakehouse
+        from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
         options = dict(self.storage_options) or None
         try:

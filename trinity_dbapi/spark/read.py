@@ -137,7 +137,7 @@ def _compatible(type_: pa.DataType) -> pa.DataType:
 
 
 def _pruned_labels(scan: TableScan, predicate: Mapping[str, list[Any]]) -> list[str]:
-    from trinity_dbapi.sql.query import prune_labels
+    from trinity_dbapi.sql.engine.query import prune_labels
 
     labels = list(scan.meta.partitions)
     if not predicate or not labels:

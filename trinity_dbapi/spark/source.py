@@ -61,7 +61,8 @@ def _scan(options: SourceOptions) -> _Resolved:
     """Pin the version and resolve the table (or catalog table) it reads."""
     from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-    from trinity_dbapi.sql import arrow_types, catalog
+    from trinity_dbapi.format import type_mapping as arrow_types
+    from trinity_dbapi.lakehouse import catalog
     from trinity_dbapi.tables import managed
 
     lakehouse = options.location.lakehouse()

@@ -55,8 +55,8 @@ def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) ->
     """Resolve the target table, or prepare a new one, and check the DataFrame against it."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from trinity_dbapi.sql import arrow_types
-    from trinity_dbapi.sql.catalog import RESERVED_NAMESPACES
+    from trinity_dbapi.format import type_mapping as arrow_types
+    from trinity_dbapi.lakehouse.catalog import RESERVED_NAMESPACES
     from trinity_dbapi.tables import managed
 
     if options.namespace in RESERVED_NAMESPACES:
@@ -96,7 +96,7 @@ def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) ->
 
 def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> Any:
     from trinity_dbapi.format.definitions import TableDefinition
-    from trinity_dbapi.sql.arrow_types import columns_from_schema
+    from trinity_dbapi.format.type_mapping import columns_from_schema
     from trinity_dbapi.tables import managed
 
     # Spark's Arrow schema carries no field IDs: columns_from_schema numbers

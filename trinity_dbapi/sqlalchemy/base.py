@@ -350,7 +350,7 @@ class TrinityDialect(default.DefaultDialect):
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         namespace = self._schema(schema)
         if namespace in CATALOG_NAMESPACES:
-            from trinity_dbapi.sql import catalog
+            from trinity_dbapi.lakehouse import catalog
 
             return sorted(catalog.catalog_table_names(namespace))
         # A namespace that does not exist has no tables (as in PostgreSQL); the
@@ -409,8 +409,8 @@ class TrinityDialect(default.DefaultDialect):
     def _catalog_columns(
         self, connection: Any, namespace: str, table_name: str
     ) -> list[ReflectedColumn]:
-        from trinity_dbapi.sql import catalog
-        from trinity_dbapi.sql.arrow_types import data_type_from_field
+        from trinity_dbapi.format.type_mapping import data_type_from_field
+        from trinity_dbapi.lakehouse import catalog
 
         if not catalog.is_catalog_table(namespace, table_name):
             raise exc.NoSuchTableError(f"{namespace}.{table_name}")
@@ -490,7 +490,7 @@ class TrinityDialect(default.DefaultDialect):
     def _table_row(self, connection: Any, table_name: str, schema: str | None) -> dict[str, Any]:
         namespace = self._schema(schema)
         if namespace in CATALOG_NAMESPACES:
-            from trinity_dbapi.sql import catalog
+            from trinity_dbapi.lakehouse import catalog
 
             if not catalog.is_catalog_table(namespace, table_name):
                 raise exc.NoSuchTableError(f"{namespace}.{table_name}")

@@ -87,7 +87,7 @@ class _NestedValue(sqltypes.TypeEngine[dict]):  # type: ignore[type-arg]
 
 
 def _duckdb_text(type_: Any) -> str:
-    from trinity_dbapi.sql.arrow_types import duckdb_type
+    from trinity_dbapi.format.type_mapping import duckdb_type
     from trinity_dbapi.sql.types_sql import parse_type_sql
     from trinity_dbapi.sqlalchemy.base import TrinityDialect
 

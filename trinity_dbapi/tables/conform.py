@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from trinity_dbapi.errors import DataError, IntegrityError, ProgrammingError
 from trinity_dbapi.format.definitions import DataType
 from trinity_dbapi.format.definitions.types import UNBOUNDED_LENGTH
-from trinity_dbapi.sql.arrow_types import data_type_from_field
+from trinity_dbapi.format.type_mapping import data_type_from_field
 from trinity_dbapi.tables.convert import convert
 
 __all__ = ["Conformer", "null_column", "relaxed", "safe_cast"]

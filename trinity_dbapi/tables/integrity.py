@@ -35,7 +35,7 @@ from trinity_dbapi.storage import open_storage
 from trinity_dbapi.tables import layout, managed
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
     from trinity_dbapi.storage import Storage
     from trinity_dbapi.tree.node import Node
 
@@ -71,7 +71,7 @@ def describe(exc: BaseException) -> str:
 
 class _Checker:
     def __init__(self, lakehouse: Lakehouse, each_file: Callable[[int], None] | None) -> None:
-        from trinity_dbapi.lakehouse import Lakehouse
+        from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
         # A fresh storage and node store: caches would hide a file changed
         # or deleted after it was first read.
@@ -190,7 +190,7 @@ def check_integrity(
     Returns:
         The problems (empty when every file reads) and the number of files checked.
     """
-    from trinity_dbapi.roots import listed_versions
+    from trinity_dbapi.lakehouse.roots import listed_versions
 
     snap = snapshot if snapshot is not None else lakehouse.snapshot()
     checker = _Checker(lakehouse, each_file)

@@ -16,7 +16,7 @@ A managed table's definition names its dataset in ``format_properties``:
   the table held rows (its files then differ in their columns).
 
 Data changes are merges of the table's key (see
-:meth:`~trinity_dbapi.transaction.Transaction.merge`): appends add files to
+:meth:`~trinity_dbapi.lakehouse.transaction.Transaction.merge`): appends add files to
 whatever the newest metadata holds, so concurrent appends both commit;
 rewrites (DELETE, UPDATE, TRUNCATE) also check that every file they replace
 is still there, and conflict otherwise.
@@ -34,7 +34,7 @@ from trinity_dbapi.format.definitions import Column, TableDefinition
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from trinity_dbapi.objects import ObjectOperations
+    from trinity_dbapi.lakehouse.objects import ObjectOperations
     from trinity_dbapi.storage import Storage
     from trinity_dbapi.tables.metadata import DatasetMetadata
 
@@ -125,7 +125,7 @@ def has_dataset(table: TableDefinition) -> bool:
 
 def schema(table: TableDefinition) -> pa.Schema:
     """The table's Arrow schema (every column, partition columns included)."""
-    from trinity_dbapi.sql.arrow_types import arrow_schema
+    from trinity_dbapi.format.type_mapping import arrow_schema
 
     return arrow_schema(table)
 

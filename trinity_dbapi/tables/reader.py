@@ -24,7 +24,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from trinity_dbapi.errors import CorruptFileError, NotSupportedError, ProgrammingError
-from trinity_dbapi.sql.arrow_types import ID_KEY
+from trinity_dbapi.format.type_mapping import ID_KEY
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables.conform import null_column
 from trinity_dbapi.tables.layout import read_referenced

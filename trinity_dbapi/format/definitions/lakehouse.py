@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from trinity_dbapi import FORMAT_MAJOR_VERSION
 from trinity_dbapi.errors import UnsupportedFormatVersionError
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions._common import (
@@ -25,6 +24,7 @@ from trinity_dbapi.format.definitions._common import (
 )
 from trinity_dbapi.format.paths import MAX_WRITTEN_PATH_BYTES
 from trinity_dbapi.format.proto import trinity_pb2 as pb
+from trinity_dbapi.format.version import FORMAT_MAJOR_VERSION
 
 DEFAULT_ORDER = 128
 DEFAULT_NAMESPACE_NAME_MAX_SIZE_BYTES = 100

@@ -1,6 +1,6 @@
 """DuckDB's errors as errors of our hierarchy, and the damaged file a query's failure is blamed on.
 
-Split out of :mod:`~trinity_dbapi.sql.query`, which runs the queries: a
+Split out of :mod:`~trinity_dbapi.sql.engine.query`, which runs the queries: a
 DuckDB error becomes the PEP 249 class that fits; one that names (or, for
 footer damage that names no file, is traced by re-reading to) one of the
 query's immutable data files is that file's :class:`CorruptFileError`; the
@@ -28,7 +28,7 @@ from trinity_dbapi.errors import (
 )
 
 if TYPE_CHECKING:
-    from trinity_dbapi.sql.query import NativeScan
+    from trinity_dbapi.sql.engine.query import NativeScan
 
 
 # DuckDB's exception classes and the PEP 249 class each maps to; looked up by

@@ -10,7 +10,7 @@ Every statement is atomic: one that fails undoes its own staged changes
 (a savepoint of the transaction) and leaves the transaction usable.
 
 Long work reports its progress to the session's handler (``Connection.progress``):
-see :mod:`trinity_dbapi.sql.progress`.
+see :mod:`trinity_dbapi.sql.engine.progress`.
 """
 
 from __future__ import annotations
@@ -31,19 +31,24 @@ from trinity_dbapi.errors import (
     ReadOnlyError,
     ReservedNamespaceError,
 )
-from trinity_dbapi.sql import catalog
+from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.lakehouse.transaction import (
+    DEFAULT_ISOLATION,
+    IsolationLevel,
+    RetryPolicy,
+    Transaction,
+)
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.control import StatementControl
+from trinity_dbapi.sql.engine.control import StatementControl
+from trinity_dbapi.sql.engine.progress import NodeFileProgress, ProgressHandler, Task
+from trinity_dbapi.sql.engine.sandbox import SANDBOX_CONFIG, Sandbox
 from trinity_dbapi.sql.nesting import recursion_budget
-from trinity_dbapi.sql.progress import NodeFileProgress, ProgressHandler, Task
-from trinity_dbapi.sql.sandbox import SANDBOX_CONFIG, Sandbox
-from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy, Transaction
 
 if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
-    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
 
 #: Settings of each session's private DuckDB connection.
 DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
@@ -408,7 +413,7 @@ class Session:
         """
         if self.closed:
             raise InterfaceError("the connection is closed: open a new one with connect()")
-        from trinity_dbapi.sql.handlers import CONTROL, HANDLERS
+        from trinity_dbapi.sql.engine.handlers import CONTROL, HANDLERS
 
         with recursion_budget(), self.control.running(_what(parsed)):
             statement = st.to_statement(parsed, params)
@@ -436,7 +441,7 @@ class Session:
             return self._execute_many(parsed, seq_of_params)
 
     def _execute_many(self, parsed: st.Parsed, seq_of_params: Sequence[Sequence[Any]]) -> Result:
-        from trinity_dbapi.sql import data
+        from trinity_dbapi.sql.engine import dml as data
 
         if data.is_row_insert(parsed):
             return self._atomically(lambda: data.insert_rows(self, parsed, seq_of_params))
@@ -466,7 +471,7 @@ class Session:
         """Append Arrow data to ``table`` as one statement (see ``Cursor.ingest``)."""
         if self.closed:
             raise InterfaceError("the connection is closed: open a new one with connect()")
-        from trinity_dbapi.sql.data import insert_arrow
+        from trinity_dbapi.sql.engine.dml import insert_arrow
 
         what = f"the ingest into {'.'.join(filter(None, (table.namespace, table.name)))}"
         with self.control.running(what):

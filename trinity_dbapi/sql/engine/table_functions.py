@@ -7,7 +7,7 @@ table position (``FROM f(...)``, ``JOIN f(...)``, ``LATERAL f(...)``,
 ``ROWS FROM (f(...))``, in any subquery or common table expression) must be one
 of :data:`ALLOWED_TABLE_FUNCTIONS`. A whitelist rather than a list of file
 readers, because DuckDB (and every extension) keeps adding readers, and because
-the sandbox of :mod:`trinity_dbapi.sql.sandbox` checks a file's path as text:
+the sandbox of :mod:`trinity_dbapi.sql.engine.sandbox` checks a file's path as text:
 ``<root>/link/../x`` with ``link`` a symbolic link inside the root passes it.
 Refusing every path-taking function closes that at the statement, and the
 sandbox stays as a second wall for the scans trinity itself generates.

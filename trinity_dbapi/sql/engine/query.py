@@ -26,8 +26,9 @@ from trinity_dbapi.errors import (
     Error,
     InternalError,
 )
-from trinity_dbapi.sql import arrow_types, catalog
-from trinity_dbapi.sql.duck_errors import (
+from trinity_dbapi.format import type_mapping as arrow_types
+from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sql.engine.duck_errors import (
     NOT_FILE_ERRORS,
     QueryFiles,
     arrow_error,
@@ -36,15 +37,15 @@ from trinity_dbapi.sql.duck_errors import (
     stream_error,
     translate_duckdb_error,
 )
-from trinity_dbapi.sql.pruning import point_predicates
 from trinity_dbapi.tables import managed
+from trinity_dbapi.tables.pruning import point_predicates
 
 if TYPE_CHECKING:
-    from trinity_dbapi.objects import ObjectOperations
-    from trinity_dbapi.sql.session import Session
+    from trinity_dbapi.lakehouse.objects import ObjectOperations
+    from trinity_dbapi.lakehouse.transaction import Transaction
+    from trinity_dbapi.sql.engine.session import Session
     from trinity_dbapi.sql.statements import AsOf, TableRef
     from trinity_dbapi.storage import Storage
-    from trinity_dbapi.transaction import Transaction
 
 _REF_KEY = "trinity_ref"
 _names = itertools.count()
@@ -390,7 +391,7 @@ def table_scan(
 
     A managed table is a lazy Arrow dataset over exactly the files of the
     pinned version that can hold rows matching ``predicate`` (column ->
-    allowed values; see :mod:`~trinity_dbapi.sql.pruning`); DuckDB pushes
+    allowed values; see :mod:`~trinity_dbapi.tables.pruning`); DuckDB pushes
     projections and filters into it. A table without a dataset is an empty
     table with its exact schema. The data files the scan may read are added
     to ``files`` (relative paths), so a DuckDB error naming one is reported as
@@ -433,7 +434,7 @@ class NativeScan:
     """Local Parquet files DuckDB reads itself (``read_parquet``): its fastest path.
 
     Partition columns come from each file's path, decoded as the layout
-    encodes them (:mod:`~trinity_dbapi.sql.partition_sql`; not DuckDB's
+    encodes them (:mod:`~trinity_dbapi.tables.partition_sql`; not DuckDB's
     hive partitioning, which does not decode column names), with their
     declared types; a column no file holds yet (added by ALTER TABLE) reads
     as NULL; columns are projected in the table's order and cast to their
@@ -464,7 +465,7 @@ class NativeScan:
         sandbox lets DuckDB read the root through (never the root's own
         name, which DuckDB may read as other paths or globs).
         """
-        from trinity_dbapi.sql import partition_sql
+        from trinity_dbapi.tables import partition_sql
 
         if visible_root is None:
             raise InternalError("a native scan of local files in a DuckDB without a local root")

@@ -26,7 +26,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format.paths import root_node_version
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from trinity_dbapi import maintenance
 from trinity_dbapi.errors import ProgrammingError
+from trinity_dbapi.lakehouse import maintenance
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.progress import NodeFileProgress
-from trinity_dbapi.sql.session import Result, Session
+from trinity_dbapi.sql.engine.progress import NodeFileProgress
+from trinity_dbapi.sql.engine.session import Result, Session
 
 _REQUIRED = object()
 

@@ -383,7 +383,7 @@ def _declared(text: str | None, inferred: DataType) -> DataType | None:
 def _unsupported(field: pa.Field, why: str = "") -> NotSupportedError:
     return NotSupportedError(
         f"column {field.name!r} has Arrow type {field.type}, which has no TrinityLake type"
-        f"{why}; cast it to a supported type first (see trinity_dbapi.sql.arrow_types)"
+        f"{why}; cast it to a supported type first (see trinity_dbapi.format.type_mapping)"
     )
 
 

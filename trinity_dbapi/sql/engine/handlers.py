@@ -2,7 +2,7 @@
 
 Handlers are looked up in tables (``CONTROL``, ``HANDLERS``) by the type of
 the statement model; each receives the session and the statement and
-returns a :class:`~trinity_dbapi.sql.session.Result`. DDL stages changes in
+returns a :class:`~trinity_dbapi.sql.engine.session.Result`. DDL stages changes in
 the session's transaction through the object operations; SHOW and DESCRIBE
 are queries over the catalog tables, so they answer from exactly the data
 ``SELECT * FROM system.tables`` shows.
@@ -17,10 +17,12 @@ from trinity_dbapi.errors import (
     NoSuchNamespaceError,
     NoSuchTableError,
 )
-from trinity_dbapi.sql import catalog, data, ddl, procedures
+from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.query import run_query
-from trinity_dbapi.sql.session import Result, Session
+from trinity_dbapi.sql.engine import ddl, procedures
+from trinity_dbapi.sql.engine import dml as data
+from trinity_dbapi.sql.engine.query import run_query
+from trinity_dbapi.sql.engine.session import Result, Session
 
 Handler = Callable[[Session, Any], Result]
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from trinity_dbapi import roots
 from trinity_dbapi.errors import (
     CommitConflictError,
     CorruptFileError,
@@ -43,14 +42,20 @@ from trinity_dbapi.format.paths import (
     root_node_file_name,
     root_node_version,
 )
+from trinity_dbapi.lakehouse import roots
+from trinity_dbapi.lakehouse.transaction import (
+    DEFAULT_ISOLATION,
+    IsolationLevel,
+    RetryPolicy,
+    Transaction,
+)
 from trinity_dbapi.storage import Storage, open_storage
-from trinity_dbapi.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy, Transaction
 from trinity_dbapi.tree import btree
 from trinity_dbapi.tree.node import Node, NodeStore
 
 if TYPE_CHECKING:
-    from trinity_dbapi.history import VersionInfo
-    from trinity_dbapi.maintenance import ExpireResult, ExportResult, GarbageResult
+    from trinity_dbapi.lakehouse.history import VersionInfo
+    from trinity_dbapi.lakehouse.maintenance import ExpireResult, ExportResult, GarbageResult
 
 #: Definition fields that shape the tree and its keys, so they never change.
 _FIXED_DEFINITION_FIELDS = (
@@ -247,7 +252,7 @@ class Lakehouse:
                 older version that opens.
             UnsupportedFormatVersionError: it was written by an incompatible version.
         """
-        from trinity_dbapi import recovery
+        from trinity_dbapi.lakehouse import recovery
 
         storage = _storage(uri, storage_options)
         pinned = version is not None
@@ -357,7 +362,7 @@ class Lakehouse:
         Raises:
             NoSuchVersionError: every retained version is newer.
         """
-        from trinity_dbapi.history import version_at
+        from trinity_dbapi.lakehouse.history import version_at
 
         return self.snapshot(version_at(self, timestamp))
 
@@ -385,39 +390,39 @@ class Lakehouse:
     def history(self, *, since: int = 0) -> list[VersionInfo]:
         """Every retained version from ``since`` on: time, previous root, rollback
         source, transaction and the keys it changed."""
-        from trinity_dbapi.history import history
+        from trinity_dbapi.lakehouse.history import history
 
         return list(history(self, since=since))
 
-    # -- lifecycle (see trinity_dbapi.maintenance) ---------------------------------
+    # -- lifecycle (see trinity_dbapi.lakehouse.maintenance) ---------------------------------
 
     def rollback(self, version: int, **options: Any) -> Snapshot:
         """Roll back to ``version`` by committing a copy of its tree; see :func:`maintenance.rollback`."""
-        from trinity_dbapi import maintenance
+        from trinity_dbapi.lakehouse import maintenance
 
         return maintenance.rollback(self, version, **options)
 
     def compact(self, **options: Any) -> Snapshot:
         """Flush all buffers as one commit; see :func:`maintenance.compact`."""
-        from trinity_dbapi import maintenance
+        from trinity_dbapi.lakehouse import maintenance
 
         return maintenance.compact(self, **options)
 
     def export_snapshot(self, name: str, **options: Any) -> ExportResult:
         """Export a version under ``name``; see :func:`maintenance.export_snapshot`."""
-        from trinity_dbapi import maintenance
+        from trinity_dbapi.lakehouse import maintenance
 
         return maintenance.export_snapshot(self, name, **options)
 
     def expire_versions(self, **options: Any) -> ExpireResult:
         """Delete versions past their age; see :func:`maintenance.expire_versions`."""
-        from trinity_dbapi import maintenance
+        from trinity_dbapi.lakehouse import maintenance
 
         return maintenance.expire_versions(self, **options)
 
     def collect_garbage(self, **options: Any) -> GarbageResult:
         """Delete unreachable files; see :func:`maintenance.collect_garbage`."""
-        from trinity_dbapi import maintenance
+        from trinity_dbapi.lakehouse import maintenance
 
         return maintenance.collect_garbage(self, **options)
 

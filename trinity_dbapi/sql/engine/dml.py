@@ -29,15 +29,15 @@ from trinity_dbapi.errors import (
     ObjectExistsError,
     ProgrammingError,
 )
-from trinity_dbapi.sql import catalog
+from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.query import execute_marked, marked
-from trinity_dbapi.sql.session import Result, Session
+from trinity_dbapi.sql.engine.query import execute_marked, marked
+from trinity_dbapi.sql.engine.session import Result, Session
 from trinity_dbapi.tables import managed
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
-    from trinity_dbapi.transaction import Transaction
+    from trinity_dbapi.lakehouse.transaction import Transaction
 
 #: The column that carries each row's file label through DELETE and UPDATE.
 LABEL = "__trinity_label"
@@ -454,9 +454,9 @@ def truncate(session: Session, stmt: Any) -> Result:
 def create_table_as(session: Session, stmt: Any) -> Result:
     """CREATE TABLE ... AS query: the table takes the query's column names and types."""
     from trinity_dbapi.format.definitions import TableDefinition
-    from trinity_dbapi.sql import ddl
-    from trinity_dbapi.sql.arrow_types import columns_from_schema
-    from trinity_dbapi.sql.query import run_query
+    from trinity_dbapi.format.type_mapping import columns_from_schema
+    from trinity_dbapi.sql.engine import ddl
+    from trinity_dbapi.sql.engine.query import run_query
 
     namespace, name = session.resolve(stmt.table)
     session.check_writable_namespace(namespace)

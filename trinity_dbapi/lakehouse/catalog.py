@@ -2,8 +2,8 @@
 
 Two namespaces are reserved (:data:`RESERVED_NAMESPACES`): they are never stored
 in the lakehouse tree, and each of their tables is computed on demand from one
-pinned read view (an :class:`~trinity_dbapi.objects.ObjectOperations`, usually a
-:class:`~trinity_dbapi.transaction.Transaction`) and its snapshot. Time travel
+pinned read view (an :class:`~trinity_dbapi.lakehouse.objects.ObjectOperations`, usually a
+:class:`~trinity_dbapi.lakehouse.transaction.Transaction`) and its snapshot. Time travel
 is therefore free: pass an older snapshot and ``Transaction(lakehouse,
 snapshot, read_only=True)`` on it, and every table shows the catalog as it was.
 A read-write transaction also shows its own uncommitted changes.
@@ -40,14 +40,14 @@ Conventions shared with the SQL layer:
   as Postgres lists its own ``information_schema`` views (DuckDB does not list
   its catalog views there at all); user tables are ``BASE TABLE``.
 * ``data_type`` in ``information_schema.columns`` is DuckDB type text
-  (:func:`~trinity_dbapi.sql.arrow_types.duckdb_type`, e.g. ``DECIMAL(10,2)``,
+  (:func:`~trinity_dbapi.format.type_mapping.duckdb_type`, e.g. ``DECIMAL(10,2)``,
   ``TIMESTAMP WITH TIME ZONE``), and ``udt_name`` is the TrinityLake type text
   (``decimal(10,2)``, ``timestamptz(6)``). The numeric facts follow DuckDB
   (``INTEGER`` has precision 32, radix 2); lengths and datetime precisions,
   which DuckDB does not have, follow the SQL standard (``character_octet_length``
   of ``varchar(n)`` is ``4 * n``, UTF-8), and are NULL beyond the int32 range
   (unbounded). The columns of catalog tables are typed by inference from their
-  Arrow schema (:func:`~trinity_dbapi.sql.arrow_types.columns_from_schema`).
+  Arrow schema (:func:`~trinity_dbapi.format.type_mapping.columns_from_schema`).
 
 Names are matched exactly (``is_catalog_table("system", "tables")``); folding
 the case of SQL identifiers is the SQL layer's business.
@@ -71,13 +71,13 @@ from trinity_dbapi.format.definitions import (
     NamespaceDefinition,
     TableDefinition,
 )
-from trinity_dbapi.sql.arrow_types import columns_from_schema, duckdb_type
+from trinity_dbapi.format.type_mapping import columns_from_schema, duckdb_type
 from trinity_dbapi.tables import managed
 
 if TYPE_CHECKING:
-    from trinity_dbapi.history import VersionInfo
-    from trinity_dbapi.lakehouse import Snapshot
-    from trinity_dbapi.objects import ObjectOperations
+    from trinity_dbapi.lakehouse.history import VersionInfo
+    from trinity_dbapi.lakehouse.lakehouse import Snapshot
+    from trinity_dbapi.lakehouse.objects import ObjectOperations
 
 __all__ = [
     "CATALOG_TABLES",

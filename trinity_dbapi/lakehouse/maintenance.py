@@ -53,13 +53,13 @@ from trinity_dbapi.format.paths import (
     root_node_file_name,
     root_node_version,
 )
-from trinity_dbapi.history import to_millis
-from trinity_dbapi.recovery import recovery_base
-from trinity_dbapi.transaction import Progress, RetryPolicy, node_file_progress
+from trinity_dbapi.lakehouse.history import to_millis
+from trinity_dbapi.lakehouse.recovery import recovery_base
+from trinity_dbapi.lakehouse.transaction import Progress, RetryPolicy, node_file_progress
 from trinity_dbapi.tree import btree
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
     from trinity_dbapi.storage import Storage
     from trinity_dbapi.tree.node import Node
 
@@ -260,7 +260,7 @@ class _Copier:
         levels: int | None,
         progress: Progress | None,
     ) -> None:
-        from trinity_dbapi.lakehouse import Lakehouse
+        from trinity_dbapi.lakehouse.lakehouse import Lakehouse
         from trinity_dbapi.storage import open_storage
 
         self.source = lakehouse

@@ -23,7 +23,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.definitions import Column, TableDefinition
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.session import DEFAULT_NAMESPACE, Result, Session
+from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Result, Session
 from trinity_dbapi.sql.types_sql import type_sql
 from trinity_dbapi.tables import managed
 

@@ -47,7 +47,7 @@ from trinity_dbapi.errors import (
     TransactionClosedError,
 )
 from trinity_dbapi.format.keys import decode_key
-from trinity_dbapi.objects import ObjectOperations
+from trinity_dbapi.lakehouse.objects import ObjectOperations
 from trinity_dbapi.tree.btree import prefix_end
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from trinity_dbapi.format.definitions import LakehouseDefinition
-    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
 
 
 class IsolationLevel(str, enum.Enum):
@@ -189,7 +189,7 @@ class Savepoint:
 class Transaction(ObjectOperations):
     """A unit of work on a lakehouse; create it with :meth:`Lakehouse.begin`.
 
-    Keys are raw tree keys here; :mod:`trinity_dbapi.objects` adds namespaces
+    Keys are raw tree keys here; :mod:`trinity_dbapi.lakehouse.objects` adds namespaces
     and tables on top. Use it as a context manager to commit on success and
     abort on an exception.
     """

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from trinity_dbapi import roots
 from trinity_dbapi.errors import (
     CorruptFileError,
     DamagedVersionError,
@@ -24,9 +23,10 @@ from trinity_dbapi.errors import (
     NoSuchVersionError,
 )
 from trinity_dbapi.format.paths import root_node_file_name
+from trinity_dbapi.lakehouse import roots
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
     from trinity_dbapi.storage import Storage
 
 #: How many older versions :func:`damaged` tries before giving up: each try
@@ -78,7 +78,7 @@ def newest_intact(
     storage: Storage, below: int, storage_options: Mapping[str, Any] | None = None
 ) -> int | None:
     """The newest version under ``below`` whose root and definition open, or None."""
-    from trinity_dbapi.lakehouse import Lakehouse
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
     older = sorted((v for v in roots.listed_versions(storage) if v < below), reverse=True)
     for version in older[:MAX_VERSIONS_TRIED]:
@@ -111,7 +111,7 @@ def recovery_base(lakehouse: Lakehouse, target: Snapshot) -> Snapshot:
     creation time is the newest readable one between ``target`` and it, so
     creation times keep increasing with the version, as time travel needs.
     """
-    from trinity_dbapi.lakehouse import Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Snapshot
 
     newest = newest_root(lakehouse.storage)
     base_root = target.root

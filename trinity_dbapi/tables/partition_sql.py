@@ -1,7 +1,7 @@
 """Partition columns of a DuckDB ``read_parquet`` scan, decoded from each file's path.
 
 Both DuckDB scans of a managed table's local or fsspec files (the private
-DuckDB's :class:`~trinity_dbapi.sql.query.NativeScan` and the views of
+DuckDB's :class:`~trinity_dbapi.sql.engine.query.NativeScan` and the views of
 :mod:`trinity_dbapi.duckdb`) read partition values this one way, never with
 DuckDB's ``hive_partitioning``: DuckDB does not URL-decode the column half of
 a ``column=value`` directory, so a column whose name the layout encodes

@@ -1,0 +1,1 @@
+"""The SQL engine: a connection's session and the handlers that run each statement."""
