@@ -215,7 +215,7 @@ def append(conn: Any, namespace: str, table: str, columns: dict[str, list[Any]])
         schema = managed.schema(definition)
         data = pa.table({name: pa.array(v, schema.field(name).type) for name, v in columns.items()})
         meta = managed.metadata(lakehouse.storage, definition)
-        by = managed.partition_columns(definition)
+        by = definition.partition_columns
         files = write_data(lakehouse.storage, meta, schema, by, data)
         managed.change_files(
             txn, lakehouse.storage, namespace, table, added=files, columns=definition.columns
@@ -229,7 +229,7 @@ def reference_rows(conn: Any, namespace: str, table: str) -> list[tuple[str, ...
     storage = conn.lakehouse.storage
     definition = conn.lakehouse.begin().load_table(namespace, table)
     meta = managed.metadata(storage, definition)
-    by = managed.partition_columns(definition)
+    by = definition.partition_columns
     data = read_table(storage, meta, managed.schema(definition), by).to_pylist()
     return sorted(tuple(str(value) for value in row.values()) for row in data)
 

@@ -341,7 +341,7 @@ class Attached:
             return _Object("VIEW", _empty_select(columns), comment)
         storage = self.lakehouse.storage
         meta = managed.metadata(storage, definition)
-        by = managed.partition_columns(definition)
+        by = definition.partition_columns
         if not _parquet_scan_reads(definition, by):
             from trinity_dbapi.tables.reader import arrow_dataset
 

@@ -24,7 +24,6 @@ from trinity_dbapi.lakehouse.catalog import (
     catalog_table,
     catalog_table_names,
     is_catalog_table,
-    partition_columns,
 )
 from trinity_dbapi.lakehouse.transaction import Transaction
 
@@ -120,8 +119,8 @@ def test_unknown_catalog_tables_raise(lake: Lakehouse) -> None:
 
 
 def test_partition_columns() -> None:
-    assert partition_columns(ORDERS) == ["customer", "at"]
-    assert partition_columns(RETURNS) == []
+    assert ORDERS.partition_columns == ["customer", "at"]
+    assert RETURNS.partition_columns == []
 
 
 # --- system ------------------------------------------------------------------------

@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 
 import trinity_dbapi
 from trinity_dbapi import errors
-from trinity_dbapi.format.definitions import Column, DataType, TableDefinition
+from trinity_dbapi.format.definitions import (
+    PARTITION_COLUMNS,
+    PARTITIONED_BY,
+    Column,
+    DataType,
+    TableDefinition,
+)
 from trinity_dbapi.tables import managed
 from trinity_dbapi.tables.partitions import MAX_NAME_BYTES
 
@@ -141,7 +147,7 @@ def test_odd_partition_names_and_values_on_every_backend(
     shown = cur.execute("SHOW CREATE TABLE ns.t").fetchall()[0][0]
     cur.execute(shown.replace('"ns"."t"', '"ns"."copy"', 1))
     copy = conn.lakehouse.begin().load_table("ns", "copy")
-    assert managed.partition_columns(copy) == [text, number, *more]
+    assert copy.partition_columns == [text, number, *more]
     reopened.close()
     conn.close()
 
@@ -192,13 +198,11 @@ def test_a_comma_joined_definition_of_an_older_version_still_reads(tmp_path: Pat
             Column(3, "v", DataType("int8"), True),
         ),
         table_format=managed.TABLE_FORMAT,
-        format_properties={managed.PARTITIONED_BY: "day,shop"},
+        format_properties={PARTITIONED_BY: "day,shop"},
     )
     with lakehouse.begin() as txn:
         txn.create_table("ns", managed.create_dataset(lakehouse.storage, old))
-    assert (
-        managed.PARTITION_COLUMNS not in lakehouse.begin().load_table("ns", "t").format_properties
-    )
+    assert PARTITION_COLUMNS not in lakehouse.begin().load_table("ns", "t").format_properties
     cur.execute("INSERT INTO ns.t VALUES (1, 'a/b', 10), (2, NULL, 20)")
     assert rows(cur, "SELECT * FROM ns.t") == [(1, "a/b", 10), (2, None, 20)]
     assert rows(cur, "SELECT v FROM ns.t WHERE shop = 'a/b'") == [(10,)]
@@ -210,8 +214,8 @@ def test_a_comma_joined_definition_of_an_older_version_still_reads(tmp_path: Pat
     listed = rows(cur, "SELECT partition_columns FROM system.tables WHERE table_name = 't'")
     assert listed == [(["day", "shop"],)]
     # A hand-written list with spaces reads as the catalog always read it.
-    spaced = old.replace(format_properties={managed.PARTITIONED_BY: "day, shop"})
-    assert managed.partition_columns(spaced) == ["day", "shop"]
+    spaced = old.replace(format_properties={PARTITIONED_BY: "day, shop"})
+    assert spaced.partition_columns == ["day", "shop"]
     conn.close()
 
 
@@ -222,8 +226,8 @@ def test_the_partition_list_is_stored_as_a_json_list(tmp_path: Path) -> None:
     cur.execute('CREATE TABLE ns.t ("a,b" INT4, "c" INT4, v INT4) PARTITIONED BY ("a,b", c)')
     definition = conn.lakehouse.begin().load_table("ns", "t")
     properties = definition.format_properties
-    assert json.loads(properties[managed.PARTITION_COLUMNS]) == ["a,b", "c"]
-    assert managed.PARTITIONED_BY not in properties
+    assert json.loads(properties[PARTITION_COLUMNS]) == ["a,b", "c"]
+    assert PARTITIONED_BY not in properties
     cur.execute("INSERT INTO ns.t VALUES (1, 2, 3)")
     assert rows(cur, 'SELECT "a,b", c, v FROM ns.t') == [(1, 2, 3)]
     conn.close()
@@ -234,10 +238,10 @@ def test_a_corrupt_partition_list_is_a_corrupt_file_naming_the_table() -> None:
         "t",
         (Column(1, "a", DataType("int4"), True),),
         table_format=managed.TABLE_FORMAT,
-        format_properties={managed.PARTITION_COLUMNS: '["a", 1]'},
+        format_properties={PARTITION_COLUMNS: '["a", 1]'},
     )
     with pytest.raises(errors.CorruptFileError, match=r"table t.*partition_columns"):
-        managed.partition_columns(table)
+        _ = table.partition_columns
 
 
 def test_names_up_to_the_directory_limit(tmp_path: Path) -> None:

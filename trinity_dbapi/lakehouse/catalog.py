@@ -30,10 +30,9 @@ Conventions shared with the SQL layer:
   (:data:`COMMENT_PROPERTY`); the catalog tables show it in a ``comment``
   column and leave it out of the ``properties`` map. Column comments are
   :attr:`Column.comment <trinity_dbapi.format.definitions.Column.comment>`.
-* A table's partition columns are the JSON list of its
-  ``format_properties["partition_columns"]`` (:data:`PARTITION_COLUMNS_PROPERTY`),
-  or in older definitions the comma-joined ``format_properties["partitioned_by"]``
-  (:data:`PARTITIONED_BY_PROPERTY`); :func:`partition_columns` reads both.
+* A table's partition columns are
+  :attr:`TableDefinition.partition_columns
+  <trinity_dbapi.format.definitions.TableDefinition.partition_columns>`.
 * The catalog name (``catalog_name``, ``table_catalog``) is the lakehouse name
   from the lakehouse definition the snapshot points at.
 * Catalog tables have ``table_type`` ``VIEW`` in ``information_schema.tables``,
@@ -72,7 +71,6 @@ from trinity_dbapi.format.definitions import (
     TableDefinition,
 )
 from trinity_dbapi.format.type_mapping import columns_from_schema, duckdb_type
-from trinity_dbapi.tables import managed
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.history import VersionInfo
@@ -83,8 +81,6 @@ __all__ = [
     "CATALOG_TABLES",
     "COMMENT_PROPERTY",
     "INFORMATION_SCHEMA",
-    "PARTITIONED_BY_PROPERTY",
-    "PARTITION_COLUMNS_PROPERTY",
     "RESERVED_NAMESPACES",
     "SYSTEM",
     "CatalogTable",
@@ -92,7 +88,6 @@ __all__ = [
     "catalog_table",
     "catalog_table_names",
     "is_catalog_table",
-    "partition_columns",
 ]
 
 SYSTEM = "system"
@@ -101,21 +96,12 @@ INFORMATION_SCHEMA = "information_schema"
 RESERVED_NAMESPACES = frozenset({SYSTEM, INFORMATION_SCHEMA})
 #: The namespace or table property holding its ``COMMENT``.
 COMMENT_PROPERTY = "comment"
-#: The table format property listing its partition columns, a JSON list.
-PARTITION_COLUMNS_PROPERTY = managed.PARTITION_COLUMNS
-#: The same list comma-joined, as definitions written before it hold it.
-PARTITIONED_BY_PROPERTY = managed.PARTITIONED_BY
 
 _INT32_MAX = 2**31 - 1
 #: Bytes per character of the UTF-8 ``character_octet_length``.
 _UTF8_MAX_BYTES = 4
 
 Row = Mapping[str, Any]
-
-
-def partition_columns(table: TableDefinition) -> list[str]:
-    """The partition column names of a table (:func:`trinity_dbapi.tables.managed.partition_columns`)."""
-    return managed.partition_columns(table)
 
 
 # --- what one catalog read sees ------------------------------------------------
@@ -263,7 +249,7 @@ def _tables_rows(catalog: _Catalog) -> Iterator[Row]:
             "comment": table.properties.get(COMMENT_PROPERTY),
             "column_count": len(table.columns),
             "primary_key": _column_names(table, table.primary_key),
-            "partition_columns": partition_columns(table),
+            "partition_columns": table.partition_columns,
             "properties": _without_comment(table.properties),
             "format_properties": dict(table.format_properties),
         }
@@ -288,7 +274,7 @@ _COLUMNS_SCHEMA = _schema(
 def _columns_rows(catalog: _Catalog) -> Iterator[Row]:
     for ns, table in catalog.tables:
         primary_key = set(table.primary_key)
-        partitions = set(partition_columns(table))
+        partitions = set(table.partition_columns)
         for position, col in enumerate(table.columns, 1):
             yield {
                 "namespace_name": ns,

@@ -77,7 +77,7 @@ def _scan(options: SourceOptions) -> _Resolved:
         definition = txn.load_table(options.namespace, options.table)
         schema = arrow_types.arrow_schema(definition)
         meta = managed.metadata(lakehouse.storage, definition)
-        partition_by = tuple(managed.partition_columns(definition))
+        partition_by = tuple(definition.partition_columns)
     struct = from_arrow_schema(spark_compatible(schema), prefer_timestamp_ntz=True)
     spark_arrow = to_arrow_schema(struct, timezone="UTC", prefers_large_types=False)
     scan = TableScan(

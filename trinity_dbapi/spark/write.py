@@ -88,14 +88,14 @@ def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) ->
         definition=definition,
         meta=managed.metadata(lakehouse.storage, definition),
         schema=schema,
-        partition_by=tuple(managed.partition_columns(definition)),
+        partition_by=tuple(definition.partition_columns),
         create=create,
         overwrite=overwrite,
     )
 
 
 def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> Any:
-    from trinity_dbapi.format.definitions import TableDefinition
+    from trinity_dbapi.format.definitions import TableDefinition, with_partition_columns
     from trinity_dbapi.format.type_mapping import columns_from_schema
     from trinity_dbapi.tables import managed
 
@@ -115,7 +115,7 @@ def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> A
         options.table,
         columns,
         table_format=managed.TABLE_FORMAT,
-        format_properties=managed.with_partition_columns({}, options.partition_by),
+        format_properties=with_partition_columns({}, options.partition_by),
     )
     return managed.create_dataset(storage, definition)
 

@@ -6,11 +6,10 @@ A managed table's definition names its dataset in ``format_properties``:
 * ``metadata_location``: the immutable dataset metadata file of this
   version of the table (a new one per commit that changes the data), so a
   lakehouse version pins the table's exact files;
-* ``partition_columns``: the partition columns, outermost directory first,
-  as a compact JSON list of strings (``["day","shop"]``), so any column name
-  (commas included) is stored as it is. Definitions written before it have
-  ``partitioned_by``, the names comma-joined; they are read as before, and
-  a definition that changes its partition list gets the new form;
+* ``partition_columns``: the partition columns (read and written by
+  :attr:`TableDefinition.partition_columns
+  <trinity_dbapi.format.definitions.TableDefinition.partition_columns>`,
+  the one representation of partitioning);
 * ``index.<name>``: the column of the secondary index ``<name>``;
 * ``mixed_file_schemas``: ``true`` once a column was added or dropped while
   the table held rows (its files then differ in their columns).
@@ -24,11 +23,10 @@ is still there, and conflict otherwise.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from trinity_dbapi.errors import CommitConflictError, CorruptFileError
+from trinity_dbapi.errors import CommitConflictError
 from trinity_dbapi.format.definitions import Column, TableDefinition
 
 if TYPE_CHECKING:
@@ -42,71 +40,10 @@ if TYPE_CHECKING:
 TABLE_FORMAT = "kartothek"
 DATASET_UUID = "dataset_uuid"
 METADATA_LOCATION = "metadata_location"
-#: The partition columns as a JSON list of names.
-PARTITION_COLUMNS = "partition_columns"
-#: Before :data:`PARTITION_COLUMNS`: the partition columns comma-joined (read only).
-PARTITIONED_BY = "partitioned_by"
 INDEX_PREFIX = "index."
 #: Set once a column was added or dropped while the table held rows: its
 #: data files then differ in their columns.
 MIXED_FILE_SCHEMAS = "mixed_file_schemas"
-
-
-def partition_columns(table: TableDefinition) -> list[str]:
-    """The table's partition columns, in order.
-
-    Raises:
-        CorruptFileError: ``partition_columns`` is not a JSON list of strings.
-    """
-    text = table.format_properties.get(PARTITION_COLUMNS)
-    if text is None:
-        return _legacy_partition_columns(table)
-    try:
-        names = json.loads(text)
-    except ValueError:
-        names = None
-    if not (isinstance(names, list) and all(isinstance(name, str) for name in names)):
-        raise CorruptFileError(
-            f"<definition of table {table.name}>",
-            f"format property {PARTITION_COLUMNS!r} must be a JSON list of column names, "
-            f"not {text[:60]!r}",
-        )
-    return names
-
-
-def _legacy_partition_columns(table: TableDefinition) -> list[str]:
-    """The comma-joined ``partitioned_by`` of older definitions, read as it always was.
-
-    Writers joined the names with a bare ``,``, and the data path split on it
-    exactly; a piece that names no column but does once stripped (a
-    hand-written ``day, shop``) is read stripped, as the catalog read it.
-    """
-    names = {column.name for column in table.columns}
-    pieces = table.format_properties.get(PARTITIONED_BY, "").split(",")
-    return [
-        piece if piece in names or piece.strip() not in names else piece.strip()
-        for piece in pieces
-        if piece
-    ]
-
-
-def with_partition_columns(
-    properties: Mapping[str, str], partition_by: Sequence[str]
-) -> dict[str, str]:
-    """``properties`` recording ``partition_by`` (none: the property is left out).
-
-    Always written in the structural form; the legacy comma-joined property is
-    dropped, so a definition never holds two lists that could disagree.
-    """
-    result = {
-        key: value
-        for key, value in properties.items()
-        if key not in (PARTITION_COLUMNS, PARTITIONED_BY)
-    }
-    if partition_by:
-        # The form of the dataset metadata's trinity.partition_by (ASCII-only JSON).
-        result[PARTITION_COLUMNS] = json.dumps(list(partition_by), separators=(",", ":"))
-    return result
 
 
 def indexes(table: TableDefinition) -> dict[str, str]:
@@ -146,7 +83,7 @@ def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
     from trinity_dbapi.tables.partitions import check_partition_name
     from trinity_dbapi.tables.writer import new_dataset
 
-    partition_by = partition_columns(table)
+    partition_by = table.partition_columns
     for name in partition_by:
         check_partition_name(name)
     meta = new_dataset(storage, schema(table), partition_by)
@@ -225,7 +162,7 @@ def change_files(
                 f"rewrote or deleted {len(missing)} of the files this transaction changes "
                 f"(such as {missing[0]!r}); run the statement again on the new version"
             )
-        table_schema, by = schema(table), partition_columns(table)
+        table_schema, by = schema(table), table.partition_columns
         meta = meta.with_partitions(added, gone)
         if meta.indices:
             rows = dict(added_rows or {})
@@ -254,7 +191,7 @@ def describe(table: TableDefinition) -> dict[str, Any]:
     """The dataset facts of a table, for messages and catalog tables."""
     return {
         "dataset_uuid": table.format_properties.get(DATASET_UUID),
-        "partitioned_by": partition_columns(table),
+        "partitioned_by": table.partition_columns,
         "indexes": indexes(table),
     }
 

@@ -23,7 +23,7 @@ The package is split by object, each file readable in one sitting:
   and the lakehouse defaults (``DEFAULT_ORDER``, ``MIN_ORDER``, ...).
 * ``types.py`` -- :class:`DataType`, :class:`Column`, ``TYPE_KINDS`` and the
   type parameter limits.
-* ``table.py`` -- :class:`TableDefinition` and ``TABLE_TYPES``.
+* ``table.py`` -- :class:`TableDefinition` (with its partition columns) and ``TABLE_TYPES``.
 * ``__init__.py`` (this file) -- :data:`DEFINITION_TYPES` and the re-exports:
   import from ``trinity_dbapi.format.definitions``, not from the submodules.
 """
@@ -47,7 +47,13 @@ from trinity_dbapi.format.definitions.lakehouse import (
     LakehouseDefinition,
     NamespaceDefinition,
 )
-from trinity_dbapi.format.definitions.table import TABLE_TYPES, TableDefinition
+from trinity_dbapi.format.definitions.table import (
+    PARTITION_COLUMNS,
+    PARTITIONED_BY,
+    TABLE_TYPES,
+    TableDefinition,
+    with_partition_columns,
+)
 from trinity_dbapi.format.definitions.types import (
     MAX_DECIMAL_PRECISION,
     MAX_TIME_PRECISION,
@@ -69,6 +75,8 @@ __all__ = [
     "MAX_TIME_PRECISION",
     "MIN_ORDER",
     "NODE_KEY_ROW_OVERHEAD_BYTES",
+    "PARTITIONED_BY",
+    "PARTITION_COLUMNS",
     "TABLE_TYPES",
     "TYPE_KINDS",
     "Column",
@@ -77,6 +85,7 @@ __all__ = [
     "LakehouseDefinition",
     "NamespaceDefinition",
     "TableDefinition",
+    "with_partition_columns",
 ]
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
+from trinity_dbapi.errors import CorruptFileError
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions._common import (
     _EMPTY,
@@ -22,6 +24,14 @@ from trinity_dbapi.format.definitions.types import Column, _check_unique_names
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 
 TABLE_TYPES = ("MANAGED", "EXTERNAL", "FEDERATED")
+
+#: Format property holding the partition columns, outermost directory first,
+#: as a compact JSON list of strings (``["day","shop"]``), so any column name
+#: (commas included) is stored as it is.
+PARTITION_COLUMNS = "partition_columns"
+#: Before :data:`PARTITION_COLUMNS`: the partition columns comma-joined. Read
+#: as before; a definition that changes its partition list gets the new form.
+PARTITIONED_BY = "partitioned_by"
 
 # --- table ----------------------------------------------------------------------
 
@@ -126,6 +136,43 @@ class TableDefinition(_BinpbDefinition):
                     "primary key columns must be declared NOT NULL (nullable=False)",
                 )
 
+    @property
+    def partition_columns(self) -> list[str]:
+        """The table's partition columns, in order: the one reading of partitioning.
+
+        Raises:
+            CorruptFileError: ``partition_columns`` is not a JSON list of strings.
+        """
+        text = self.format_properties.get(PARTITION_COLUMNS)
+        if text is None:
+            return self._legacy_partition_columns()
+        try:
+            names = json.loads(text)
+        except ValueError:
+            names = None
+        if not (isinstance(names, list) and all(isinstance(name, str) for name in names)):
+            raise CorruptFileError(
+                f"<definition of table {self.name}>",
+                f"format property {PARTITION_COLUMNS!r} must be a JSON list of column names, "
+                f"not {text[:60]!r}",
+            )
+        return names
+
+    def _legacy_partition_columns(self) -> list[str]:
+        """The comma-joined ``partitioned_by`` of older definitions, read as it always was.
+
+        Writers joined the names with a bare ``,``, and the data path split on it
+        exactly; a piece that names no column but does once stripped (a
+        hand-written ``day, shop``) is read stripped, as the catalog read it.
+        """
+        names = {column.name for column in self.columns}
+        pieces = self.format_properties.get(PARTITIONED_BY, "").split(",")
+        return [
+            piece if piece in names or piece.strip() not in names else piece.strip()
+            for piece in pieces
+            if piece
+        ]
+
     def all_columns(self) -> Iterator[Column]:
         """Yield every column, nested ones included, depth first."""
         for col in self.columns:
@@ -183,3 +230,22 @@ class TableDefinition(_BinpbDefinition):
             format_properties=dict(message.format_properties),
             properties=dict(message.properties),
         )
+
+
+def with_partition_columns(
+    properties: Mapping[str, str], partition_by: Sequence[str]
+) -> dict[str, str]:
+    """``properties`` recording ``partition_by`` (none: the property is left out).
+
+    Always written in the structural form; the legacy comma-joined property is
+    dropped, so a definition never holds two lists that could disagree.
+    """
+    result = {
+        key: value
+        for key, value in properties.items()
+        if key not in (PARTITION_COLUMNS, PARTITIONED_BY)
+    }
+    if partition_by:
+        # The form of the dataset metadata's trinity.partition_by (ASCII-only JSON).
+        result[PARTITION_COLUMNS] = json.dumps(list(partition_by), separators=(",", ":"))
+    return result

@@ -21,7 +21,7 @@ from trinity_dbapi.errors import (
     ObjectExistsError,
     ProgrammingError,
 )
-from trinity_dbapi.format.definitions import Column, TableDefinition
+from trinity_dbapi.format.definitions import Column, TableDefinition, with_partition_columns
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Result, Session
 from trinity_dbapi.sql.types_sql import type_sql
@@ -115,7 +115,7 @@ def create_table_definition(
     for column in partitioned_by:
         _check_partition_column(namespace, name, by_name, column)
     definition = definition.replace(
-        format_properties=managed.with_partition_columns({}, partitioned_by),
+        format_properties=with_partition_columns({}, partitioned_by),
         properties=_properties(properties, comment),
     )
     definition = managed.create_dataset(session.lakehouse.storage, definition)
@@ -236,7 +236,7 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         return table.replace(columns=(*table.columns, column), format_properties=properties)
     if isinstance(action, st.DropColumn):
         column = _existing(where, table, action.name)
-        if column.id in table.primary_key or action.name in managed.partition_columns(table):
+        if column.id in table.primary_key or action.name in table.partition_columns:
             raise ProgrammingError(
                 f"column {action.name!r} of table {where} cannot be dropped: it is part of the "
                 "primary key or the partitioning; recreate the table without it instead"
@@ -258,10 +258,8 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         if action.new in names:
             raise ObjectExistsError("column", f"{where}.{action.new}")
         _check_case_distinct(where, [*(n for n in names if n != action.old), action.new])
-        partitions = [
-            action.new if p == action.old else p for p in managed.partition_columns(table)
-        ]
-        format_properties = managed.with_partition_columns(table.format_properties, partitions)
+        partitions = [action.new if p == action.old else p for p in table.partition_columns]
+        format_properties = with_partition_columns(table.format_properties, partitions)
         columns = tuple(
             replace(c, name=action.new) if c.name == action.old else c for c in table.columns
         )
@@ -332,7 +330,7 @@ def create_table_sql(namespace: str, table: TableDefinition) -> str:
         f"CREATE TABLE {quote_identifier(namespace)}.{quote_identifier(table.name)} "
         f"({', '.join(parts)})"
     )
-    partitions = managed.partition_columns(table)
+    partitions = table.partition_columns
     if partitions:
         sql += f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in partitions)})"
     properties = dict(table.properties)

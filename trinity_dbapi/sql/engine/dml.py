@@ -68,7 +68,7 @@ class Target:
                 "SELECT * FROM it) to give it one"
             )
         self.schema = managed.schema(self.definition)
-        self.partition_by = managed.partition_columns(self.definition)
+        self.partition_by = self.definition.partition_columns
         self.meta = managed.metadata(self.storage, self.definition)
 
     @contextlib.contextmanager
@@ -521,7 +521,7 @@ def create_index(session: Session, stmt: Any) -> Result:
 
     def change(table: TableDefinition) -> TableDefinition:
         meta = managed.metadata(storage, table)
-        schema, by = managed.schema(table), managed.partition_columns(table)
+        schema, by = managed.schema(table), table.partition_columns
         meta = build_index(storage, meta, schema, by, column)
         properties = {**table.format_properties, managed.INDEX_PREFIX + stmt.name: column}
         return managed.with_metadata(storage, table.replace(format_properties=properties), meta)

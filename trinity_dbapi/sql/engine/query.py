@@ -405,7 +405,7 @@ def table_scan(
     from trinity_dbapi.tables.reader import arrow_dataset
 
     meta = managed.metadata(storage, definition)
-    partition_by = managed.partition_columns(definition)
+    partition_by = definition.partition_columns
     labels = prune_labels(storage, definition, meta, predicate or {})
     if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
         # Files differ in their columns: match them by column ID (a column
@@ -551,7 +551,7 @@ def prune_labels(
 
     if not predicate:
         return None
-    partition_by = managed.partition_columns(definition)
+    partition_by = definition.partition_columns
     schema = arrow_types.arrow_schema(definition)
     predicate = _castable(predicate, schema)
     labels: list[str] | None = None
