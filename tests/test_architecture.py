@@ -207,3 +207,44 @@ def test_each_kind_of_upward_import_is_seen(tmp_path: Path, source: str, expecte
     kinds = {kind for _, kind, target in imported(probe, package) if (layer_of(target) or 0) > 2}
     assert kinds == {expected}
     assert len(upward_imports(package)) == 1
+
+
+#: The one module that quotes names and strings for SQL text.
+SQL_QUOTING = "format/sql_text.py"
+#: Modules that double a quote for something other than SQL, and why.
+NOT_SQL_QUOTING = {"cli/formats.py": "an RFC 4180 CSV field"}
+_QUOTE_DOUBLINGS = {('"', '""'), ("'", "''")}
+
+
+def quote_doublings(path: Path) -> list[int]:
+    """Lines of ``path`` that call ``.replace('"', '""')`` or ``.replace("'", "''")``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "replace"
+        and len(node.args) == 2
+        and tuple(getattr(arg, "value", None) for arg in node.args) in _QUOTE_DOUBLINGS
+    ]
+
+
+def test_sql_is_quoted_in_one_place() -> None:
+    """Every SQL identifier and string literal is quoted by ``format/sql_text.py``."""
+    found = [
+        f"{p.relative_to(PACKAGE)}:{line}"
+        for p in modules()
+        if str(p.relative_to(PACKAGE)) not in {SQL_QUOTING, *NOT_SQL_QUOTING}
+        for line in quote_doublings(p)
+    ]
+    assert found == []
+
+
+def test_the_quoting_check_sees_either_quote(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "a = name.replace('\"', '\"\"')\nb = text.replace(\"'\", \"''\")\nc = s.replace('a', 'b')\n",
+        encoding="utf-8",
+    )
+    assert quote_doublings(probe) == [1, 2]

@@ -64,6 +64,7 @@ from trinity_dbapi.errors import (
     OperationalError,
     ProgrammingError,
 )
+from trinity_dbapi.format.sql_text import qualified_name, quote_identifier, quote_string
 
 if TYPE_CHECKING:
     # typing.Self is Python 3.11+; typing_extensions is only needed by mypy.
@@ -450,10 +451,10 @@ class Attached:
             relation = f"__trinity_{self._token[:12]}_{uuid.uuid4().hex[:12]}"
             con.register(relation, obj.data)
             self._registered[schema, name] = relation
-            select = f"SELECT {select} FROM {_identifier(relation)}"
+            select = f"SELECT {select} FROM {quote_identifier(relation)}"
         con.execute(f"CREATE OR REPLACE {obj.kind} {target} AS {select}")
         comment = f"{_MARKER} {self._token}: {obj.comment}"
-        con.execute(f"COMMENT ON {obj.kind} {target} IS {_literal(comment)}")
+        con.execute(f"COMMENT ON {obj.kind} {target} IS {quote_string(comment)}")
         if obj.kind == "TABLE":  # the rows were copied: the registration is done with
             self._retire(schema, name)
 
@@ -495,7 +496,7 @@ class Attached:
 
     def _qualified(self, schema: str, name: str | None = None) -> str:
         parts = [self.database, schema] if name is None else [self.database, schema, name]
-        return ".".join(_identifier(part) for part in parts)
+        return qualified_name(*parts)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -671,14 +672,6 @@ class _KnownFiles:
 # --- SQL text -------------------------------------------------------------------------------------
 
 
-def _identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _duckdb_type(column: Column) -> str:
     from trinity_dbapi.format.type_mapping import duckdb_type
 
@@ -687,7 +680,9 @@ def _duckdb_type(column: Column) -> str:
 
 def _empty_select(columns: Sequence[Column]) -> str:
     """A SELECT of no rows with exactly the columns' names and types."""
-    items = ", ".join(f"CAST(NULL AS {_duckdb_type(c)}) AS {_identifier(c.name)}" for c in columns)
+    items = ", ".join(
+        f"CAST(NULL AS {_duckdb_type(c)}) AS {quote_identifier(c.name)}" for c in columns
+    )
     return f"SELECT {items} WHERE false"
 
 
@@ -697,7 +692,7 @@ def _cast_items(columns: Sequence[Column]) -> str:
     The casts are no-ops except for ``timetz``, which Arrow carries as a time.
     """
     return ", ".join(
-        f"CAST({_identifier(c.name)} AS {_duckdb_type(c)}) AS {_identifier(c.name)}"
+        f"CAST({quote_identifier(c.name)} AS {_duckdb_type(c)}) AS {quote_identifier(c.name)}"
         for c in columns
     )
 
@@ -740,7 +735,7 @@ def _parquet_select(
 
     file_column = partition_sql.file_column(c.name for c in columns)
     entries = ", ".join(
-        f"{c.id}: {{name: {_literal(c.name)}, type: {_literal(_duckdb_type(c))}, "
+        f"{c.id}: {{name: {quote_string(c.name)}, type: {quote_string(_duckdb_type(c))}, "
         "default_value: NULL}"
         for c in columns
         if c.name not in partition_by
@@ -751,13 +746,13 @@ def _parquet_select(
             value = partition_sql.partition_value(
                 file_column, partition_by, column.name, _duckdb_type(column)
             )
-            items.append(f"{value} AS {_identifier(column.name)}")
+            items.append(f"{value} AS {quote_identifier(column.name)}")
         else:
-            items.append(_identifier(column.name))
-    file_list = ", ".join(_literal(f) for f in files)
+            items.append(quote_identifier(column.name))
+    file_list = ", ".join(quote_string(f) for f in files)
     return (
         f"SELECT {', '.join(items)} FROM read_parquet([{file_list}], schema = MAP {{{entries}}}, "
-        f"{partition_sql.SCAN_OPTIONS}, filename = {_literal(file_column)})"
+        f"{partition_sql.SCAN_OPTIONS}, filename = {quote_string(file_column)})"
     )
 
 

@@ -95,6 +95,7 @@ from trinity_dbapi.format.definitions import (
     DataType,
     TableDefinition,
 )
+from trinity_dbapi.format.sql_text import quote_identifier
 
 __all__ = [
     "COMMENT_KEY",
@@ -253,12 +254,8 @@ def arrow_schema(table: TableDefinition) -> pa.Schema:
 # --- TrinityLake -> DuckDB ------------------------------------------------------
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _duckdb_struct(t: DataType) -> str:
-    members = ", ".join(f"{_quote(col.name)} {duckdb_type(col.type)}" for col in t.fields)
+    members = ", ".join(f"{quote_identifier(col.name)} {duckdb_type(col.type)}" for col in t.fields)
     return f"STRUCT({members})"
 
 

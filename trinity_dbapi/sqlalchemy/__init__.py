@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import exc
 
+from trinity_dbapi.format.sql_text import quote_string
 from trinity_dbapi.sqlalchemy.base import TrinityDialect
 from trinity_dbapi.sqlalchemy.driver import TrinityDialect_trinity_dbapi
 from trinity_dbapi.sqlalchemy.types import FIXED, MAP, STRUCT
@@ -72,7 +73,7 @@ def as_of(
     if version is not None:
         if isinstance(version, bool) or not isinstance(version, (int, str)):
             raise exc.ArgumentError(f"as_of(version=...) takes an int or a str, not {version!r}")
-        value = str(version) if isinstance(version, int) else _quoted(version)
+        value = str(version) if isinstance(version, int) else quote_string(version)
         clause = f"FOR SYSTEM_VERSION AS OF {value}"
     else:
         if not isinstance(timestamp, (datetime.datetime, datetime.date)):
@@ -82,9 +83,5 @@ def as_of(
         kind = "TIMESTAMP" if isinstance(timestamp, datetime.datetime) else "DATE"
         if isinstance(timestamp, datetime.datetime) and timestamp.tzinfo is not None:
             kind = "TIMESTAMPTZ"
-        clause = f"FOR SYSTEM_TIME AS OF {kind} {_quoted(timestamp.isoformat())}"
+        clause = f"FOR SYSTEM_TIME AS OF {kind} {quote_string(timestamp.isoformat())}"
     return statement.with_hint(table, clause, dialect_name="trinity")  # type: ignore[attr-defined,no-any-return]
-
-
-def _quoted(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"

@@ -26,6 +26,7 @@ from sqlalchemy import types as sqltypes
 from sqlalchemy.sql import compiler
 
 from trinity_dbapi.format.definitions import DataType
+from trinity_dbapi.format.sql_text import quote_identifier
 from trinity_dbapi.sql.types_sql import UNBOUNDED_LENGTH
 
 #: ``Numeric()`` without a precision: the widest decimal with room for fractions.
@@ -246,7 +247,7 @@ class TrinityTypeCompiler(compiler.GenericTypeCompiler):
 
 def _field_name(name: str) -> str:
     plain = name.isidentifier() and name.lower() == name and name.isascii()
-    return name if plain else '"' + name.replace('"', '""') + '"'
+    return name if plain else quote_identifier(name)
 
 
 _PLAIN: dict[str, Any] = {

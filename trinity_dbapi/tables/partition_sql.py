@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable, Sequence
 from urllib.parse import quote
 
+from trinity_dbapi.format.sql_text import quote_identifier, quote_string
+
 __all__ = ["SCAN_OPTIONS", "file_column", "partition_value"]
 
 #: Options of every ``read_parquet`` whose partition columns come from here:
@@ -34,10 +36,6 @@ SCAN_OPTIONS = "hive_partitioning = false"
 #: The name of a NULL partition value's directory (``tables.partitions.NULL_VALUE``;
 #: not imported, so this module stays free of the dataset code's imports).
 _NULL_VALUE = "__HIVE_DEFAULT_PARTITION__"
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def file_column(names: Iterable[str]) -> str:
@@ -64,6 +62,6 @@ def partition_value(
     # A data file is .../<col1>=<v1>/.../<colN>=<vN>/<part>.parquet.
     after = len(partition_by) - list(partition_by).index(name)  # directories after it + file
     pattern = "/" + re.escape(quote(name, safe="") + "=") + "([^/]*)" + "/[^/]+" * after + "$"
-    path = '"' + file_column.replace('"', '""') + '"'
-    raw = f"regexp_extract({path}, {_literal(pattern)}, 1)"
-    return f"CAST(url_decode(NULLIF({raw}, {_literal(_NULL_VALUE)})) AS {duckdb_type})"
+    path = quote_identifier(file_column)
+    raw = f"regexp_extract({path}, {quote_string(pattern)}, 1)"
+    return f"CAST(url_decode(NULLIF({raw}, {quote_string(_NULL_VALUE)})) AS {duckdb_type})"

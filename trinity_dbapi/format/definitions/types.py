@@ -18,6 +18,7 @@ from trinity_dbapi.format.definitions._common import (
     _string_map,
 )
 from trinity_dbapi.format.proto import trinity_pb2 as pb
+from trinity_dbapi.format.sql_text import quote_identifier
 
 #: Decimal precision is 1..38 digits (what a 128-bit decimal holds).
 MAX_DECIMAL_PRECISION = 38
@@ -304,7 +305,7 @@ def _sql_name(name: str) -> str:
     """Quote a struct member name unless it is a plain identifier."""
     if _PLAIN_IDENTIFIER_RE.fullmatch(name):
         return name
-    return '"' + name.replace('"', '""') + '"'
+    return quote_identifier(name)
 
 
 def _check_unique_names(field_name: str, columns: Sequence[Column]) -> None:

@@ -22,6 +22,7 @@ from trinity_dbapi.errors import (
     ProgrammingError,
 )
 from trinity_dbapi.format.definitions import Column, TableDefinition, with_partition_columns
+from trinity_dbapi.format.sql_text import qualified_name, quote_identifier, quote_string
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Result, Session
 from trinity_dbapi.sql.types_sql import type_sql
@@ -320,33 +321,23 @@ def create_table_sql(namespace: str, table: TableDefinition) -> str:
         if not column.nullable:
             text += " NOT NULL"
         if column.comment is not None:
-            text += f" COMMENT {_string(column.comment)}"
+            text += f" COMMENT {quote_string(column.comment)}"
         parts.append(text)
     if table.primary_key:
         ids = {c.id: c.name for c in table.columns}
         keys = ", ".join(quote_identifier(ids[i]) for i in table.primary_key)
         parts.append(f"PRIMARY KEY ({keys})")
-    sql = (
-        f"CREATE TABLE {quote_identifier(namespace)}.{quote_identifier(table.name)} "
-        f"({', '.join(parts)})"
-    )
+    sql = f"CREATE TABLE {qualified_name(namespace, table.name)} ({', '.join(parts)})"
     partitions = table.partition_columns
     if partitions:
         sql += f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in partitions)})"
     properties = dict(table.properties)
     comment = properties.pop(COMMENT, None)
     if comment is not None:
-        sql += f" COMMENT {_string(comment)}"
+        sql += f" COMMENT {quote_string(comment)}"
     if properties:
-        pairs = ", ".join(f"{quote_identifier(k)} = {_string(v)}" for k, v in properties.items())
+        pairs = ", ".join(
+            f"{quote_identifier(k)} = {quote_string(v)}" for k, v in properties.items()
+        )
         sql += f" WITH ({pairs})"
     return sql
-
-
-def quote_identifier(name: str) -> str:
-    """``name`` as a quoted identifier: exact case, any characters."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"

@@ -27,6 +27,7 @@ from trinity_dbapi.errors import (
     InternalError,
 )
 from trinity_dbapi.format import type_mapping as arrow_types
+from trinity_dbapi.format.sql_text import quote_identifier, quote_string
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql.engine.duck_errors import (
     NOT_FILE_ERRORS,
@@ -154,7 +155,7 @@ def execute_marked(
         query, used = _bind_used(query, params)
         sql = query.sql(dialect="duckdb")
         for name, subquery in natives.items():
-            sql = sql.replace(f'"{name}"', subquery)
+            sql = sql.replace(quote_identifier(name), subquery)
         session.control.check()
         if stream:
             return stream_duckdb(
@@ -426,10 +427,6 @@ def table_scan(
     return arrow_dataset(storage, meta, schema, partition_by, labels)
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 class NativeScan:
     """Local Parquet files DuckDB reads itself (``read_parquet``): its fastest path.
 
@@ -474,13 +471,13 @@ class NativeScan:
             options.append("union_by_name = true")  # match columns by name, file by file
         file_column = partition_sql.file_column(c.name for c in self.definition.columns)
         if self.partition_by:
-            options.append(f"filename = {_sql_string(file_column)}")
+            options.append(f"filename = {quote_string(file_column)}")
         self._options, self._visible_root = options, visible_root
         source = self._source(self.paths)
         present = self._file_types(duck, source)
         projection = []
         for column in self.definition.columns:
-            quoted = '"' + column.name.replace('"', '""') + '"'
+            quoted = quote_identifier(column.name)
             duck_type = arrow_types.duckdb_type(column.type)
             found = present.get(column.name)
             if column.name in self.partition_by:
@@ -496,7 +493,7 @@ class NativeScan:
         return f"(SELECT {', '.join(projection)} FROM {source})"
 
     def _source(self, paths: Sequence[str]) -> str:
-        files = ", ".join(_sql_string(f"{self._visible_root}/{path}") for path in paths)
+        files = ", ".join(quote_string(f"{self._visible_root}/{path}") for path in paths)
         return f"read_parquet({', '.join([f'[{files}]', *self._options])})"
 
     def damaged_file(self, duck: duckdb.DuckDBPyConnection) -> CorruptFileError | None:
