@@ -11,6 +11,7 @@ import pytest
 
 import trinity_dbapi
 from trinity_dbapi import errors
+from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
 
 
@@ -332,7 +333,7 @@ def test_error_classes(cur: Any, sql: str, error: type[Exception]) -> None:
 
 def test_statement_model_is_what_the_driver_executes() -> None:
     (parsed,) = st.parse("SHOW TABLES IN ns LIKE ?")
-    assert st.to_statement(parsed, ["a%"]) == st.ShowTables("ns", "a%")
+    assert st.to_statement(parsed, ["a%"]) == model.ShowTables("ns", "a%")
 
 
 def test_set_transaction_and_begin_outside_autocommit(tmp_path: Path) -> None:

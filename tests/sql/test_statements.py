@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from trinity_dbapi.errors import InvalidDefinitionError, ProgrammingError
 from trinity_dbapi.format.definitions import Column, DataType
+from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.binding import parse_timestamp
 from trinity_dbapi.sql.types_sql import UNBOUNDED_LENGTH, data_type, sql_type, type_sql
@@ -17,7 +18,7 @@ from trinity_dbapi.sql.types_sql import UNBOUNDED_LENGTH, data_type, sql_type, t
 UTC = timezone.utc
 
 
-def one(sql: str, *params: object) -> st.Statement:
+def one(sql: str, *params: object) -> model.Statement:
     """The model of the single statement ``sql`` with ``params`` bound."""
     (parsed,) = st.parse(sql)
     return st.to_statement(parsed, params)
@@ -25,7 +26,7 @@ def one(sql: str, *params: object) -> st.Statement:
 
 def column_type(sql_type_text: str) -> DataType:
     statement = one(f"CREATE TABLE t (a {sql_type_text})")
-    assert isinstance(statement, st.CreateTable)
+    assert isinstance(statement, model.CreateTable)
     return statement.columns[0].type
 
 
@@ -33,32 +34,32 @@ def column_type(sql_type_text: str) -> DataType:
 
 
 def test_create_namespace() -> None:
-    assert one("CREATE NAMESPACE sales") == st.CreateNamespace("sales", False, None, {})
+    assert one("CREATE NAMESPACE sales") == model.CreateNamespace("sales", False, None, {})
     assert one(
         "create schema if not exists Sales comment ? with (Owner = ?, 'Team.Name' = 'x', a.B = 'y')",
         "Sales data",
         "ana",
-    ) == st.CreateNamespace(
+    ) == model.CreateNamespace(
         "sales", True, "Sales data", {"owner": "ana", "Team.Name": "x", "a.b": "y"}
     )
-    assert one('CREATE NAMESPACE "Sales" COMMENT ?', None) == st.CreateNamespace(
+    assert one('CREATE NAMESPACE "Sales" COMMENT ?', None) == model.CreateNamespace(
         "Sales", False, None, {}
     )
 
 
 def test_drop_alter_show_describe_namespace() -> None:
-    assert one("DROP NAMESPACE sales") == st.DropNamespace("sales", False, False)
-    assert one("DROP SCHEMA IF EXISTS sales CASCADE") == st.DropNamespace("sales", True, True)
-    assert one("DROP NAMESPACE sales RESTRICT") == st.DropNamespace("sales", False, False)
-    assert one("ALTER SCHEMA s SET PROPERTIES (a = '1', b = ?)", "2") == st.AlterNamespace(
+    assert one("DROP NAMESPACE sales") == model.DropNamespace("sales", False, False)
+    assert one("DROP SCHEMA IF EXISTS sales CASCADE") == model.DropNamespace("sales", True, True)
+    assert one("DROP NAMESPACE sales RESTRICT") == model.DropNamespace("sales", False, False)
+    assert one("ALTER SCHEMA s SET PROPERTIES (a = '1', b = ?)", "2") == model.AlterNamespace(
         "s", {"a": "1", "b": "2"}, ()
     )
-    assert one("ALTER NAMESPACE s UNSET PROPERTIES (a, 'B')") == st.AlterNamespace(
+    assert one("ALTER NAMESPACE s UNSET PROPERTIES (a, 'B')") == model.AlterNamespace(
         "s", {}, ("a", "B")
     )
-    assert one("SHOW NAMESPACES") == st.ShowNamespaces(None)
-    assert one("SHOW SCHEMAS LIKE ?", "s%") == st.ShowNamespaces("s%")
-    assert one("DESC NAMESPACE Sales") == st.DescribeNamespace("sales")
+    assert one("SHOW NAMESPACES") == model.ShowNamespaces(None)
+    assert one("SHOW SCHEMAS LIKE ?", "s%") == model.ShowNamespaces("s%")
+    assert one("DESC NAMESPACE Sales") == model.DescribeNamespace("sales")
 
 
 # -- tables ----------------------------------------------------------------------------------
@@ -71,8 +72,8 @@ def test_create_table() -> None:
         "free text",
         "v",
     )
-    assert statement == st.CreateTable(
-        table=st.TableName("sales", "orders"),
+    assert statement == model.CreateTable(
+        table=model.TableName("sales", "orders"),
         columns=(
             Column(1, "id", DataType("int8"), nullable=False),
             Column(2, "note", DataType.varchar(UNBOUNDED_LENGTH), False, comment="free text"),
@@ -88,7 +89,7 @@ def test_create_table() -> None:
 
 def test_nested_columns_are_numbered_depth_first() -> None:
     statement = one("CREATE TABLE t (a INT4, s STRUCT<x: MAP<TEXT, INT4[]>, y: DATE>, b BOOL)")
-    assert isinstance(statement, st.CreateTable)
+    assert isinstance(statement, model.CreateTable)
     ids = [(c.id, c.name) for column in statement.columns for c in column.walk()]
     assert ids == [
         (1, "a"),
@@ -129,46 +130,48 @@ def test_struct_with_duplicate_fields_is_an_invalid_definition() -> None:
 
 
 def test_drop_and_alter_table() -> None:
-    t = st.TableName("sales", "orders")
-    assert one("DROP TABLE IF EXISTS sales.orders") == st.DropTable(t, True)
-    assert one("DROP TABLE orders") == st.DropTable(st.TableName(None, "orders"), False)
+    t = model.TableName("sales", "orders")
+    assert one("DROP TABLE IF EXISTS sales.orders") == model.DropTable(t, True)
+    assert one("DROP TABLE orders") == model.DropTable(model.TableName(None, "orders"), False)
     assert one("ALTER TABLE sales.orders ADD COLUMN q INT4 NOT NULL COMMENT ?", "n") == (
-        st.AlterTable(t, st.AddColumn(Column(0, "q", DataType("int4"), False, comment="n")))
+        model.AlterTable(t, model.AddColumn(Column(0, "q", DataType("int4"), False, comment="n")))
     )
     added = one("ALTER TABLE sales.orders ADD s STRUCT<a: LIST<INT2>>")
-    assert isinstance(added, st.AlterTable) and isinstance(added.action, st.AddColumn)
+    assert isinstance(added, model.AlterTable) and isinstance(added.action, model.AddColumn)
     assert {c.id for c in added.action.column.walk()} == {0}
-    assert one("ALTER TABLE sales.orders DROP COLUMN Q") == st.AlterTable(t, st.DropColumn("q"))
-    assert one('ALTER TABLE sales.orders RENAME COLUMN a TO "B"') == st.AlterTable(
-        t, st.RenameColumn("a", "B")
+    assert one("ALTER TABLE sales.orders DROP COLUMN Q") == model.AlterTable(
+        t, model.DropColumn("q")
     )
-    assert one("ALTER TABLE sales.orders RENAME TO archive.o") == st.AlterTable(
-        t, st.RenameTable(st.TableName("archive", "o"))
+    assert one('ALTER TABLE sales.orders RENAME COLUMN a TO "B"') == model.AlterTable(
+        t, model.RenameColumn("a", "B")
     )
-    assert one("ALTER TABLE sales.orders RENAME TO o") == st.AlterTable(
-        t, st.RenameTable(st.TableName(None, "o"))
+    assert one("ALTER TABLE sales.orders RENAME TO archive.o") == model.AlterTable(
+        t, model.RenameTable(model.TableName("archive", "o"))
     )
-    assert one("ALTER TABLE sales.orders SET PROPERTIES (a = ?)", "1") == st.AlterTable(
-        t, st.SetTableProperties({"a": "1"})
+    assert one("ALTER TABLE sales.orders RENAME TO o") == model.AlterTable(
+        t, model.RenameTable(model.TableName(None, "o"))
     )
-    assert one("ALTER TABLE sales.orders UNSET PROPERTIES (a, 'b.C')") == st.AlterTable(
-        t, st.UnsetTableProperties(("a", "b.C"))
+    assert one("ALTER TABLE sales.orders SET PROPERTIES (a = ?)", "1") == model.AlterTable(
+        t, model.SetTableProperties({"a": "1"})
+    )
+    assert one("ALTER TABLE sales.orders UNSET PROPERTIES (a, 'b.C')") == model.AlterTable(
+        t, model.UnsetTableProperties(("a", "b.C"))
     )
 
 
 def test_truncate_and_indices() -> None:
-    orders = st.TableName("sales", "orders")
-    assert one("TRUNCATE TABLE Sales.Orders") == st.TruncateTable(orders)
-    assert one('truncate "T"') == st.TruncateTable(st.TableName(None, "T"))
-    assert one("CREATE INDEX Idx ON sales.orders (Customer)") == st.CreateIndex(
+    orders = model.TableName("sales", "orders")
+    assert one("TRUNCATE TABLE Sales.Orders") == model.TruncateTable(orders)
+    assert one('truncate "T"') == model.TruncateTable(model.TableName(None, "T"))
+    assert one("CREATE INDEX Idx ON sales.orders (Customer)") == model.CreateIndex(
         "idx", orders, "customer", False
     )
-    assert one('CREATE INDEX IF NOT EXISTS "Idx" ON t ("Day")') == st.CreateIndex(
-        "Idx", st.TableName(None, "t"), "Day", True
+    assert one('CREATE INDEX IF NOT EXISTS "Idx" ON t ("Day")') == model.CreateIndex(
+        "Idx", model.TableName(None, "t"), "Day", True
     )
-    assert one("DROP INDEX idx ON sales.orders") == st.DropIndex("idx", orders, False)
-    assert one("DROP INDEX IF EXISTS idx ON t") == st.DropIndex(
-        "idx", st.TableName(None, "t"), True
+    assert one("DROP INDEX idx ON sales.orders") == model.DropIndex("idx", orders, False)
+    assert one("DROP INDEX IF EXISTS idx ON t") == model.DropIndex(
+        "idx", model.TableName(None, "t"), True
     )
 
 
@@ -182,18 +185,18 @@ def test_create_table_as() -> None:
         3,
         100,
     )
-    assert isinstance(statement, st.CreateTableAs)
+    assert isinstance(statement, model.CreateTableAs)
     assert (
         statement.table,
         statement.partitioned_by,
         statement.comment,
         statement.properties,
         statement.if_not_exists,
-    ) == (st.TableName("sales", "big"), ("day",), "big orders", {"k": "v"}, True)
+    ) == (model.TableName("sales", "big"), ("day",), "big orders", {"k": "v"}, True)
     query = statement.query
-    assert isinstance(query, st.Query) and isinstance(query.expression, exp.Select)
+    assert isinstance(query, model.Query) and isinstance(query.expression, exp.Select)
     assert [(r.table, r.as_of) for r in query.tables] == [
-        (st.TableName("s", "o"), st.AsOf("version", 3))
+        (model.TableName("s", "o"), model.AsOf("version", 3))
     ]
     assert query.tables[0].node in list(query.expression.find_all(exp.Table))
     assert (query.param_count, query.params) == (2, ("x", 100))
@@ -207,15 +210,15 @@ def test_create_table_as_takes_any_query_like_a_select() -> None:
     sql = "WITH r AS (SELECT * FROM a) SELECT x FROM r UNION ALL SELECT x FROM b WHERE y = ?"
     plain = one(sql, 1)
     ctas = one(f"CREATE TABLE t AS {sql}", 1)
-    assert isinstance(ctas, st.CreateTableAs) and isinstance(plain, st.Query)
-    assert ctas == st.CreateTableAs(
-        st.TableName(None, "t"), ctas.query, (), None, {}, if_not_exists=False
+    assert isinstance(ctas, model.CreateTableAs) and isinstance(plain, model.Query)
+    assert ctas == model.CreateTableAs(
+        model.TableName(None, "t"), ctas.query, (), None, {}, if_not_exists=False
     )
     assert ctas.query.expression.sql(dialect="duckdb") == plain.expression.sql(dialect="duckdb")
     assert [r.table for r in ctas.query.tables] == [r.table for r in plain.tables]
     assert ctas.query.params == plain.params == (1,)
     values = one("CREATE TABLE t AS VALUES (?, 'a')", 7)
-    assert isinstance(values, st.CreateTableAs)
+    assert isinstance(values, model.CreateTableAs)
     assert values.query.tables == () and values.query.params == (7,)
 
 
@@ -227,12 +230,12 @@ def test_create_table_as_errors() -> None:
 
 
 def test_show_and_describe_tables() -> None:
-    assert one("SHOW TABLES") == st.ShowTables(None, None)
-    assert one("SHOW TABLES FROM Sales LIKE ?", "o%") == st.ShowTables("sales", "o%")
-    assert one('SHOW TABLES IN "Sales"') == st.ShowTables("Sales", None)
-    assert one("DESCRIBE orders") == st.DescribeTable(st.TableName(None, "orders"))
-    assert one("DESC TABLE s.o") == st.DescribeTable(st.TableName("s", "o"))
-    assert one("SHOW CREATE TABLE s.o") == st.ShowCreateTable(st.TableName("s", "o"))
+    assert one("SHOW TABLES") == model.ShowTables(None, None)
+    assert one("SHOW TABLES FROM Sales LIKE ?", "o%") == model.ShowTables("sales", "o%")
+    assert one('SHOW TABLES IN "Sales"') == model.ShowTables("Sales", None)
+    assert one("DESCRIBE orders") == model.DescribeTable(model.TableName(None, "orders"))
+    assert one("DESC TABLE s.o") == model.DescribeTable(model.TableName("s", "o"))
+    assert one("SHOW CREATE TABLE s.o") == model.ShowCreateTable(model.TableName("s", "o"))
 
 
 # -- types ------------------------------------------------------------------------------------
@@ -344,14 +347,14 @@ def test_data_type_accepts_sqlglot_duckdb_types() -> None:
 
 
 def test_transactions_and_use() -> None:
-    assert one("BEGIN") == st.Begin(None)
-    assert one("start transaction isolation level snapshot isolation") == st.Begin("SNAPSHOT")
-    assert one("BEGIN WORK ISOLATION LEVEL SERIALIZABLE") == st.Begin("SERIALIZABLE")
-    assert one("COMMIT WORK") == st.Commit()
-    assert one("ROLLBACK") == st.Rollback()
-    assert one("SET TRANSACTION ISOLATION LEVEL SNAPSHOT") == st.SetTransaction("SNAPSHOT")
-    assert one("USE Sales") == st.Use("sales")
-    assert one('USE "Sales"') == st.Use("Sales")
+    assert one("BEGIN") == model.Begin(None)
+    assert one("start transaction isolation level snapshot isolation") == model.Begin("SNAPSHOT")
+    assert one("BEGIN WORK ISOLATION LEVEL SERIALIZABLE") == model.Begin("SERIALIZABLE")
+    assert one("COMMIT WORK") == model.Commit()
+    assert one("ROLLBACK") == model.Rollback()
+    assert one("SET TRANSACTION ISOLATION LEVEL SNAPSHOT") == model.SetTransaction("SNAPSHOT")
+    assert one("USE Sales") == model.Use("sales")
+    assert one('USE "Sales"') == model.Use("Sales")
 
 
 def test_call_converts_arguments() -> None:
@@ -360,12 +363,12 @@ def test_call_converts_arguments() -> None:
         "Target => ?, older_than => TIMESTAMP '2026-01-01 02:00:00+02:00')",
         b"raw",
     )
-    assert statement == st.Call(
-        st.TableName("system", "export_snapshot"),
+    assert statement == model.Call(
+        model.TableName("system", "export_snapshot"),
         ("eod", 3, -2, Decimal("1.5"), 20.0, True, None, date(2026, 1, 2)),
         {"target": b"raw", "older_than": datetime(2026, 1, 1, tzinfo=UTC)},
     )
-    assert one("CALL compact()") == st.Call(st.TableName(None, "compact"), (), {})
+    assert one("CALL compact()") == model.Call(model.TableName(None, "compact"), (), {})
 
 
 # -- queries and time travel ---------------------------------------------------------------------
@@ -377,11 +380,11 @@ def test_query_tables_and_params() -> None:
         'WHERE c.y = ? AND B.z IN (SELECT z FROM "Z")',
         7,
     )
-    assert isinstance(statement, st.Query)
+    assert isinstance(statement, model.Query)
     assert [ref.table for ref in statement.tables] == [
-        st.TableName("s", "a"),
-        st.TableName(None, "b"),
-        st.TableName(None, "Z"),
+        model.TableName("s", "a"),
+        model.TableName(None, "b"),
+        model.TableName(None, "Z"),
     ]
     assert all(ref.as_of is None for ref in statement.tables)
     assert statement.params == (7,) and statement.param_count == 1
@@ -392,45 +395,45 @@ def test_query_tables_and_params() -> None:
 @pytest.mark.parametrize(
     ("clause", "params", "expected"),
     [
-        ("FOR SYSTEM_VERSION AS OF 3", (), st.AsOf("version", 3)),
-        ("FOR VERSION AS OF 'eod'", (), st.AsOf("export", "eod")),
-        ("FOR SYSTEM_VERSION AS OF ?", (5,), st.AsOf("version", 5)),
-        ("FOR SYSTEM_VERSION AS OF ?", ("eod",), st.AsOf("export", "eod")),
+        ("FOR SYSTEM_VERSION AS OF 3", (), model.AsOf("version", 3)),
+        ("FOR VERSION AS OF 'eod'", (), model.AsOf("export", "eod")),
+        ("FOR SYSTEM_VERSION AS OF ?", (5,), model.AsOf("version", 5)),
+        ("FOR SYSTEM_VERSION AS OF ?", ("eod",), model.AsOf("export", "eod")),
         (
             "FOR SYSTEM_TIME AS OF TIMESTAMP '2026-01-01 12:00:00'",
             (),
-            st.AsOf("timestamp", datetime(2026, 1, 1, 12, tzinfo=UTC)),
+            model.AsOf("timestamp", datetime(2026, 1, 1, 12, tzinfo=UTC)),
         ),
         (
             "FOR TIMESTAMP AS OF '2026-01-01T12:00:00+01:00'",
             (),
-            st.AsOf("timestamp", datetime(2026, 1, 1, 11, tzinfo=UTC)),
+            model.AsOf("timestamp", datetime(2026, 1, 1, 11, tzinfo=UTC)),
         ),
         (
             "FOR TIMESTAMP AS OF DATE '2026-01-01'",
             (),
-            st.AsOf("timestamp", datetime(2026, 1, 1, tzinfo=UTC)),
+            model.AsOf("timestamp", datetime(2026, 1, 1, tzinfo=UTC)),
         ),
         (
             "FOR SYSTEM_TIME AS OF ?",
             (datetime(2026, 1, 1, 12),),
-            st.AsOf("timestamp", datetime(2026, 1, 1, 12, tzinfo=UTC)),
+            model.AsOf("timestamp", datetime(2026, 1, 1, 12, tzinfo=UTC)),
         ),
         (
             "FOR SYSTEM_TIME AS OF ?",
             (datetime(2026, 1, 1, 12, tzinfo=timezone(timedelta(hours=-3))),),
-            st.AsOf("timestamp", datetime(2026, 1, 1, 15, tzinfo=UTC)),
+            model.AsOf("timestamp", datetime(2026, 1, 1, 15, tzinfo=UTC)),
         ),
         (
             "FOR SYSTEM_TIME AS OF ?",
             ("2026-01-01 12:00Z",),
-            st.AsOf("timestamp", datetime(2026, 1, 1, 12, tzinfo=UTC)),
+            model.AsOf("timestamp", datetime(2026, 1, 1, 12, tzinfo=UTC)),
         ),
     ],
 )
-def test_time_travel(clause: str, params: tuple[object, ...], expected: st.AsOf) -> None:
+def test_time_travel(clause: str, params: tuple[object, ...], expected: model.AsOf) -> None:
     statement = one(f"SELECT * FROM t {clause} AS x", *params)
-    assert isinstance(statement, st.Query)
+    assert isinstance(statement, model.Query)
     (ref,) = statement.tables
     assert ref.as_of == expected
     assert ref.node.alias == "x" and ref.node.args["version"] is not None
@@ -462,11 +465,11 @@ def test_time_travel_placeholders_are_bound_and_the_rest_renumbered() -> None:
         "2026-01-01",
         "p4",
     )
-    assert isinstance(statement, st.Query)
+    assert isinstance(statement, model.Query)
     assert statement.params == ("p1", "p4") and statement.param_count == 2
     assert [ref.as_of for ref in statement.tables] == [
-        st.AsOf("version", 4),
-        st.AsOf("timestamp", datetime(2026, 1, 1, tzinfo=UTC)),
+        model.AsOf("version", 4),
+        model.AsOf("timestamp", datetime(2026, 1, 1, tzinfo=UTC)),
     ]
     for ref in statement.tables:
         ref.node.set("version", None)
@@ -479,10 +482,10 @@ def test_parsed_statements_are_reusable() -> None:
     (parsed,) = st.parse("SELECT * FROM t FOR SYSTEM_VERSION AS OF ? WHERE a = ?")
     first = st.to_statement(parsed, (1, "a"))
     second = st.to_statement(parsed, (2, "b"))
-    assert isinstance(first, st.Query) and isinstance(second, st.Query)
+    assert isinstance(first, model.Query) and isinstance(second, model.Query)
     assert (first.tables[0].as_of, second.tables[0].as_of) == (
-        st.AsOf("version", 1),
-        st.AsOf("version", 2),
+        model.AsOf("version", 1),
+        model.AsOf("version", 2),
     )
     assert parsed.expression.find(exp.Placeholder) is not None  # untouched
 
@@ -508,7 +511,7 @@ DML_CASES = [
     (
         "INSERT INTO t SELECT * FROM u FOR SYSTEM_VERSION AS OF ? WHERE x > ?",
         (3, 9),
-        [("t", None, None), ("u", None, st.AsOf("version", 3))],
+        [("t", None, None), ("u", None, model.AsOf("version", 3))],
         "INSERT INTO t SELECT * FROM u WHERE x > $1",
         (9,),
     ),
@@ -550,7 +553,7 @@ DML_CASES = [
     (
         "UPDATE t SET a = u.a FROM u FOR VERSION AS OF 'eod' WHERE t.id = u.id AND u.k = ?",
         ("k",),
-        [("t", None, None), ("u", None, st.AsOf("export", "eod"))],
+        [("t", None, None), ("u", None, model.AsOf("export", "eod"))],
         "UPDATE t SET a = u.a FROM u WHERE t.id = u.id AND u.k = $1",
         ("k",),
     ),
@@ -561,12 +564,12 @@ DML_CASES = [
 def test_dml_lists_the_target_first_and_numbers_its_placeholders(
     sql: str,
     params: tuple[object, ...],
-    tables: list[tuple[str, str | None, st.AsOf | None]],
+    tables: list[tuple[str, str | None, model.AsOf | None]],
     duckdb_sql: str,
     bound: tuple[object, ...],
 ) -> None:
     statement = one(sql, *params)
-    assert isinstance(statement, st.Dml)
+    assert isinstance(statement, model.Dml)
     assert [(r.table.name, r.node.alias or None, r.as_of) for r in statement.tables] == tables
     nodes = list(statement.expression.find_all(exp.Table))
     assert all(any(ref.node is node for node in nodes) for ref in statement.tables)
@@ -582,7 +585,7 @@ def test_dml_lists_the_target_first_and_numbers_its_placeholders(
 
 def test_dml_target_is_a_table_even_when_a_cte_has_its_name() -> None:
     statement = one("WITH t AS (SELECT * FROM u) INSERT INTO t SELECT * FROM t")
-    assert isinstance(statement, st.Dml)
+    assert isinstance(statement, model.Dml)
     assert [r.table.name for r in statement.tables] == ["t", "u"]
 
 
@@ -600,18 +603,20 @@ def test_dml_target_does_not_time_travel(sql: str) -> None:
 
 def test_dml_and_explain() -> None:
     insert = one("INSERT INTO s.t SELECT * FROM u FOR VERSION AS OF 2 WHERE a = ?", 1)
-    assert isinstance(insert, st.Dml) and isinstance(insert.expression, exp.Insert)
+    assert isinstance(insert, model.Dml) and isinstance(insert.expression, exp.Insert)
     assert [(r.table, r.as_of) for r in insert.tables] == [
-        (st.TableName("s", "t"), None),
-        (st.TableName(None, "u"), st.AsOf("version", 2)),
+        (model.TableName("s", "t"), None),
+        (model.TableName(None, "u"), model.AsOf("version", 2)),
     ]
     assert insert.params == (1,)
     update = one("UPDATE t SET a = ? WHERE b = ?", 1, 2)
-    assert isinstance(update, st.Dml) and update.params == (1, 2)
+    assert isinstance(update, model.Dml) and update.params == (1, 2)
     delete = one("DELETE FROM t")
-    assert isinstance(delete, st.Dml) and delete.param_count == 0
+    assert isinstance(delete, model.Dml) and delete.param_count == 0
     explain = one("EXPLAIN SELECT * FROM t")
-    assert isinstance(explain, st.Query) and explain.tables[0].table == st.TableName(None, "t")
+    assert isinstance(explain, model.Query) and explain.tables[0].table == model.TableName(
+        None, "t"
+    )
 
 
 # -- binding errors ------------------------------------------------------------------------------
@@ -672,7 +677,9 @@ def test_parse_timestamp(text: str, expected: datetime) -> None:
 
 
 def test_every_model_class_is_exported_with_a_one_line_docstring() -> None:
-    classes = [getattr(st, name) for name in st.__all__ if isinstance(getattr(st, name), type)]
-    assert len(classes) == 33
-    for cls in classes:
+    exported = [getattr(model, name) for name in model.__all__]
+    classes = [cls for cls in exported if isinstance(cls, type)]
+    assert len(classes) == 32
+    assert set(st.__all__) == {"Parsed", "parse", "to_statement"}  # the model lives in model.py
+    for cls in [*classes, st.Parsed]:
         assert cls.__doc__ and "\n" not in cls.__doc__.strip(), cls.__name__

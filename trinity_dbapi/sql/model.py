@@ -1,7 +1,8 @@
 """The statement model: what a SQL statement asks for, as frozen dataclasses.
 
-:func:`trinity_dbapi.sql.statements.to_statement` builds these (and the
-module re-exports them). Names are plain ``str`` after identifier
+:func:`trinity_dbapi.sql.statements.to_statement` builds these from parsed
+SQL text, and the executor (:mod:`trinity_dbapi.sql.engine`) runs them. Names
+are plain ``str`` after identifier
 normalisation: unquoted identifiers are case-insensitive and lower-cased,
 quoted ones keep their case; a namespace of ``None`` means the connection's
 current namespace.
@@ -16,6 +17,43 @@ from typing import Literal
 from sqlglot import exp
 
 from trinity_dbapi.format.definitions import Column
+
+__all__ = [
+    "AddColumn",
+    "AlterAction",
+    "AlterNamespace",
+    "AlterTable",
+    "AsOf",
+    "Begin",
+    "Call",
+    "Commit",
+    "CreateIndex",
+    "CreateNamespace",
+    "CreateTable",
+    "CreateTableAs",
+    "DescribeNamespace",
+    "DescribeTable",
+    "Dml",
+    "DropColumn",
+    "DropIndex",
+    "DropNamespace",
+    "DropTable",
+    "Query",
+    "RenameColumn",
+    "RenameTable",
+    "Rollback",
+    "SetTableProperties",
+    "SetTransaction",
+    "ShowCreateTable",
+    "ShowNamespaces",
+    "ShowTables",
+    "Statement",
+    "TableName",
+    "TableRef",
+    "TruncateTable",
+    "UnsetTableProperties",
+    "Use",
+]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 ``trinity`` dialect into a :class:`Parsed` (syntax tree, own text, number of
 ``?`` placeholders); :func:`to_statement` binds one execution's parameter
 values and returns the statement's model object (the frozen dataclasses of
-:mod:`trinity_dbapi.sql.model`, re-exported here), which the executor runs.
+:mod:`trinity_dbapi.sql.model`), which the executor runs.
 Names in the model are plain ``str`` after identifier normalisation:
 unquoted identifiers are case-insensitive and lower-cased, quoted ones keep
 their case; a namespace of ``None`` means the connection's current namespace.
@@ -31,7 +31,7 @@ from trinity_dbapi.sql.binding import value_node as _value_node
 from trinity_dbapi.sql.diagnostics import syntax_error, token_error
 from trinity_dbapi.sql.dialect import Trinity
 from trinity_dbapi.sql.engine.table_functions import check_table_functions, refuse_file_name
-from trinity_dbapi.sql.model import (  # the model, re-exported
+from trinity_dbapi.sql.model import (
     AddColumn,
     AlterAction,
     AlterNamespace,
@@ -73,41 +73,7 @@ from trinity_dbapi.sql.statement_cache import StatementCache, node_cost
 from trinity_dbapi.sql.types_sql import convert_type, name_of
 
 __all__ = [
-    "AddColumn",
-    "AlterAction",
-    "AlterNamespace",
-    "AlterTable",
-    "AsOf",
-    "Begin",
-    "Call",
-    "Commit",
-    "CreateIndex",
-    "CreateNamespace",
-    "CreateTable",
-    "CreateTableAs",
-    "DescribeNamespace",
-    "DescribeTable",
-    "Dml",
-    "DropColumn",
-    "DropIndex",
-    "DropNamespace",
-    "DropTable",
     "Parsed",
-    "Query",
-    "RenameColumn",
-    "RenameTable",
-    "Rollback",
-    "SetTableProperties",
-    "SetTransaction",
-    "ShowCreateTable",
-    "ShowNamespaces",
-    "ShowTables",
-    "Statement",
-    "TableName",
-    "TableRef",
-    "TruncateTable",
-    "UnsetTableProperties",
-    "Use",
     "parse",
     "to_statement",
 ]

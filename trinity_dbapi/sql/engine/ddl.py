@@ -23,7 +23,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.definitions import Column, TableDefinition, with_partition_columns
 from trinity_dbapi.format.sql_text import qualified_name, quote_identifier, quote_string
-from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Result, Session
 from trinity_dbapi.sql.types_sql import type_sql
 from trinity_dbapi.tables import managed
@@ -43,7 +43,7 @@ def _properties(properties: dict[str, str], comment: str | None) -> dict[str, st
 # -- namespaces ---------------------------------------------------------------------
 
 
-def create_namespace(session: Session, stmt: st.CreateNamespace) -> Result:
+def create_namespace(session: Session, stmt: model.CreateNamespace) -> Result:
     session.check_writable_namespace(stmt.name)
     session.writable().create_namespace(
         stmt.name, _properties(stmt.properties, stmt.comment), if_not_exists=stmt.if_not_exists
@@ -51,13 +51,13 @@ def create_namespace(session: Session, stmt: st.CreateNamespace) -> Result:
     return Result()
 
 
-def drop_namespace(session: Session, stmt: st.DropNamespace) -> Result:
+def drop_namespace(session: Session, stmt: model.DropNamespace) -> Result:
     session.check_writable_namespace(stmt.name)
     session.writable().drop_namespace(stmt.name, cascade=stmt.cascade, if_exists=stmt.if_exists)
     return Result()
 
 
-def alter_namespace(session: Session, stmt: st.AlterNamespace) -> Result:
+def alter_namespace(session: Session, stmt: model.AlterNamespace) -> Result:
     session.check_writable_namespace(stmt.name)
     session.writable().alter_namespace(
         stmt.name,
@@ -70,7 +70,7 @@ def alter_namespace(session: Session, stmt: st.AlterNamespace) -> Result:
 # -- tables -------------------------------------------------------------------------
 
 
-def create_table(session: Session, stmt: st.CreateTable) -> Result:
+def create_table(session: Session, stmt: model.CreateTable) -> Result:
     namespace, name = session.resolve(stmt.table)
     by_name = {column.name: column for column in stmt.columns}
     definition = TableDefinition(
@@ -163,19 +163,19 @@ def _check_partition_column(
         )
 
 
-def drop_table(session: Session, stmt: st.DropTable) -> Result:
+def drop_table(session: Session, stmt: model.DropTable) -> Result:
     namespace, name = session.resolve(stmt.table)
     session.check_writable_namespace(namespace)
     session.writable().drop_table(namespace, name, if_exists=stmt.if_exists)
     return Result()
 
 
-def alter_table(session: Session, stmt: st.AlterTable) -> Result:
+def alter_table(session: Session, stmt: model.AlterTable) -> Result:
     namespace, name = session.resolve(stmt.table)
     session.check_writable_namespace(namespace)
     txn = session.writable()
     action = stmt.action
-    if isinstance(action, st.RenameTable):
+    if isinstance(action, model.RenameTable):
         new_namespace, new_name = session.resolve(action.new)
         session.check_writable_namespace(new_namespace)
         txn.rename_table(namespace, name, new_namespace, new_name)
@@ -184,7 +184,7 @@ def alter_table(session: Session, stmt: st.AlterTable) -> Result:
     altered = _altered(namespace, current, action)
     if _holds_rows(session, current):
         _check_alter_with_rows(namespace, current, action)
-        if isinstance(action, st.AddColumn | st.DropColumn):
+        if isinstance(action, model.AddColumn | model.DropColumn):
             # Older files now lack (or still hold) a column: readers must
             # match the files' columns by name (see query.NativeScan).
             properties = {**altered.format_properties, managed.MIXED_FILE_SCHEMAS: "true"}
@@ -207,13 +207,13 @@ def _check_alter_with_rows(namespace: str, table: TableDefinition, action: objec
     its values and a new NOT NULL column would have none.
     """
     where = f"{namespace}.{table.name}"
-    if isinstance(action, st.RenameColumn):
+    if isinstance(action, model.RenameColumn):
         raise NotSupportedError(
             f"RENAME COLUMN on table {where}, which holds rows, is not supported: its data "
             "files name the column; create a new table with CREATE TABLE ... AS SELECT "
             f"{action.old} AS {action.new}, ... instead"
         )
-    if isinstance(action, st.AddColumn) and not action.column.nullable:
+    if isinstance(action, model.AddColumn) and not action.column.nullable:
         raise NotSupportedError(
             f"ADD COLUMN {action.column.name} NOT NULL on table {where}, which holds rows: "
             "the existing rows would have no value; add it as a nullable column"
@@ -223,7 +223,7 @@ def _check_alter_with_rows(namespace: str, table: TableDefinition, action: objec
 def _altered(namespace: str, table: TableDefinition, action: object) -> TableDefinition:
     where = f"{namespace}.{table.name}"
     names = [c.name for c in table.columns]
-    if isinstance(action, st.AddColumn):
+    if isinstance(action, model.AddColumn):
         if action.column.name in names:
             raise ObjectExistsError("column", f"{where}.{action.column.name}")
         _check_case_distinct(where, [*names, action.column.name])
@@ -235,7 +235,7 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         last = max(c.id for c in column.walk())
         properties = {**table.format_properties, LAST_COLUMN_ID: str(last)}
         return table.replace(columns=(*table.columns, column), format_properties=properties)
-    if isinstance(action, st.DropColumn):
+    if isinstance(action, model.DropColumn):
         column = _existing(where, table, action.name)
         if column.id in table.primary_key or action.name in table.partition_columns:
             raise ProgrammingError(
@@ -254,7 +254,7 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
             columns=tuple(c for c in table.columns if c.name != action.name),
             format_properties=properties,
         )
-    if isinstance(action, st.RenameColumn):
+    if isinstance(action, model.RenameColumn):
         _existing(where, table, action.old)
         if action.new in names:
             raise ObjectExistsError("column", f"{where}.{action.new}")
@@ -265,9 +265,9 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
             replace(c, name=action.new) if c.name == action.old else c for c in table.columns
         )
         return table.replace(columns=columns, format_properties=format_properties)
-    if isinstance(action, st.SetTableProperties):
+    if isinstance(action, model.SetTableProperties):
         return table.replace(properties={**table.properties, **action.properties})
-    if isinstance(action, st.UnsetTableProperties):
+    if isinstance(action, model.UnsetTableProperties):
         properties = {k: v for k, v in table.properties.items() if k not in action.names}
         return table.replace(properties=properties)
     raise ProgrammingError(f"unknown ALTER TABLE action {type(action).__name__}")
@@ -306,7 +306,7 @@ def renumber(column: Column, first_id: int) -> Column:
 # -- SHOW CREATE TABLE --------------------------------------------------------------
 
 
-def show_create_table(session: Session, stmt: st.ShowCreateTable) -> Result:
+def show_create_table(session: Session, stmt: model.ShowCreateTable) -> Result:
     namespace, name = session.resolve(stmt.table)
     table = session.transaction().load_table(namespace, name)
     text = create_table_sql(namespace, table)

@@ -30,6 +30,7 @@ from trinity_dbapi.errors import (
     ProgrammingError,
 )
 from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.engine.query import execute_marked, marked
 from trinity_dbapi.sql.engine.session import Result, Session
@@ -49,7 +50,7 @@ LABEL = "__trinity_label"
 class Target:
     """The table a statement writes: its names, definition and dataset."""
 
-    def __init__(self, session: Session, table: st.TableName, *, blind: bool = False) -> None:
+    def __init__(self, session: Session, table: model.TableName, *, blind: bool = False) -> None:
         self.session = session
         self.namespace, self.name = session.resolve(table)
         session.check_writable_namespace(self.namespace)
@@ -144,7 +145,7 @@ _REFUSED_CLAUSES = {
 }
 
 
-def dml(session: Session, stmt: st.Dml) -> Result:
+def dml(session: Session, stmt: model.Dml) -> Result:
     """INSERT, UPDATE or DELETE."""
     node = stmt.expression
     for arg, clause in _REFUSED_CLAUSES.items():
@@ -166,7 +167,7 @@ def dml(session: Session, stmt: st.Dml) -> Result:
     raise ProgrammingError(f"unsupported data statement {type(node).__name__}")
 
 
-def _insert(session: Session, stmt: st.Dml, node: exp.Insert) -> Result:
+def _insert(session: Session, stmt: model.Dml, node: exp.Insert) -> Result:
     target = Target(session, stmt.tables[0].table, blind=True)
     columns = _insert_columns(target, node)
     source = node.expression
@@ -186,7 +187,7 @@ def _insert(session: Session, stmt: st.Dml, node: exp.Insert) -> Result:
     return Result(None, count)
 
 
-def insert_arrow(session: Session, table: st.TableName, data: Any) -> Result:
+def insert_arrow(session: Session, table: model.TableName, data: Any) -> Result:
     """Append Arrow data to ``table`` as one write (the DB-API's ``Cursor.ingest``).
 
     ``data`` is a ``pa.Table``, ``pa.RecordBatch``, ``pa.RecordBatchReader`` or
@@ -260,7 +261,7 @@ def insert_rows(session: Session, parsed: st.Parsed, rows: Sequence[Sequence[Any
     if not rows:
         return Result(None, 0)
     stmt = st.to_statement(parsed, rows[0])
-    assert isinstance(stmt, st.Dml) and isinstance(stmt.expression, exp.Insert)
+    assert isinstance(stmt, model.Dml) and isinstance(stmt.expression, exp.Insert)
     target = Target(session, stmt.tables[0].table, blind=True)
     columns = _insert_columns(target, stmt.expression)
     width = len(stmt.expression.expression.expressions[0].expressions)
@@ -314,7 +315,7 @@ def _condition(node: exp.Expression) -> exp.Expr:
 
 
 def _affected(
-    session: Session, stmt: st.Dml, target: Target, condition: exp.Expr
+    session: Session, stmt: model.Dml, target: Target, condition: exp.Expr
 ) -> tuple[pa.Table, dict[str, int]]:
     """All candidate rows (with labels) and, per affected file, how many rows match."""
     candidates = target.rows_with_labels(sorted(target.meta.files()))
@@ -341,7 +342,7 @@ def _affected(
 
 def _rewrite(
     session: Session,
-    stmt: st.Dml,
+    stmt: model.Dml,
     target: Target,
     candidates: pa.Table,
     affected: dict[str, int],
@@ -372,7 +373,7 @@ def _rewrite(
     target.stage(added, removed=sorted(affected))
 
 
-def _delete(session: Session, stmt: st.Dml, node: exp.Delete) -> Result:
+def _delete(session: Session, stmt: model.Dml, node: exp.Delete) -> Result:
     target = Target(session, stmt.tables[0].table)
     with marked(stmt.tables):
         condition = _condition(node)
@@ -386,7 +387,7 @@ def _delete(session: Session, stmt: st.Dml, node: exp.Delete) -> Result:
 _HIT = "__trinity_hit"
 
 
-def _update(session: Session, stmt: st.Dml, node: exp.Update) -> Result:
+def _update(session: Session, stmt: model.Dml, node: exp.Update) -> Result:
     target = Target(session, stmt.tables[0].table)
     with marked(stmt.tables):
         condition = _condition(node)
@@ -472,7 +473,7 @@ def create_table_as(session: Session, stmt: Any) -> Result:
     ddl.create_table_definition(
         session, namespace, definition, stmt.partitioned_by, stmt.comment, stmt.properties
     )
-    target = Target(session, st.TableName(namespace, name))
+    target = Target(session, model.TableName(namespace, name))
     added, count = target.write(rows, "create table")
     target.stage(added)
     return Result(None, count)

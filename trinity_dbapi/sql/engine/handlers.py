@@ -18,6 +18,7 @@ from trinity_dbapi.errors import (
     NoSuchTableError,
 )
 from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.engine import ddl, procedures
 from trinity_dbapi.sql.engine import dml as data
@@ -30,22 +31,22 @@ Handler = Callable[[Session, Any], Result]
 # -- transaction control (no transaction of their own) -------------------------------
 
 
-def _begin(session: Session, stmt: st.Begin) -> Result:
+def _begin(session: Session, stmt: model.Begin) -> Result:
     session.begin(stmt.isolation)
     return Result()
 
 
-def _commit(session: Session, stmt: st.Commit) -> Result:
+def _commit(session: Session, stmt: model.Commit) -> Result:
     session.commit()
     return Result()
 
 
-def _rollback(session: Session, stmt: st.Rollback) -> Result:
+def _rollback(session: Session, stmt: model.Rollback) -> Result:
     session.rollback()
     return Result()
 
 
-def _set_transaction(session: Session, stmt: st.SetTransaction) -> Result:
+def _set_transaction(session: Session, stmt: model.SetTransaction) -> Result:
     session.set_isolation(stmt.isolation)
     return Result()
 
@@ -53,13 +54,13 @@ def _set_transaction(session: Session, stmt: st.SetTransaction) -> Result:
 # -- queries ----------------------------------------------------------------------------
 
 
-def _query(session: Session, stmt: st.Query) -> Result:
+def _query(session: Session, stmt: model.Query) -> Result:
     """A query's rows stream from DuckDB: the cursor pulls batches as it is read."""
     reader = run_query(session, stmt.expression, stmt.tables, stmt.params, stream=True)
     return Result(reader, -1)
 
 
-def _materialised_query(session: Session, stmt: st.Query) -> Result:
+def _materialised_query(session: Session, stmt: model.Query) -> Result:
     table = run_query(session, stmt.expression, stmt.tables, stmt.params)
     return Result(table, table.num_rows)
 
@@ -68,7 +69,7 @@ def catalog_query(session: Session, sql: str, params: tuple[Any, ...] = ()) -> R
     """Run one of our own queries over the catalog tables (SHOW, DESCRIBE)."""
     (parsed,) = st.parse(sql)
     query = st.to_statement(parsed, params)
-    assert isinstance(query, st.Query)
+    assert isinstance(query, model.Query)
     return _materialised_query(session, query)
 
 
@@ -76,7 +77,7 @@ def _like(column: str, like: str | None) -> tuple[str, tuple[Any, ...]]:
     return ("", ()) if like is None else (f" AND {column} LIKE ?", (like,))
 
 
-def _show_namespaces(session: Session, stmt: st.ShowNamespaces) -> Result:
+def _show_namespaces(session: Session, stmt: model.ShowNamespaces) -> Result:
     where, params = _like("schema_name", stmt.like)
     return catalog_query(
         session,
@@ -86,7 +87,7 @@ def _show_namespaces(session: Session, stmt: st.ShowNamespaces) -> Result:
     )
 
 
-def _show_tables(session: Session, stmt: st.ShowTables) -> Result:
+def _show_tables(session: Session, stmt: model.ShowTables) -> Result:
     namespace = stmt.namespace or session.namespace
     _require_namespace(session, namespace)
     where, params = _like("table_name", stmt.like)
@@ -98,7 +99,7 @@ def _show_tables(session: Session, stmt: st.ShowTables) -> Result:
     )
 
 
-def _describe_namespace(session: Session, stmt: st.DescribeNamespace) -> Result:
+def _describe_namespace(session: Session, stmt: model.DescribeNamespace) -> Result:
     _require_namespace(session, stmt.name, default_ok=False)
     if stmt.name in catalog.RESERVED_NAMESPACES:
         return catalog_query(
@@ -116,7 +117,7 @@ def _describe_namespace(session: Session, stmt: st.DescribeNamespace) -> Result:
     )
 
 
-def _describe_table(session: Session, stmt: st.DescribeTable) -> Result:
+def _describe_table(session: Session, stmt: model.DescribeTable) -> Result:
     namespace, name = session.resolve(stmt.table)
     if namespace in catalog.RESERVED_NAMESPACES:
         if not catalog.is_catalog_table(namespace, name):
@@ -149,7 +150,7 @@ def _require_namespace(session: Session, namespace: str, *, default_ok: bool = T
         raise NoSuchNamespaceError(namespace)
 
 
-def _use(session: Session, stmt: st.Use) -> Result:
+def _use(session: Session, stmt: model.Use) -> Result:
     namespace = stmt.namespace
     ordinary = namespace not in catalog.RESERVED_NAMESPACES and namespace != "default"
     if ordinary and not session.transaction().namespace_exists(namespace):
@@ -159,30 +160,30 @@ def _use(session: Session, stmt: st.Use) -> Result:
 
 
 CONTROL: Mapping[type, Handler] = {
-    st.Begin: _begin,
-    st.Commit: _commit,
-    st.Rollback: _rollback,
-    st.SetTransaction: _set_transaction,
-    st.Call: procedures.call,
+    model.Begin: _begin,
+    model.Commit: _commit,
+    model.Rollback: _rollback,
+    model.SetTransaction: _set_transaction,
+    model.Call: procedures.call,
 }
 
 HANDLERS: Mapping[type, Handler] = {
-    st.Query: _query,
-    st.ShowNamespaces: _show_namespaces,
-    st.ShowTables: _show_tables,
-    st.DescribeNamespace: _describe_namespace,
-    st.DescribeTable: _describe_table,
-    st.ShowCreateTable: ddl.show_create_table,
-    st.Use: _use,
-    st.CreateNamespace: ddl.create_namespace,
-    st.DropNamespace: ddl.drop_namespace,
-    st.AlterNamespace: ddl.alter_namespace,
-    st.CreateTable: ddl.create_table,
-    st.DropTable: ddl.drop_table,
-    st.AlterTable: ddl.alter_table,
-    st.Dml: data.dml,
-    st.TruncateTable: data.truncate,
-    st.CreateTableAs: data.create_table_as,
-    st.CreateIndex: data.create_index,
-    st.DropIndex: data.drop_index,
+    model.Query: _query,
+    model.ShowNamespaces: _show_namespaces,
+    model.ShowTables: _show_tables,
+    model.DescribeNamespace: _describe_namespace,
+    model.DescribeTable: _describe_table,
+    model.ShowCreateTable: ddl.show_create_table,
+    model.Use: _use,
+    model.CreateNamespace: ddl.create_namespace,
+    model.DropNamespace: ddl.drop_namespace,
+    model.AlterNamespace: ddl.alter_namespace,
+    model.CreateTable: ddl.create_table,
+    model.DropTable: ddl.drop_table,
+    model.AlterTable: ddl.alter_table,
+    model.Dml: data.dml,
+    model.TruncateTable: data.truncate,
+    model.CreateTableAs: data.create_table_as,
+    model.CreateIndex: data.create_index,
+    model.DropIndex: data.drop_index,
 }

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.lakehouse import maintenance
-from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.progress import NodeFileProgress
 from trinity_dbapi.sql.engine.session import Result, Session
 
@@ -205,7 +205,7 @@ PROCEDURES: Mapping[str, Procedure] = {
 }
 
 
-def call(session: Session, stmt: st.Call) -> Result:
+def call(session: Session, stmt: model.Call) -> Result:
     """Run ``CALL system.<procedure>(...)``."""
     namespace, name = stmt.procedure.namespace or "system", stmt.procedure.name
     procedure = PROCEDURES.get(name) if namespace == "system" else None

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.objects import ObjectOperations
     from trinity_dbapi.lakehouse.transaction import Transaction
     from trinity_dbapi.sql.engine.session import Session
-    from trinity_dbapi.sql.statements import AsOf, TableRef
+    from trinity_dbapi.sql.model import AsOf, TableRef
     from trinity_dbapi.storage import Storage
 
 _REF_KEY = "trinity_ref"

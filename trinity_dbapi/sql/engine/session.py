@@ -38,6 +38,7 @@ from trinity_dbapi.lakehouse.transaction import (
     RetryPolicy,
     Transaction,
 )
+from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.engine.control import StatementControl
 from trinity_dbapi.sql.engine.progress import NodeFileProgress, ProgressHandler, Task
@@ -282,7 +283,7 @@ class Session:
 
     # -- reading ---------------------------------------------------------------
 
-    def view_for(self, as_of: st.AsOf | None) -> tuple[Transaction, Snapshot]:
+    def view_for(self, as_of: model.AsOf | None) -> tuple[Transaction, Snapshot]:
         """The view a table reference reads: the transaction, or a pinned older version."""
         if as_of is None:
             txn = self.transaction()
@@ -296,7 +297,7 @@ class Session:
             snapshot = lake.snapshot_at(as_of.value)  # type: ignore[arg-type]
         return Transaction(lake, snapshot, read_only=True), snapshot
 
-    def resolve(self, table: st.TableName) -> tuple[str, str]:
+    def resolve(self, table: model.TableName) -> tuple[str, str]:
         """(namespace, table) of a possibly unqualified table name."""
         return table.namespace or self.namespace, table.name
 
@@ -467,7 +468,7 @@ class Session:
         self.commit()
         return result
 
-    def ingest(self, table: st.TableName, data: Any) -> Result:
+    def ingest(self, table: model.TableName, data: Any) -> Result:
         """Append Arrow data to ``table`` as one statement (see ``Cursor.ingest``)."""
         if self.closed:
             raise InterfaceError("the connection is closed: open a new one with connect()")
@@ -477,7 +478,7 @@ class Session:
         with self.control.running(what):
             return self._atomically(lambda: insert_arrow(self, table, data))
 
-    def arrow_schema(self, table: st.TableName) -> pa.Schema:
+    def arrow_schema(self, table: model.TableName) -> pa.Schema:
         """The Arrow schema of ``table``'s rows: the types ``ingest`` conforms data to.
 
         Read like a statement of its own (in autocommit mode the view it
