@@ -13,7 +13,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from trinity_dbapi.errors import SQLSyntaxError, UnsupportedStatementError
-from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql.dialect import Trinity
 from trinity_dbapi.sql.statements import parse
 from trinity_dbapi.sql.types_sql import CANONICAL_NAMES
@@ -72,15 +72,15 @@ def test_identity_corpus_round_trips(sql: str) -> None:
 
 def test_identity_corpus_covers_every_statement_and_type() -> None:
     kinds = {type(sqlglot.parse_one(sql, read="trinity")) for sql in IDENTITY}
-    statements = set(tx.NODES) - {
-        tx.PropertyItem,
-        tx.ColumnDefinition,
-        tx.AddColumn,
-        tx.DropColumn,
-        tx.RenameColumnTo,
-        tx.RenameTable,
-        tx.SetProperties,
-        tx.UnsetProperties,
+    statements = set(texp.NODES) - {
+        texp.PropertyItem,
+        texp.ColumnDefinition,
+        texp.AddColumn,
+        texp.DropColumn,
+        texp.RenameColumnTo,
+        texp.RenameTable,
+        texp.SetProperties,
+        texp.UnsetProperties,
     }
     queries = {exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values}
     dml = {exp.Insert, exp.Update, exp.Delete, exp.Commit, exp.Rollback}
@@ -104,9 +104,9 @@ def test_queries_print_as_duckdb_sql_that_duckdb_parses() -> None:
     duck = duckdb.connect()
     for sql in IDENTITY:
         expression = sqlglot.parse_one(sql, read="trinity")
-        if isinstance(expression, tx.CreateTableAs):
+        if isinstance(expression, texp.CreateTableAs):
             expression = expression.expression  # the executor runs the query
-        if not isinstance(expression, (exp.Query, exp.Values, exp.DML, tx.Explain)):
+        if not isinstance(expression, (exp.Query, exp.Values, exp.DML, texp.Explain)):
             continue
         for table in expression.find_all(exp.Table):
             table.set("version", None)  # the executor replaces time-travelling tables
@@ -297,10 +297,10 @@ def test_index_errors_explain_the_single_column_rule() -> None:
 
 def test_new_statements_are_real_nodes() -> None:
     nodes = {
-        "TRUNCATE t": tx.Truncate,
-        "CREATE INDEX i ON t (a)": tx.CreateIndex,
-        "DROP INDEX i ON t": tx.DropIndex,
-        "CREATE TABLE t AS SELECT 1": tx.CreateTableAs,
+        "TRUNCATE t": texp.Truncate,
+        "CREATE INDEX i ON t (a)": texp.CreateIndex,
+        "DROP INDEX i ON t": texp.DropIndex,
+        "CREATE TABLE t AS SELECT 1": texp.CreateTableAs,
     }
     for sql, node in nodes.items():
         expression = sqlglot.parse_one(sql, read="trinity")

@@ -23,7 +23,7 @@ from decimal import Decimal
 from sqlglot import exp
 
 from trinity_dbapi.errors import ProgrammingError
-from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import expressions as texp
 
 _TIMESTAMP_RE = re.compile(
     r"\s*(\d{4})-(\d{1,2})-(\d{1,2})"
@@ -80,7 +80,7 @@ def literal_value(node: exp.Expression, binder: Binder) -> object:
         return bool(node.this)
     if isinstance(node, exp.Null):
         return None
-    if isinstance(node, exp.Cast) and node.meta_get(tx.TYPED_LITERAL):
+    if isinstance(node, exp.Cast) and node.meta_get(texp.TYPED_LITERAL):
         text = node.this.name
         if node.to.this == exp.DType.DATE:
             return parse_timestamp(text, "DATE literal").date()
@@ -173,11 +173,11 @@ def value_node(value: object) -> exp.Expression:
             this=exp.Literal.string(as_utc(value).isoformat(sep=" ")),
             to=exp.DataType(this=exp.DType.TIMESTAMPTZ),
         )
-        cast.meta[tx.TYPED_LITERAL] = True
+        cast.meta[texp.TYPED_LITERAL] = True
         return cast
     if isinstance(value, date):
         cast = exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("DATE"))
-        cast.meta[tx.TYPED_LITERAL] = True
+        cast.meta[texp.TYPED_LITERAL] = True
         return cast
     if value is None:
         return exp.Null()

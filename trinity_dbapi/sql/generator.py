@@ -17,7 +17,7 @@ from typing import ClassVar
 from sqlglot import exp
 from sqlglot.generators.duckdb import DuckDBGenerator
 
-from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import types_sql
 
 
@@ -30,7 +30,7 @@ class TrinityGenerator(DuckDBGenerator):
         return "?"
 
     def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
-        if expression.meta_get(tx.TYPED_LITERAL):
+        if expression.meta_get(texp.TYPED_LITERAL):
             return f"{self.sql(expression, 'to')} {self.sql(expression, 'this')}"
         return super().cast_sql(expression, safe_prefix)
 
@@ -49,38 +49,38 @@ class TrinityGenerator(DuckDBGenerator):
             return ""
         return f" {keyword} ({', '.join(self.sql(item) for item in items)})"
 
-    def propertyitem_sql(self, expression: tx.PropertyItem) -> str:
+    def propertyitem_sql(self, expression: texp.PropertyItem) -> str:
         return f"{self.sql(expression, 'this')} = {self.sql(expression, 'value')}"
 
-    def setproperties_sql(self, expression: tx.SetProperties) -> str:
+    def setproperties_sql(self, expression: texp.SetProperties) -> str:
         return self._wrapped(expression, "expressions", "SET PROPERTIES").strip()
 
-    def unsetproperties_sql(self, expression: tx.UnsetProperties) -> str:
+    def unsetproperties_sql(self, expression: texp.UnsetProperties) -> str:
         return self._wrapped(expression, "expressions", "UNSET PROPERTIES").strip()
 
     # -- namespaces ---------------------------------------------------------------------------
 
-    def createnamespace_sql(self, expression: tx.CreateNamespace) -> str:
+    def createnamespace_sql(self, expression: texp.CreateNamespace) -> str:
         exists = self._exists(expression, " IF NOT EXISTS")
         comment = self._clause(expression, "comment", "COMMENT")
         properties = self._wrapped(expression, "properties", "WITH")
         name = self.sql(expression, "this")
         return f"CREATE {expression.text('kind')}{exists} {name}{comment}{properties}"
 
-    def dropnamespace_sql(self, expression: tx.DropNamespace) -> str:
+    def dropnamespace_sql(self, expression: texp.DropNamespace) -> str:
         mode = expression.args.get("mode")
         mode = f" {mode}" if mode else ""
         name = self.sql(expression, "this")
         return f"DROP {expression.text('kind')}{self._exists(expression)} {name}{mode}"
 
-    def alternamespace_sql(self, expression: tx.AlterNamespace) -> str:
+    def alternamespace_sql(self, expression: texp.AlterNamespace) -> str:
         name = self.sql(expression, "this")
         return f"ALTER {expression.text('kind')} {name} {self.sql(expression, 'action')}"
 
-    def shownamespaces_sql(self, expression: tx.ShowNamespaces) -> str:
+    def shownamespaces_sql(self, expression: texp.ShowNamespaces) -> str:
         return f"SHOW {expression.text('kind')}{self._clause(expression, 'like', 'LIKE')}"
 
-    def describenamespace_sql(self, expression: tx.DescribeNamespace) -> str:
+    def describenamespace_sql(self, expression: texp.DescribeNamespace) -> str:
         return f"DESCRIBE {expression.text('kind')} {self.sql(expression, 'this')}"
 
     # -- tables ---------------------------------------------------------------------------------
@@ -102,13 +102,13 @@ class TrinityGenerator(DuckDBGenerator):
         params = types_sql.type_parameters(node)
         return f"{name}({', '.join(str(p) for p in params)})" if params else name
 
-    def columndefinition_sql(self, expression: tx.ColumnDefinition) -> str:
+    def columndefinition_sql(self, expression: texp.ColumnDefinition) -> str:
         not_null = " NOT NULL" if expression.args.get("not_null") else ""
         kind = self.column_type_sql(expression.args["kind"])
         comment = self._clause(expression, "comment", "COMMENT")
         return f"{self.sql(expression, 'this')} {kind}{not_null}{comment}"
 
-    def createtable_sql(self, expression: tx.CreateTable) -> str:
+    def createtable_sql(self, expression: texp.CreateTable) -> str:
         elements = [self.sql(column) for column in expression.expressions]
         primary_key = self._wrapped(expression, "primary_key", "PRIMARY KEY")
         if primary_key:
@@ -121,7 +121,7 @@ class TrinityGenerator(DuckDBGenerator):
             f"{self._wrapped(expression, 'properties', 'WITH')}"
         )
 
-    def createtableas_sql(self, expression: tx.CreateTableAs) -> str:
+    def createtableas_sql(self, expression: texp.CreateTableAs) -> str:
         exists = self._exists(expression, " IF NOT EXISTS")
         return (
             f"CREATE TABLE{exists} {self.sql(expression, 'this')}"
@@ -131,96 +131,96 @@ class TrinityGenerator(DuckDBGenerator):
             f" AS {self.sql(expression, 'expression')}"
         )
 
-    def droptable_sql(self, expression: tx.DropTable) -> str:
+    def droptable_sql(self, expression: texp.DropTable) -> str:
         return f"DROP TABLE{self._exists(expression)} {self.sql(expression, 'this')}"
 
-    def truncate_sql(self, expression: tx.Truncate) -> str:
+    def truncate_sql(self, expression: texp.Truncate) -> str:
         return f"TRUNCATE TABLE {self.sql(expression, 'this')}"
 
-    def altertable_sql(self, expression: tx.AlterTable) -> str:
+    def altertable_sql(self, expression: texp.AlterTable) -> str:
         return f"ALTER TABLE {self.sql(expression, 'this')} {self.sql(expression, 'action')}"
 
-    def addcolumn_sql(self, expression: tx.AddColumn) -> str:
+    def addcolumn_sql(self, expression: texp.AddColumn) -> str:
         return f"ADD COLUMN {self.sql(expression, 'this')}"
 
-    def dropcolumn_sql(self, expression: tx.DropColumn) -> str:
+    def dropcolumn_sql(self, expression: texp.DropColumn) -> str:
         return f"DROP COLUMN {self.sql(expression, 'this')}"
 
-    def renamecolumnto_sql(self, expression: tx.RenameColumnTo) -> str:
+    def renamecolumnto_sql(self, expression: texp.RenameColumnTo) -> str:
         return f"RENAME COLUMN {self.sql(expression, 'this')} TO {self.sql(expression, 'to')}"
 
-    def renametable_sql(self, expression: tx.RenameTable) -> str:
+    def renametable_sql(self, expression: texp.RenameTable) -> str:
         return f"RENAME TO {self.sql(expression, 'this')}"
 
-    def showtables_sql(self, expression: tx.ShowTables) -> str:
+    def showtables_sql(self, expression: texp.ShowTables) -> str:
         namespace = self._clause(expression, "this", "IN")
         return f"SHOW TABLES{namespace}{self._clause(expression, 'like', 'LIKE')}"
 
-    def describetable_sql(self, expression: tx.DescribeTable) -> str:
+    def describetable_sql(self, expression: texp.DescribeTable) -> str:
         return f"DESCRIBE TABLE {self.sql(expression, 'this')}"
 
-    def showcreatetable_sql(self, expression: tx.ShowCreateTable) -> str:
+    def showcreatetable_sql(self, expression: texp.ShowCreateTable) -> str:
         return f"SHOW CREATE TABLE {self.sql(expression, 'this')}"
 
     # -- secondary indices ----------------------------------------------------------------------
 
-    def createindex_sql(self, expression: tx.CreateIndex) -> str:
+    def createindex_sql(self, expression: texp.CreateIndex) -> str:
         exists = self._exists(expression, " IF NOT EXISTS")
         name, table = self.sql(expression, "this"), self.sql(expression, "table")
         return f"CREATE INDEX{exists} {name} ON {table} ({self.sql(expression, 'column')})"
 
-    def dropindex_sql(self, expression: tx.DropIndex) -> str:
+    def dropindex_sql(self, expression: texp.DropIndex) -> str:
         name, table = self.sql(expression, "this"), self.sql(expression, "table")
         return f"DROP INDEX{self._exists(expression)} {name} ON {table}"
 
     # -- sessions, transactions, procedures -------------------------------------------------
 
-    def begin_sql(self, expression: tx.Begin) -> str:
+    def begin_sql(self, expression: texp.Begin) -> str:
         isolation = expression.args.get("isolation")
         return f"BEGIN ISOLATION LEVEL {isolation}" if isolation else "BEGIN"
 
-    def settransaction_sql(self, expression: tx.SetTransaction) -> str:
+    def settransaction_sql(self, expression: texp.SetTransaction) -> str:
         return f"SET TRANSACTION ISOLATION LEVEL {expression.args['isolation']}"
 
-    def usenamespace_sql(self, expression: tx.UseNamespace) -> str:
+    def usenamespace_sql(self, expression: texp.UseNamespace) -> str:
         return f"USE {self.sql(expression, 'this')}"
 
-    def call_sql(self, expression: tx.Call) -> str:
+    def call_sql(self, expression: texp.Call) -> str:
         args = ", ".join(self.sql(arg) for arg in expression.expressions)
         return f"CALL {self.sql(expression, 'this')}({args})"
 
-    def explain_sql(self, expression: tx.Explain) -> str:
+    def explain_sql(self, expression: texp.Explain) -> str:
         analyze = " ANALYZE" if expression.args.get("analyze") else ""
         return f"EXPLAIN{analyze} {self.sql(expression, 'this')}"
 
     TRANSFORMS: ClassVar[dict] = {
         **DuckDBGenerator.TRANSFORMS,
-        tx.PropertyItem: propertyitem_sql,
-        tx.SetProperties: setproperties_sql,
-        tx.UnsetProperties: unsetproperties_sql,
-        tx.CreateNamespace: createnamespace_sql,
-        tx.DropNamespace: dropnamespace_sql,
-        tx.AlterNamespace: alternamespace_sql,
-        tx.ShowNamespaces: shownamespaces_sql,
-        tx.DescribeNamespace: describenamespace_sql,
-        tx.ColumnDefinition: columndefinition_sql,
-        tx.CreateTable: createtable_sql,
-        tx.CreateTableAs: createtableas_sql,
-        tx.DropTable: droptable_sql,
-        tx.AlterTable: altertable_sql,
-        tx.AddColumn: addcolumn_sql,
-        tx.DropColumn: dropcolumn_sql,
-        tx.RenameColumnTo: renamecolumnto_sql,
-        tx.RenameTable: renametable_sql,
-        tx.Truncate: truncate_sql,
-        tx.CreateIndex: createindex_sql,
-        tx.DropIndex: dropindex_sql,
-        tx.ShowTables: showtables_sql,
-        tx.DescribeTable: describetable_sql,
-        tx.ShowCreateTable: showcreatetable_sql,
-        tx.Begin: begin_sql,
-        tx.SetTransaction: settransaction_sql,
-        tx.UseNamespace: usenamespace_sql,
-        tx.Call: call_sql,
-        tx.Explain: explain_sql,
+        texp.PropertyItem: propertyitem_sql,
+        texp.SetProperties: setproperties_sql,
+        texp.UnsetProperties: unsetproperties_sql,
+        texp.CreateNamespace: createnamespace_sql,
+        texp.DropNamespace: dropnamespace_sql,
+        texp.AlterNamespace: alternamespace_sql,
+        texp.ShowNamespaces: shownamespaces_sql,
+        texp.DescribeNamespace: describenamespace_sql,
+        texp.ColumnDefinition: columndefinition_sql,
+        texp.CreateTable: createtable_sql,
+        texp.CreateTableAs: createtableas_sql,
+        texp.DropTable: droptable_sql,
+        texp.AlterTable: altertable_sql,
+        texp.AddColumn: addcolumn_sql,
+        texp.DropColumn: dropcolumn_sql,
+        texp.RenameColumnTo: renamecolumnto_sql,
+        texp.RenameTable: renametable_sql,
+        texp.Truncate: truncate_sql,
+        texp.CreateIndex: createindex_sql,
+        texp.DropIndex: dropindex_sql,
+        texp.ShowTables: showtables_sql,
+        texp.DescribeTable: describetable_sql,
+        texp.ShowCreateTable: showcreatetable_sql,
+        texp.Begin: begin_sql,
+        texp.SetTransaction: settransaction_sql,
+        texp.UseNamespace: usenamespace_sql,
+        texp.Call: call_sql,
+        texp.Explain: explain_sql,
     }

@@ -21,7 +21,7 @@ from sqlglot.parsers.duckdb import DuckDBParser
 from sqlglot.tokens import TokenType
 from sqlglot.trie import new_trie
 
-from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql.parser_ddl import DDLParser
 
 _StatementParser = Callable[["TrinityParser"], exp.Expression]
@@ -84,7 +84,7 @@ _ISOLATION_HINT = "TrinityLake isolation levels are SERIALIZABLE (the default) a
 
 def _typed_literal(self: TrinityParser, this: exp.Expression, to: exp.DataType) -> exp.Cast:
     cast = self.expression(exp.Cast(this=this, to=to))
-    cast.meta[tx.TYPED_LITERAL] = True
+    cast.meta[texp.TYPED_LITERAL] = True
     return cast
 
 
@@ -106,7 +106,7 @@ class TrinityParser(DDLParser):
         ),
         TokenType.DESCRIBE: lambda self: self._parse_describe_statement(),
         TokenType.DESC: lambda self: self._parse_describe_statement(),
-        TokenType.USE: lambda self: tx.UseNamespace(this=self._parse_namespace_name()),
+        TokenType.USE: lambda self: texp.UseNamespace(this=self._parse_namespace_name()),
         TokenType.BEGIN: lambda self: self._parse_begin(),
         TokenType.COMMIT: lambda self: self._parse_end_transaction(exp.Commit()),
         TokenType.ROLLBACK: lambda self: self._parse_end_transaction(exp.Rollback()),
@@ -124,10 +124,10 @@ class TrinityParser(DDLParser):
     )
 
     SHOW_PARSERS: ClassVar[dict[str, _StatementParser]] = {
-        "NAMESPACES": lambda self: tx.ShowNamespaces(kind="NAMESPACES", like=self._parse_like()),
-        "SCHEMAS": lambda self: tx.ShowNamespaces(kind="SCHEMAS", like=self._parse_like()),
+        "NAMESPACES": lambda self: texp.ShowNamespaces(kind="NAMESPACES", like=self._parse_like()),
+        "SCHEMAS": lambda self: texp.ShowNamespaces(kind="SCHEMAS", like=self._parse_like()),
         "TABLES": lambda self: self._parse_show_tables(),
-        "CREATE TABLE": lambda self: tx.ShowCreateTable(this=self._parse_table_name()),
+        "CREATE TABLE": lambda self: texp.ShowCreateTable(this=self._parse_table_name()),
     }
     SHOW_TRIE: ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -182,10 +182,10 @@ class TrinityParser(DDLParser):
         # refuse it (trinity_dbapi.sql.engine.table_functions).
         identifier = super()._parse_string_as_identifier()
         if identifier is not None:
-            identifier.meta[tx.STRING_NAME] = True
+            identifier.meta[texp.STRING_NAME] = True
         return identifier
 
-    def _parse_truncate(self) -> tx.Truncate:
+    def _parse_truncate(self) -> texp.Truncate:
         self._match(TokenType.TABLE)
         table = self._parse_table_name()
         if self._match(TokenType.COMMA):
@@ -195,39 +195,39 @@ class TrinityParser(DDLParser):
                 "TRUNCATE does not time travel",
                 "TRUNCATE empties the current version of the table: write TRUNCATE TABLE t",
             )
-        return tx.Truncate(this=table)
+        return texp.Truncate(this=table)
 
-    def _parse_explain(self) -> tx.Explain:
+    def _parse_explain(self) -> texp.Explain:
         analyze = self._match(TokenType.ANALYZE)
-        return tx.Explain(this=self._parse_query(), analyze=analyze or None)
+        return texp.Explain(this=self._parse_query(), analyze=analyze or None)
 
     def _parse_like(self) -> exp.Expression | None:
         return self._parse_text_value("the LIKE pattern") if self._match(TokenType.LIKE) else None
 
-    def _parse_show_tables(self) -> tx.ShowTables:
+    def _parse_show_tables(self) -> texp.ShowTables:
         namespace = None
         if self._match_set((TokenType.IN, TokenType.FROM)):
             namespace = self._parse_namespace_name()
-        return tx.ShowTables(this=namespace, like=self._parse_like())
+        return texp.ShowTables(this=namespace, like=self._parse_like())
 
     def _parse_describe_statement(self) -> exp.Expression:
         word = self._curr.text.upper() if self._curr else ""
         if word in ("NAMESPACE", "SCHEMA") and self._next:
             self._advance()
-            return tx.DescribeNamespace(this=self._parse_namespace_name(), kind=word)
+            return texp.DescribeNamespace(this=self._parse_namespace_name(), kind=word)
         self._match(TokenType.TABLE)
-        return tx.DescribeTable(this=self._parse_table_name())
+        return texp.DescribeTable(this=self._parse_table_name())
 
     # -- transactions ------------------------------------------------------------------
 
-    def _parse_begin(self) -> tx.Begin:
+    def _parse_begin(self) -> texp.Begin:
         self._match_texts(("TRANSACTION", "WORK"))
-        return tx.Begin(isolation=self._parse_isolation(optional=True))
+        return texp.Begin(isolation=self._parse_isolation(optional=True))
 
-    def _parse_start_transaction(self) -> tx.Begin:
+    def _parse_start_transaction(self) -> texp.Begin:
         if not self._match_text_seq("TRANSACTION"):
             self._expected("TRANSACTION after START", "write START TRANSACTION")
-        return tx.Begin(isolation=self._parse_isolation(optional=True))
+        return texp.Begin(isolation=self._parse_isolation(optional=True))
 
     def _parse_end_transaction(self, statement: exp.Expression) -> exp.Expression:
         self._match_texts(("WORK", "TRANSACTION"))
@@ -235,14 +235,14 @@ class TrinityParser(DDLParser):
             self._unsupported("ROLLBACK TO SAVEPOINT", "ROLLBACK of the whole transaction")
         return statement
 
-    def _parse_set_statement(self) -> tx.SetTransaction:
+    def _parse_set_statement(self) -> texp.SetTransaction:
         if not self._match_text_seq("TRANSACTION"):
             self._unsupported(
                 "SET " + (self._curr.text.upper() if self._curr else ""),
                 "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE | SNAPSHOT",
             )
         isolation = self._parse_isolation(optional=False)
-        return tx.SetTransaction(isolation=isolation)
+        return texp.SetTransaction(isolation=isolation)
 
     def _parse_isolation(self, optional: bool) -> str | None:
         if not self._match_text_seq("ISOLATION", "LEVEL"):
@@ -262,7 +262,7 @@ class TrinityParser(DDLParser):
 
     # -- CALL ------------------------------------------------------------------------------
 
-    def _parse_call(self) -> tx.Call:
+    def _parse_call(self) -> texp.Call:
         procedure = self._parse_table_name("a procedure name")
         self._expect(TokenType.L_PAREN, "( after the procedure name", "write CALL system.compact()")
         args: list[exp.Expr] = []
@@ -273,7 +273,7 @@ class TrinityParser(DDLParser):
                 if not self._match(TokenType.COMMA):
                     break
             self._expect(TokenType.R_PAREN, ", or ) after the argument")
-        return tx.Call(this=procedure, expressions=args or None)
+        return texp.Call(this=procedure, expressions=args or None)
 
     def _parse_call_argument(self, names: set[str]) -> exp.Expr:
         if self._next.token_type != TokenType.FARROW:
@@ -343,7 +343,7 @@ class TrinityParser(DDLParser):
 def _is_typed_string(value: exp.Expr | None) -> bool:
     return (
         isinstance(value, exp.Cast)
-        and bool(value.meta_get(tx.TYPED_LITERAL))
+        and bool(value.meta_get(texp.TYPED_LITERAL))
         and isinstance(value.this, exp.Literal)
         and value.this.is_string
     )

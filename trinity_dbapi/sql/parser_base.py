@@ -24,7 +24,7 @@ from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from trinity_dbapi.errors import UnsupportedStatementError
-from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import expressions as texp
 
 #: Hint attached to errors that have no better one.
 DEFAULT_HINT = (
@@ -275,10 +275,10 @@ class BaseParser(DuckDBParser):
             parts.append(self._parse_name("a property key"))
         return parts[0] if len(parts) == 1 else exp.Dot.build(parts)
 
-    def _parse_property_item(self) -> tx.PropertyItem:
+    def _parse_property_item(self) -> texp.PropertyItem:
         key = self._parse_property_key()
         self._expect(TokenType.EQ, "= after the property key", "write key = 'value'")
-        return self.expression(tx.PropertyItem(this=key, value=self._parse_text_value("a value")))
+        return self.expression(texp.PropertyItem(this=key, value=self._parse_text_value("a value")))
 
     def _parse_property_list(self) -> list[exp.Expression]:
         return self._parse_wrapped_list(self._parse_property_item, "key = 'value'")

@@ -18,7 +18,7 @@ from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
 from trinity_dbapi.format.definitions import MAX_DECIMAL_PRECISION, MAX_TIME_PRECISION
-from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import types_sql
 from trinity_dbapi.sql.parser_base import BaseParser, trie
 
@@ -51,15 +51,15 @@ class DDLParser(BaseParser):
         "TABLE": lambda self: self._parse_alter_table(),
     }
     PROPERTY_ACTIONS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
-        "SET PROPERTIES": lambda self: tx.SetProperties(expressions=self._parse_property_list()),
-        "UNSET PROPERTIES": lambda self: tx.UnsetProperties(expressions=self._parse_keys()),
+        "SET PROPERTIES": lambda self: texp.SetProperties(expressions=self._parse_property_list()),
+        "UNSET PROPERTIES": lambda self: texp.UnsetProperties(expressions=self._parse_keys()),
     }
     ALTER_TABLE_PARSERS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
         **PROPERTY_ACTIONS,
         "ADD": lambda self: self._parse_column_addition(),
         "DROP": lambda self: self._parse_column_drop(),
         "RENAME COLUMN": lambda self: self._parse_rename_column(),
-        "RENAME TO": lambda self: tx.RenameTable(this=self._parse_table_name()),
+        "RENAME TO": lambda self: texp.RenameTable(this=self._parse_table_name()),
     }
     CREATE_TRIE: ClassVar[dict] = trie(CREATE_PARSERS)
     DROP_TRIE: ClassVar[dict] = trie(DROP_PARSERS)
@@ -92,10 +92,10 @@ class DDLParser(BaseParser):
     def _namespace_kind(self) -> str:
         return self._prev.text.upper()
 
-    def _parse_create_namespace(self) -> tx.CreateNamespace:
+    def _parse_create_namespace(self) -> texp.CreateNamespace:
         kind = self._namespace_kind()
         exists = self._parse_exists(not_=True)
-        return tx.CreateNamespace(
+        return texp.CreateNamespace(
             this=self._parse_namespace_name(),
             kind=kind,
             exists=exists,
@@ -103,24 +103,24 @@ class DDLParser(BaseParser):
             properties=self._parse_with_properties(),
         )
 
-    def _parse_drop_namespace(self) -> tx.DropNamespace:
+    def _parse_drop_namespace(self) -> texp.DropNamespace:
         kind = self._namespace_kind()
         exists = self._parse_exists()
         this = self._parse_namespace_name()
         mode = self._prev.text.upper() if self._match_texts(("RESTRICT", "CASCADE")) else None
-        return tx.DropNamespace(this=this, kind=kind, exists=exists, mode=mode)
+        return texp.DropNamespace(this=this, kind=kind, exists=exists, mode=mode)
 
-    def _parse_alter_namespace(self) -> tx.AlterNamespace:
+    def _parse_alter_namespace(self) -> texp.AlterNamespace:
         kind = self._namespace_kind()
         this = self._parse_namespace_name()
         action = self._dispatch(
             "ALTER NAMESPACE ns", self.PROPERTY_ACTIONS, self.PROPERTY_ACTION_TRIE
         )
-        return tx.AlterNamespace(this=this, kind=kind, action=action)
+        return texp.AlterNamespace(this=this, kind=kind, action=action)
 
     # -- tables ------------------------------------------------------------------------------
 
-    def _parse_create_table(self) -> tx.CreateTable | tx.CreateTableAs:
+    def _parse_create_table(self) -> texp.CreateTable | texp.CreateTableAs:
         exists = self._parse_exists(not_=True)
         table = self._parse_table_name()
         if not self._match(TokenType.L_PAREN):
@@ -133,7 +133,7 @@ class DDLParser(BaseParser):
                 break
             columns.append(self._parse_column_definition())
         self._expect(TokenType.R_PAREN, ", or ) after the column", "PRIMARY KEY (...) comes last")
-        return tx.CreateTable(
+        return texp.CreateTable(
             this=table,
             exists=exists,
             expressions=columns,
@@ -143,7 +143,7 @@ class DDLParser(BaseParser):
             properties=self._parse_with_properties(),
         )
 
-    def _parse_create_table_as(self, table: exp.Table, exists: bool | None) -> tx.CreateTableAs:
+    def _parse_create_table_as(self, table: exp.Table, exists: bool | None) -> texp.CreateTableAs:
         """``CREATE TABLE t [PARTITIONED BY (...)] [COMMENT c] [WITH (...)] AS query``."""
         partitioned_by = self._parse_partition_columns()
         comment = self._parse_comment_clause()
@@ -154,7 +154,7 @@ class DDLParser(BaseParser):
             self._expected(
                 what, "write CREATE TABLE t (id INT8, ...) or CREATE TABLE t AS SELECT ..."
             )
-        return tx.CreateTableAs(
+        return texp.CreateTableAs(
             this=table,
             exists=exists,
             partitioned_by=partitioned_by,
@@ -171,7 +171,7 @@ class DDLParser(BaseParser):
         self._advance()
         return self._parse_names("a partition column")
 
-    def _parse_column_definition(self) -> tx.ColumnDefinition:
+    def _parse_column_definition(self) -> texp.ColumnDefinition:
         name = self._parse_name("a column name")
         kind = self._parse_column_type()
         not_null = self._match_pair(TokenType.NOT, TokenType.NULL)
@@ -182,35 +182,35 @@ class DDLParser(BaseParser):
                 "columns",
             )
         return self.expression(
-            tx.ColumnDefinition(
+            texp.ColumnDefinition(
                 this=name, kind=kind, not_null=not_null, comment=self._parse_comment_clause()
             )
         )
 
-    def _parse_drop_table(self) -> tx.DropTable:
+    def _parse_drop_table(self) -> texp.DropTable:
         exists = self._parse_exists()
-        return tx.DropTable(this=self._parse_table_name(), exists=exists)
+        return texp.DropTable(this=self._parse_table_name(), exists=exists)
 
-    def _parse_alter_table(self) -> tx.AlterTable:
+    def _parse_alter_table(self) -> texp.AlterTable:
         this = self._parse_table_name()
         action = self._dispatch(
             "ALTER TABLE t", self.ALTER_TABLE_PARSERS, self.ALTER_TABLE_TRIE, unsupported=None
         )
-        return tx.AlterTable(this=this, action=action)
+        return texp.AlterTable(this=this, action=action)
 
-    def _parse_column_addition(self) -> tx.AddColumn:
+    def _parse_column_addition(self) -> texp.AddColumn:
         self._match(TokenType.COLUMN)
-        return tx.AddColumn(this=self._parse_column_definition())
+        return texp.AddColumn(this=self._parse_column_definition())
 
-    def _parse_column_drop(self) -> tx.DropColumn:
+    def _parse_column_drop(self) -> texp.DropColumn:
         self._match(TokenType.COLUMN)
-        return tx.DropColumn(this=self._parse_name("a column name"))
+        return texp.DropColumn(this=self._parse_name("a column name"))
 
-    def _parse_rename_column(self) -> tx.RenameColumnTo:
+    def _parse_rename_column(self) -> texp.RenameColumnTo:
         old = self._parse_name("a column name")
         if not self._match_text_seq("TO"):
             self._expected("TO after the column name", "write RENAME COLUMN old TO new")
-        return tx.RenameColumnTo(this=old, to=self._parse_name("the new column name"))
+        return texp.RenameColumnTo(this=old, to=self._parse_name("the new column name"))
 
     # -- secondary indices ---------------------------------------------------------------------
 
@@ -228,7 +228,7 @@ class DDLParser(BaseParser):
         self._expect(TokenType.ON, "ON and the table name", hint)
         return self._parse_table_name()
 
-    def _parse_create_index(self) -> tx.CreateIndex:
+    def _parse_create_index(self) -> texp.CreateIndex:
         exists = self._parse_exists(not_=True)
         name = self._parse_index_name()
         table = self._parse_index_table("CREATE")
@@ -242,12 +242,12 @@ class DDLParser(BaseParser):
                 self._curr,
             )
         self._expect(TokenType.R_PAREN, ") after the indexed column", _INDEX_SYNTAX["CREATE"])
-        return tx.CreateIndex(this=name, table=table, column=column, exists=exists)
+        return texp.CreateIndex(this=name, table=table, column=column, exists=exists)
 
-    def _parse_drop_index(self) -> tx.DropIndex:
+    def _parse_drop_index(self) -> texp.DropIndex:
         exists = self._parse_exists()
         name = self._parse_index_name()
-        return tx.DropIndex(this=name, table=self._parse_index_table("DROP"), exists=exists)
+        return texp.DropIndex(this=name, table=self._parse_index_table("DROP"), exists=exists)
 
     # -- column types -----------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from sqlglot.tokens import Token, TokenType
 
 from trinity_dbapi.errors import ProgrammingError, UnsupportedStatementError
 from trinity_dbapi.format.definitions import Column
-from trinity_dbapi.sql import expressions as tx
+from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql.binding import Binder, as_utc, literal_value, parse_timestamp, text_value
 from trinity_dbapi.sql.binding import value_node as _value_node
 from trinity_dbapi.sql.diagnostics import syntax_error, token_error
@@ -238,7 +238,7 @@ def _like(node: exp.Expression | None, binder: Binder) -> str | None:
     return pattern
 
 
-def _column(node: tx.ColumnDefinition, binder: Binder, next_id: Callable[[], int]) -> Column:
+def _column(node: texp.ColumnDefinition, binder: Binder, next_id: Callable[[], int]) -> Column:
     column_id = next_id()
     return Column(
         column_id,
@@ -253,7 +253,7 @@ def _names(nodes: list[exp.Expression] | None) -> tuple[str, ...]:
     return tuple(name_of(node) for node in nodes or ())
 
 
-def _create_table(node: tx.CreateTable, binder: Binder) -> CreateTable:
+def _create_table(node: texp.CreateTable, binder: Binder) -> CreateTable:
     table = _table_name(node.this)
     ids = itertools.count(1)
     columns = [_column(c, binder, lambda: next(ids)) for c in node.expressions]
@@ -287,7 +287,7 @@ def _create_table(node: tx.CreateTable, binder: Binder) -> CreateTable:
     )
 
 
-def _create_table_as(node: tx.CreateTableAs, binder: Binder) -> CreateTableAs:
+def _create_table_as(node: texp.CreateTableAs, binder: Binder) -> CreateTableAs:
     table = _table_name(node.this)
     partitioned_by = _names(node.args.get("partitioned_by"))
     for key in partitioned_by:
@@ -306,32 +306,32 @@ def _create_table_as(node: tx.CreateTableAs, binder: Binder) -> CreateTableAs:
     )
 
 
-def _alter_table(node: tx.AlterTable, binder: Binder) -> AlterTable:
+def _alter_table(node: texp.AlterTable, binder: Binder) -> AlterTable:
     action = node.args["action"]
     converted: AlterAction
-    if isinstance(action, tx.AddColumn):
+    if isinstance(action, texp.AddColumn):
         converted = AddColumn(_column(action.this, binder, lambda: 0))
-    elif isinstance(action, tx.DropColumn):
+    elif isinstance(action, texp.DropColumn):
         converted = DropColumn(name_of(action.this))
-    elif isinstance(action, tx.RenameColumnTo):
+    elif isinstance(action, texp.RenameColumnTo):
         converted = RenameColumn(name_of(action.this), name_of(action.args["to"]))
-    elif isinstance(action, tx.SetProperties):
+    elif isinstance(action, texp.SetProperties):
         converted = SetTableProperties(_properties(action.expressions, binder))
-    elif isinstance(action, tx.UnsetProperties):
+    elif isinstance(action, texp.UnsetProperties):
         converted = UnsetTableProperties(tuple(_key(k) for k in action.expressions))
     else:
         converted = RenameTable(_table_name(action.this))
     return AlterTable(_table_name(node.this), converted)
 
 
-def _alter_namespace(node: tx.AlterNamespace, binder: Binder) -> AlterNamespace:
+def _alter_namespace(node: texp.AlterNamespace, binder: Binder) -> AlterNamespace:
     action = node.args["action"]
-    if isinstance(action, tx.SetProperties):
+    if isinstance(action, texp.SetProperties):
         return AlterNamespace(name_of(node.this), _properties(action.expressions, binder), ())
     return AlterNamespace(name_of(node.this), {}, tuple(_key(k) for k in action.expressions))
 
 
-def _call(node: tx.Call, binder: Binder) -> Call:
+def _call(node: texp.Call, binder: Binder) -> Call:
     args, kwargs = [], {}
     for arg in node.expressions:
         if isinstance(arg, exp.Kwarg):
@@ -439,7 +439,7 @@ def _table_refs(
             continue  # ROWS FROM or a table function, both whitelisted above
         if not isinstance(table.this, exp.Identifier):
             _table_name(table)  # raises: a placeholder (or anything else) is not a name
-        if table.this.meta.get(tx.STRING_NAME):
+        if table.this.meta.get(texp.STRING_NAME):
             raise refuse_file_name(table.this.name)
         if _is_cte(table):
             continue
@@ -497,46 +497,46 @@ def _dml(node: exp.Expression, binder: Binder) -> Dml:
 
 
 _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
-    tx.CreateNamespace: lambda node, binder: CreateNamespace(
+    texp.CreateNamespace: lambda node, binder: CreateNamespace(
         name_of(node.this),
         bool(node.args.get("exists")),
         text_value(node.args.get("comment"), binder, "the namespace comment"),
         _properties(node.args.get("properties"), binder),
     ),
-    tx.DropNamespace: lambda node, binder: DropNamespace(
+    texp.DropNamespace: lambda node, binder: DropNamespace(
         name_of(node.this), bool(node.args.get("exists")), node.args.get("mode") == "CASCADE"
     ),
-    tx.AlterNamespace: _alter_namespace,
-    tx.ShowNamespaces: lambda node, binder: ShowNamespaces(_like(node.args.get("like"), binder)),
-    tx.DescribeNamespace: lambda node, binder: DescribeNamespace(name_of(node.this)),
-    tx.CreateTable: _create_table,
-    tx.CreateTableAs: _create_table_as,
-    tx.DropTable: lambda node, binder: DropTable(
+    texp.AlterNamespace: _alter_namespace,
+    texp.ShowNamespaces: lambda node, binder: ShowNamespaces(_like(node.args.get("like"), binder)),
+    texp.DescribeNamespace: lambda node, binder: DescribeNamespace(name_of(node.this)),
+    texp.CreateTable: _create_table,
+    texp.CreateTableAs: _create_table_as,
+    texp.DropTable: lambda node, binder: DropTable(
         _table_name(node.this), bool(node.args.get("exists"))
     ),
-    tx.Truncate: lambda node, binder: TruncateTable(_table_name(node.this)),
-    tx.CreateIndex: lambda node, binder: CreateIndex(
+    texp.Truncate: lambda node, binder: TruncateTable(_table_name(node.this)),
+    texp.CreateIndex: lambda node, binder: CreateIndex(
         name_of(node.this),
         _table_name(node.args["table"]),
         name_of(node.args["column"]),
         bool(node.args.get("exists")),
     ),
-    tx.DropIndex: lambda node, binder: DropIndex(
+    texp.DropIndex: lambda node, binder: DropIndex(
         name_of(node.this), _table_name(node.args["table"]), bool(node.args.get("exists"))
     ),
-    tx.AlterTable: _alter_table,
-    tx.ShowTables: lambda node, binder: ShowTables(
+    texp.AlterTable: _alter_table,
+    texp.ShowTables: lambda node, binder: ShowTables(
         name_of(node.this) if node.this else None, _like(node.args.get("like"), binder)
     ),
-    tx.DescribeTable: lambda node, binder: DescribeTable(_table_name(node.this)),
-    tx.ShowCreateTable: lambda node, binder: ShowCreateTable(_table_name(node.this)),
-    tx.Begin: lambda node, binder: Begin(node.args.get("isolation")),
+    texp.DescribeTable: lambda node, binder: DescribeTable(_table_name(node.this)),
+    texp.ShowCreateTable: lambda node, binder: ShowCreateTable(_table_name(node.this)),
+    texp.Begin: lambda node, binder: Begin(node.args.get("isolation")),
     exp.Commit: lambda node, binder: Commit(),
     exp.Rollback: lambda node, binder: Rollback(),
-    tx.SetTransaction: lambda node, binder: SetTransaction(node.args["isolation"]),
-    tx.UseNamespace: lambda node, binder: Use(name_of(node.this)),
-    tx.Call: _call,
-    tx.Explain: _query,
+    texp.SetTransaction: lambda node, binder: SetTransaction(node.args["isolation"]),
+    texp.UseNamespace: lambda node, binder: Use(name_of(node.this)),
+    texp.Call: _call,
+    texp.Explain: _query,
     exp.Query: _query,
     exp.Values: _query,
     exp.Insert: _dml,
