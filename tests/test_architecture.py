@@ -248,3 +248,15 @@ def test_the_quoting_check_sees_either_quote(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert quote_doublings(probe) == [1, 2]
+
+
+def test_the_sql_language_does_not_import_the_engine() -> None:
+    """``sql/`` (dialect, parser, statement model) stands without ``sql/engine/``, which runs it."""
+    language = list((PACKAGE / "sql").glob("*.py"))
+    found = [
+        f"{p.relative_to(PACKAGE)}:{line} ({kind}) imports {target}"
+        for p in language
+        for line, kind, target in imported(p)
+        if target == "trinity_dbapi.sql.engine" or target.startswith("trinity_dbapi.sql.engine.")
+    ]
+    assert language and found == []

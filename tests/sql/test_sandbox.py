@@ -541,7 +541,7 @@ WHITELISTED = {
 def test_whitelisted_table_functions_run_and_any_other_name_is_refused(
     function: str, n: int, upper: bool, other: str
 ) -> None:
-    from trinity_dbapi.sql.engine.table_functions import ALLOWED_TABLE_FUNCTIONS
+    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
 
     call, rows = WHITELISTED[function]
     call = call.format(n=n)
@@ -566,7 +566,7 @@ def test_whitelisted_table_functions_run_and_any_other_name_is_refused(
 def test_the_whitelist_holds_only_functions_duckdb_has() -> None:
     # A renamed or removed DuckDB function would leave a dead entry; a new
     # table function is refused until it is checked and listed here.
-    from trinity_dbapi.sql.engine.table_functions import ALLOWED_TABLE_FUNCTIONS
+    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
 
     with duckdb.connect() as duck:
         names = {
@@ -583,7 +583,7 @@ def test_the_whitelist_holds_only_functions_duckdb_has() -> None:
 
 
 def test_the_grammar_and_docs_list_exactly_the_whitelist() -> None:
-    from trinity_dbapi.sql.engine.table_functions import ALLOWED_TABLE_FUNCTIONS
+    from trinity_dbapi.sql.table_functions import ALLOWED_TABLE_FUNCTIONS
 
     root = Path(__file__).resolve().parents[2]
     grammar = (root / "grammar" / "trinity.ebnf").read_text()

@@ -179,7 +179,7 @@ class TrinityParser(DDLParser):
     def _parse_string_as_identifier(self) -> exp.Identifier | None:
         # sqlglot makes FROM 'x.csv' the same node as FROM "x.csv"; DuckDB reads
         # the first as a file. Remember the spelling so the statement layer can
-        # refuse it (trinity_dbapi.sql.engine.table_functions).
+        # refuse it (trinity_dbapi.sql.table_functions).
         identifier = super()._parse_string_as_identifier()
         if identifier is not None:
             identifier.meta[texp.STRING_NAME] = True

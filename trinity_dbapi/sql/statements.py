@@ -30,7 +30,6 @@ from trinity_dbapi.sql.binding import Binder, as_utc, literal_value, parse_times
 from trinity_dbapi.sql.binding import value_node as _value_node
 from trinity_dbapi.sql.diagnostics import syntax_error, token_error
 from trinity_dbapi.sql.dialect import Trinity
-from trinity_dbapi.sql.engine.table_functions import check_table_functions, refuse_file_name
 from trinity_dbapi.sql.model import (
     AddColumn,
     AlterAction,
@@ -70,6 +69,7 @@ from trinity_dbapi.sql.model import (
 from trinity_dbapi.sql.nesting import check_depth, recursion_budget
 from trinity_dbapi.sql.parser import TrinityParser
 from trinity_dbapi.sql.statement_cache import StatementCache, node_cost
+from trinity_dbapi.sql.table_functions import check_table_functions, refuse_file_name
 from trinity_dbapi.sql.types_sql import convert_type, name_of
 
 __all__ = [

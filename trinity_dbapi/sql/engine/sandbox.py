@@ -30,7 +30,7 @@ unclosed, only ever by the process that made it (not by a forked child).
 What no configuration of DuckDB can close: ``..`` right after a symbolic link
 *inside* the root (``<root>/link/../x``) is removed as text before the check,
 so it opens ``x`` beside the link's target. So this is the second wall: the
-statement layer (:mod:`trinity_dbapi.sql.engine.table_functions`) lets no user SQL
+statement layer (:mod:`trinity_dbapi.sql.table_functions`) lets no user SQL
 name a file at all (a whitelist of table functions that read none, no string
 as a table), and the only paths DuckDB opens are those of trinity's own scans.
 
