@@ -24,11 +24,10 @@
 
 from __future__ import annotations
 
-import importlib
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -37,7 +36,6 @@ from trinity_dbapi.errors import (
     CommitConflictError,
     CorruptFileError,
     LakehouseExistsError,
-    NotSupportedError,
     ObjectExistsError,
     ProgrammingError,
     RetriesExhaustedError,
@@ -55,6 +53,7 @@ from trinity_dbapi.format.paths import (
 )
 from trinity_dbapi.lakehouse.history import to_millis
 from trinity_dbapi.lakehouse.recovery import recovery_base
+from trinity_dbapi.lakehouse.table_formats import referenced_files_of
 from trinity_dbapi.lakehouse.transaction import Progress, RetryPolicy, node_file_progress
 from trinity_dbapi.tree import btree
 
@@ -527,44 +526,10 @@ class _Marker:
         from trinity_dbapi.format.definitions import TableDefinition
 
         definition = TableDefinition.from_bytes(self.lakehouse.read_location(location), location)
-        resolver = table_files_resolver(definition.table_format)
-        if resolver is not None:
-            for path in resolver(self.lakehouse.storage, definition):
+        referenced_files = referenced_files_of(definition.table_format)
+        if referenced_files is not None:
+            for path in referenced_files(self.lakehouse.storage, definition):
                 self.mark(path)
-
-
-#: Table formats whose tables reference files beyond their definition: the
-#: format name -> "module:function" returning those files' paths. Garbage
-#: collection must know every one, or it would delete live data; a table
-#: format of an unknown kind stops it (see :func:`table_files_resolver`).
-TABLE_FILE_RESOLVERS: dict[str, str] = {
-    "kartothek": "trinity_dbapi.tables.managed:referenced_files",
-}
-#: Table formats known to reference no other files.
-FORMATS_WITHOUT_FILES = frozenset({"parquet", "csv", "json", "iceberg", "delta"})
-
-
-def table_files_resolver(table_format: str) -> Callable[[Any, Any], Iterable[str]] | None:
-    """The function listing a table's data files for ``table_format`` (None: it has none).
-
-    Raises:
-        NotSupportedError: an unknown table format, whose files garbage
-            collection could otherwise delete.
-    """
-    target = TABLE_FILE_RESOLVERS.get(table_format)
-    if target is None:
-        if table_format in FORMATS_WITHOUT_FILES:
-            return None
-        raise NotSupportedError(
-            f"garbage collection does not know the table format {table_format!r}, so it cannot "
-            "tell which files such a table uses; register it in "
-            "maintenance.TABLE_FILE_RESOLVERS (or FORMATS_WITHOUT_FILES) first"
-        )
-    module, _, function = target.partition(":")
-    resolver: Callable[[Any, Any], Iterable[str]] = getattr(
-        importlib.import_module(module), function
-    )
-    return resolver
 
 
 def collect_garbage(
