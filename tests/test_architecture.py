@@ -5,7 +5,8 @@ with `ast` (nothing is imported) and fails on:
 
 * an import that points up a layer, in any of its four forms: at module
   top, inside a function, under ``TYPE_CHECKING``, or by string (a dotted
-  ``trinity_dbapi.…`` name handed to ``importlib`` or a registry);
+  ``trinity_dbapi.…`` name handed to ``importlib`` or a registry; an
+  entry-point group setup.cfg declares names no module);
 * a module that sits in no layer;
 * a hand-written module over 650 lines.
 """
@@ -13,6 +14,7 @@ with `ast` (nothing is imported) and fails on:
 from __future__ import annotations
 
 import ast
+import configparser
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,6 +48,18 @@ LAYERS: dict[str, int] = {
 GENERATED = {"format/proto/trinity_pb2.py"}
 
 _DOTTED = re.compile(r"^trinity_dbapi(?:\.\w+)+(?::\w+)?$")
+
+
+def entry_point_groups(setup_cfg: Path = PACKAGE.parent / "setup.cfg") -> frozenset[str]:
+    """Entry-point groups setup.cfg declares: dotted names, yet no module of the package."""
+    config = configparser.ConfigParser()
+    config.read(setup_cfg, encoding="utf-8")
+    if not config.has_section("options.entry_points"):
+        return frozenset()
+    return frozenset(config.options("options.entry_points"))
+
+
+ENTRY_POINT_GROUPS = entry_point_groups()
 
 
 def modules(package: Path = PACKAGE) -> list[Path]:
@@ -124,6 +138,7 @@ def imported(path: Path, package: Path = PACKAGE) -> Iterator[tuple[int, str, st
             and isinstance(node.value, str)
             and id(node) not in docstrings
             and _DOTTED.match(node.value)
+            and node.value not in ENTRY_POINT_GROUPS
         ):
             dotted = node.value.partition(":")[0]
             while dotted and not is_module(dotted, package):

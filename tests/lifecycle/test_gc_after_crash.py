@@ -12,7 +12,7 @@ from pathlib import Path
 
 import tests
 from trinity_dbapi.lakehouse import Lakehouse
-from trinity_dbapi.lakehouse.maintenance import reachable_files
+from trinity_dbapi.lakehouse.garbage import reachable_files
 
 REPO_ROOT = Path(tests.__file__).resolve().parent.parent
 

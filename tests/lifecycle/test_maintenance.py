@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 import uuid
 from typing import Any
@@ -18,6 +19,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.lakehouse.maintenance import Maintenance
 from trinity_dbapi.lakehouse.transaction import RetryPolicy
 from trinity_dbapi.storage import open_storage
 from trinity_dbapi.tree import btree
@@ -41,6 +43,23 @@ def _names(lake: Lakehouse, version: int | None = None) -> list[str]:
 def _target(backend: Backend, name: str) -> str:
     uri = backend[0].rstrip("/")
     return uri.rpartition("/")[0] + f"/{name}-{uuid.uuid4().hex[:8]}"
+
+
+# -- the accessor -----------------------------------------------------------------------
+
+
+def test_maintenance_is_a_typed_accessor(backend: Backend) -> None:
+    lake = _lake(backend, 2)
+    assert isinstance(lake.maintenance, Maintenance) and lake.maintenance is lake.maintenance
+    assert lake.maintenance.compact().version == 3
+    assert lake.maintenance.rollback(1).version == 4
+    assert _names(lake) == ["n000"]
+    # The Lakehouse methods take the same arguments, every one named: no **options.
+    for name in ("rollback", "compact", "export_snapshot", "expire_versions", "collect_garbage"):
+        on_lakehouse = inspect.signature(getattr(Lakehouse, name)).parameters
+        on_accessor = inspect.signature(getattr(Maintenance, name)).parameters
+        assert list(on_lakehouse) == list(on_accessor)
+        assert all(p.kind is not p.VAR_KEYWORD for p in on_lakehouse.values())
 
 
 # -- rollback ---------------------------------------------------------------------------

@@ -74,8 +74,8 @@ from trinity_dbapi.format.type_mapping import columns_from_schema, duckdb_type
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.history import VersionInfo
-    from trinity_dbapi.lakehouse.lakehouse import Snapshot
     from trinity_dbapi.lakehouse.objects import ObjectOperations
+    from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 __all__ = [
     "CATALOG_TABLES",

@@ -26,7 +26,8 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format.paths import root_node_version
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+    from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

@@ -13,39 +13,39 @@ names, definitions and transactions with isolation levels build on it.
 
 from __future__ import annotations
 
-import contextlib
-import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import (
-    CommitConflictError,
     CorruptFileError,
     FileAlreadyExistsError,
     LakehouseExistsError,
     NoSuchVersionError,
-    NotSupportedError,
-    ProgrammingError,
     ReadOnlyError,
-    StorageError,
     StorageFileNotFoundError,
 )
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import LakehouseDefinition
-from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION, Message
+from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION
 from trinity_dbapi.format.paths import (
     LATEST_HINT_FILE,
     new_lakehouse_definition_path,
     root_node_file_name,
     root_node_version,
 )
-from trinity_dbapi.lakehouse import roots
+from trinity_dbapi.lakehouse import commit_point, history, recovery, roots
+from trinity_dbapi.lakehouse.expiration import ExpireResult
+from trinity_dbapi.lakehouse.export import ExportResult
+from trinity_dbapi.lakehouse.garbage import DEFAULT_GRACE_PERIOD_MILLIS, GarbageResult
+from trinity_dbapi.lakehouse.maintenance import Maintenance
+from trinity_dbapi.lakehouse.snapshot import Snapshot
 from trinity_dbapi.lakehouse.transaction import (
     DEFAULT_ISOLATION,
     IsolationLevel,
+    Progress,
     RetryPolicy,
     Transaction,
 )
@@ -55,97 +55,9 @@ from trinity_dbapi.tree.node import Node, NodeStore
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.history import VersionInfo
-    from trinity_dbapi.lakehouse.maintenance import ExpireResult, ExportResult, GarbageResult
-
-#: Definition fields that shape the tree and its keys, so they never change.
-_FIXED_DEFINITION_FIELDS = (
-    "major_version",
-    "order",
-    "namespace_name_max_size_bytes",
-    "table_name_max_size_bytes",
-    "file_name_max_size_bytes",
-    "node_file_max_size_bytes",
-)
 
 #: Lakehouse definition property choosing node file compression (zstd, lz4, none).
 COMPRESSION_PROPERTY = "trinity.node-file.compression"
-
-
-def _now_millis() -> int:
-    return time.time_ns() // 1_000_000
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """One root version of the tree, pinned: every read resolves through it.
-
-    Attributes:
-        version: the root node version number.
-        root: the root node (clean, shared).
-        lakehouse: the lakehouse it belongs to.
-    """
-
-    version: int
-    root: Node
-    lakehouse: Lakehouse
-
-    @property
-    def created_at_millis(self) -> int:
-        return int(self.root.system.get(system_keys.CREATED_AT_MILLIS, "0"))
-
-    @property
-    def previous_root(self) -> str | None:
-        return self.root.system.get(system_keys.PREVIOUS_ROOT)
-
-    @property
-    def rollback_from_root(self) -> str | None:
-        return self.root.system.get(system_keys.ROLLBACK_FROM_ROOT)
-
-    @property
-    def definition_path(self) -> str:
-        return self.root.system[system_keys.LAKEHOUSE_DEF]
-
-    @property
-    def definition(self) -> LakehouseDefinition:
-        """The lakehouse definition this version points at."""
-        return self.lakehouse.read_definition(self.definition_path, referrer=self.root.path)
-
-    @property
-    def latest_txn(self) -> str | None:
-        """ID of the transaction that made this version.
-
-        Read from the root's ``txn_id`` system row; a root written without it
-        (by another implementation) falls back to its newest buffered message.
-        """
-        txn = self.root.system.get(system_keys.TXN_ID)
-        if txn is not None:
-            return txn
-        return self.root.buffer[-1].txn if self.root.buffer else None
-
-    def latest_messages(self) -> list[Message]:
-        """The messages of the transaction that made this version."""
-        txn = self.latest_txn
-        return [m for m in self.root.buffer if m.txn == txn]
-
-    def changed_keys(self) -> set[str]:
-        """The keys the transaction that made this version set or deleted."""
-        return {m.key for m in self.latest_messages()}
-
-    def get(self, key: str) -> str | None:
-        """The value of ``key`` at this version, or None."""
-        return btree.get(self.lakehouse.nodes, self.root, key)
-
-    def scan(self, lo: str | None = None, hi: str | None = None) -> Iterator[tuple[str, str]]:
-        """Every ``(key, value)`` with ``lo <= key < hi``, ascending."""
-        return btree.scan(self.lakehouse.nodes, self.root, lo, hi)
-
-    def scan_prefix(self, prefix: str) -> Iterator[tuple[str, str]]:
-        """Every ``(key, value)`` whose key starts with ``prefix``, ascending."""
-        return btree.scan_prefix(self.lakehouse.nodes, self.root, prefix)
-
-    def depth(self) -> int:
-        """Number of tree levels at this version."""
-        return btree.depth(self.lakehouse.nodes, self.root)
 
 
 class Lakehouse:
@@ -216,7 +128,7 @@ class Lakehouse:
         storage.create_exclusive(def_path, definition.to_bytes())
         lakehouse = cls(storage, definition, storage_options=storage_options)
         system = {
-            system_keys.CREATED_AT_MILLIS: str(_now_millis()),
+            system_keys.CREATED_AT_MILLIS: str(commit_point.now_millis()),
             system_keys.LAKEHOUSE_DEF: def_path,
         }
         try:
@@ -224,7 +136,7 @@ class Lakehouse:
         except FileAlreadyExistsError:
             storage.delete(def_path)  # lost the race: leave nothing behind
             raise LakehouseExistsError(storage.root_uri) from None
-        lakehouse._write_hint(0)
+        commit_point.write_hint(storage, 0)
         return lakehouse
 
     @classmethod
@@ -252,8 +164,6 @@ class Lakehouse:
                 older version that opens.
             UnsupportedFormatVersionError: it was written by an incompatible version.
         """
-        from trinity_dbapi.lakehouse import recovery
-
         storage = _storage(uri, storage_options)
         pinned = version is not None
         if version is None:
@@ -275,7 +185,8 @@ class Lakehouse:
             lakehouse = cls._open_at(storage, version, storage_options)
         except CorruptFileError as exc:
             at = version if missing is None else missing
-            raise recovery.damaged(storage, at, exc, storage_options) from exc
+            opens = partial(cls._open_at, storage, storage_options=storage_options)
+            raise recovery.damaged(storage, at, exc, opens) from exc
         if pinned:
             lakehouse.pinned_version = version
         return lakehouse
@@ -313,8 +224,7 @@ class Lakehouse:
         cls, uri: str | Storage, *, storage_options: Mapping[str, Any] | None = None
     ) -> bool:
         """Whether a lakehouse exists at ``uri``."""
-        storage = _storage(uri, storage_options)
-        return storage.exists(root_node_file_name(0)) or bool(roots.listed_versions(storage))
+        return roots.lakehouse_exists(_storage(uri, storage_options))
 
     # -- versions ------------------------------------------------------------------
 
@@ -362,9 +272,7 @@ class Lakehouse:
         Raises:
             NoSuchVersionError: every retained version is newer.
         """
-        from trinity_dbapi.lakehouse.history import version_at
-
-        return self.snapshot(version_at(self, timestamp))
+        return self.snapshot(history.version_at(self, timestamp))
 
     def snapshot_by_export(self, name: str) -> Snapshot:
         """The snapshot recorded as the exported snapshot ``name``.
@@ -390,41 +298,79 @@ class Lakehouse:
     def history(self, *, since: int = 0) -> list[VersionInfo]:
         """Every retained version from ``since`` on: time, previous root, rollback
         source, transaction and the keys it changed."""
-        from trinity_dbapi.lakehouse.history import history
+        return list(history.history(self, since=since))
 
-        return list(history(self, since=since))
+    # -- lifecycle (trinity_dbapi.lakehouse.maintenance) ------------------------------
 
-    # -- lifecycle (see trinity_dbapi.lakehouse.maintenance) ---------------------------------
+    @cached_property
+    def maintenance(self) -> Maintenance:
+        """Rollback, compaction, export, expiration and garbage collection."""
+        return Maintenance(self)
 
-    def rollback(self, version: int, **options: Any) -> Snapshot:
-        """Roll back to ``version`` by committing a copy of its tree; see :func:`maintenance.rollback`."""
-        from trinity_dbapi.lakehouse import maintenance
+    def rollback(
+        self, version: int, *, retry: RetryPolicy | None = None, progress: Progress | None = None
+    ) -> Snapshot:
+        """Roll back to ``version`` by committing a copy of its tree; see :meth:`Maintenance.rollback`."""
+        return self.maintenance.rollback(version, retry=retry, progress=progress)
 
-        return maintenance.rollback(self, version, **options)
+    def compact(
+        self, *, retry: RetryPolicy | None = None, progress: Progress | None = None
+    ) -> Snapshot:
+        """Flush all buffers as one commit; see :meth:`Maintenance.compact`."""
+        return self.maintenance.compact(retry=retry, progress=progress)
 
-    def compact(self, **options: Any) -> Snapshot:
-        """Flush all buffers as one commit; see :func:`maintenance.compact`."""
-        from trinity_dbapi.lakehouse import maintenance
+    def export_snapshot(
+        self,
+        name: str,
+        *,
+        version: int | None = None,
+        mode: str = "minimal",
+        target: str | None = None,
+        depth: int | None = None,
+        target_storage_options: dict[str, Any] | None = None,
+        progress: Progress | None = None,
+    ) -> ExportResult:
+        """Export a version under ``name``; see :meth:`Maintenance.export_snapshot`."""
+        return self.maintenance.export_snapshot(
+            name,
+            version=version,
+            mode=mode,
+            target=target,
+            depth=depth,
+            target_storage_options=target_storage_options,
+            progress=progress,
+        )
 
-        return maintenance.compact(self, **options)
+    def expire_versions(
+        self,
+        *,
+        older_than: datetime | float | None = None,
+        retain_last: int | None = None,
+        now: datetime | float | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ExpireResult:
+        """Delete versions past their age; see :meth:`Maintenance.expire_versions`."""
+        return self.maintenance.expire_versions(
+            older_than=older_than,
+            retain_last=retain_last,
+            now=now,
+            dry_run=dry_run,
+            progress=progress,
+        )
 
-    def export_snapshot(self, name: str, **options: Any) -> ExportResult:
-        """Export a version under ``name``; see :func:`maintenance.export_snapshot`."""
-        from trinity_dbapi.lakehouse import maintenance
-
-        return maintenance.export_snapshot(self, name, **options)
-
-    def expire_versions(self, **options: Any) -> ExpireResult:
-        """Delete versions past their age; see :func:`maintenance.expire_versions`."""
-        from trinity_dbapi.lakehouse import maintenance
-
-        return maintenance.expire_versions(self, **options)
-
-    def collect_garbage(self, **options: Any) -> GarbageResult:
-        """Delete unreachable files; see :func:`maintenance.collect_garbage`."""
-        from trinity_dbapi.lakehouse import maintenance
-
-        return maintenance.collect_garbage(self, **options)
+    def collect_garbage(
+        self,
+        *,
+        grace_period_millis: int = DEFAULT_GRACE_PERIOD_MILLIS,
+        now: datetime | float | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> GarbageResult:
+        """Delete unreachable files; see :meth:`Maintenance.collect_garbage`."""
+        return self.maintenance.collect_garbage(
+            grace_period_millis=grace_period_millis, now=now, dry_run=dry_run, progress=progress
+        )
 
     def read_location(self, location: str) -> bytes:
         """Read a file by location: a relative path here, or a fully qualified URI."""
@@ -492,7 +438,7 @@ class Lakehouse:
             return base
         self.require_unpinned("a commit")
         txn = txn_id or str(uuid.uuid4())
-        messages = [Message(_check_key(k), _check_value(k, v), txn) for k, v in changes.items()]
+        messages = commit_point.messages(changes, txn)
         def_path = None if definition is None else self.write_definition(base, definition)
         new_root = btree.TreeWriter(self.nodes, self.tree_config).commit(base.root, messages, txn)
         return self.write_root(
@@ -512,14 +458,7 @@ class Lakehouse:
                 encoding (order, name and node sizes), which means re-encoding
                 every key.
         """
-        current = base.definition
-        for name in _FIXED_DEFINITION_FIELDS:
-            if getattr(definition, name) != getattr(current, name):
-                raise NotSupportedError(
-                    f"the lakehouse definition field {name!r} cannot change from "
-                    f"{getattr(current, name)} to {getattr(definition, name)}: it shapes the "
-                    "tree and its keys; export the lakehouse into a new one with the new value"
-                )
+        commit_point.check_definition_change(base.definition, definition)
         path = new_lakehouse_definition_path()
         self.storage.create_unique(path, definition.to_bytes())
         self._definitions[path] = definition
@@ -556,28 +495,24 @@ class Lakehouse:
             self.require_unpinned("a commit")
         # Creation times strictly increase with the version, whatever the
         # writers' clocks say, so time travel can binary-search versions.
-        now = max(_now_millis(), base.created_at_millis + 1)
+        now = max(commit_point.now_millis(), base.created_at_millis + 1)
         self.nodes.write_dirty_children(new_root, now, progress)
         version = base.version + 1
         name = root_node_file_name(version)
-        system = {
-            system_keys.CREATED_AT_MILLIS: str(now),
-            system_keys.LAKEHOUSE_DEF: definition_path or base.definition_path,
-            system_keys.PREVIOUS_ROOT: root_node_file_name(base.version),
-            system_keys.TXN_ID: txn,
-            **(extra_system or {}),
-        }
+        system = commit_point.root_system(
+            base, now=now, txn=txn, definition_path=definition_path, extra_system=extra_system
+        )
         data = self.nodes.encode(new_root, system)
         try:
             self.storage.create_exclusive(name, data, before_publish=before_root)
         except FileAlreadyExistsError:
-            if not self._is_own_root(name, data):
-                raise self._conflict(base, version) from None
+            if not commit_point.is_own_root(self.storage, name, data):
+                raise commit_point.conflict(self.storage, base, version) from None
         new_root.path = name
         new_root.system = system
         self.nodes.remember(new_root)  # the next transaction starts here: no decode
         self._known_latest = max(self._known_latest, version)
-        self._write_hint(version)
+        commit_point.write_hint(self.storage, version)
         return Snapshot(version, new_root, self)
 
     def require_unpinned(self, what: str) -> None:
@@ -595,34 +530,6 @@ class Lakehouse:
                 "connect without version= to write"
             )
 
-    def _is_own_root(self, name: str, data: bytes) -> bool:
-        """Whether the root that "already exists" is the one this commit wrote.
-
-        An object store may lose the response to a create that succeeded; the
-        client's retry then fails its If-None-Match precondition. The root
-        holds this commit's new node paths (fresh UUIDs), so equal bytes can
-        only be our own write.
-        """
-        try:
-            return self.storage.read(name) == data
-        except StorageError:
-            return False
-
-    def _conflict(self, base: Snapshot, version: int) -> CommitConflictError:
-        return CommitConflictError(
-            f"version {version} of {self.storage.root_uri!r} was committed by another "
-            f"writer first; this commit was based on version {base.version}. Start again "
-            "from the latest version",
-            version=version,
-        )
-
-    def _write_hint(self, version: int) -> None:
-        # Best effort: the hint is only a starting point for the probe.
-        # Fixed width (10 digits hold any 32-bit version): stores that can
-        # overwrite in place then update it with one small write.
-        with contextlib.suppress(StorageError):
-            self.storage.write(LATEST_HINT_FILE, f"{version:010d}".encode())
-
 
 def tree_config(definition: LakehouseDefinition) -> btree.TreeConfig:
     """The tree shape a lakehouse definition asks for."""
@@ -639,17 +546,3 @@ def _storage(uri: str | Storage, storage_options: Mapping[str, Any] | None) -> S
     if isinstance(uri, Storage):
         return uri
     return open_storage(uri, storage_options=dict(storage_options or {}))
-
-
-def _check_key(key: object) -> str:
-    if not isinstance(key, str) or not key:
-        raise ProgrammingError(f"tree keys are non-empty strings, not {key!r}")
-    return key
-
-
-def _check_value(key: str, value: object) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise ProgrammingError(
-            f"the value of {key!r} must be a string or None, not {type(value).__name__}"
-        )
-    return value

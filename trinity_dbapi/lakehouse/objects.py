@@ -28,7 +28,7 @@ from trinity_dbapi.format.paths import namespace_definition_path, table_definiti
 from trinity_dbapi.tree.btree import prefix_end
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Snapshot
+    from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 NAMESPACE_PREFIX = keys.encode_schema_id(keys.NAMESPACE_SCHEMA_ID)
 

@@ -12,8 +12,8 @@ parsed. See docs/recovery.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import (
     CorruptFileError,
@@ -24,9 +24,10 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import roots
+from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
     from trinity_dbapi.storage import Storage
 
 #: How many older versions :func:`damaged` tries before giving up: each try
@@ -74,16 +75,17 @@ def newest_root(storage: Storage) -> int:
     return version
 
 
-def newest_intact(
-    storage: Storage, below: int, storage_options: Mapping[str, Any] | None = None
-) -> int | None:
-    """The newest version under ``below`` whose root and definition open, or None."""
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+def newest_intact(storage: Storage, below: int, opens: Callable[[int], object]) -> int | None:
+    """The newest version under ``below`` for which ``opens(version)`` succeeds, or None.
 
+    ``opens`` opens a version, its root and definition fully validated
+    (``Lakehouse._open_at``); it is passed in so this module never imports
+    the lakehouse.
+    """
     older = sorted((v for v in roots.listed_versions(storage) if v < below), reverse=True)
     for version in older[:MAX_VERSIONS_TRIED]:
         try:
-            Lakehouse._open_at(storage, version, storage_options)
+            opens(version)
         except Error:
             continue
         return version
@@ -94,12 +96,15 @@ def damaged(
     storage: Storage,
     version: int,
     exc: CorruptFileError,
-    storage_options: Mapping[str, Any] | None = None,
+    opens: Callable[[int], object],
 ) -> DamagedVersionError:
-    """The error for a version that cannot be opened: the reader's, plus the way back."""
+    """The error for a version that cannot be opened: the reader's, plus the way back.
+
+    ``opens`` opens an older version, as for :func:`newest_intact`.
+    """
     if isinstance(exc, DamagedVersionError):
         return exc
-    intact = newest_intact(storage, version, storage_options)
+    intact = newest_intact(storage, version, opens)
     return DamagedVersionError(exc.path, exc.problem, version=version, intact=intact)
 
 
@@ -111,8 +116,6 @@ def recovery_base(lakehouse: Lakehouse, target: Snapshot) -> Snapshot:
     creation time is the newest readable one between ``target`` and it, so
     creation times keep increasing with the version, as time travel needs.
     """
-    from trinity_dbapi.lakehouse.lakehouse import Snapshot
-
     newest = newest_root(lakehouse.storage)
     base_root = target.root
     for version in range(newest, target.version, -1):

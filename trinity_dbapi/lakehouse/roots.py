@@ -75,6 +75,11 @@ def listed_versions(storage: Storage) -> list[int]:
     return [v for v in versions if v is not None]
 
 
+def lakehouse_exists(storage: Storage) -> bool:
+    """Whether ``storage`` holds a lakehouse (a root of version 0, or any root left)."""
+    return storage.exists(root_node_file_name(0)) or bool(listed_versions(storage))
+
+
 def root_definition_path(data: bytes, path: str) -> str:
     """Read the ``lakehouse_def`` system row of a root node file of unknown order."""
     import pyarrow as pa

@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from trinity_dbapi.format.definitions import LakehouseDefinition
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+    from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 
 class IsolationLevel(str, enum.Enum):

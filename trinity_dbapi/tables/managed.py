@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import CommitConflictError
 from trinity_dbapi.format.definitions import Column, TableDefinition
+from trinity_dbapi.lakehouse.table_formats import register_table_format
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -206,3 +207,7 @@ def referenced_files(storage: Storage, table: TableDefinition) -> set[str]:
     if not has_dataset(table):
         return set()
     return dataset_files(storage, table.format_properties[METADATA_LOCATION])
+
+
+# Garbage collection (lakehouse layer) follows managed tables to their files.
+register_table_format(TABLE_FORMAT, referenced_files)

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from trinity_dbapi.errors import ProgrammingError
-from trinity_dbapi.lakehouse import maintenance
+from trinity_dbapi.lakehouse.garbage import DEFAULT_GRACE_PERIOD_MILLIS
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.progress import NodeFileProgress
 from trinity_dbapi.sql.engine.session import Result, Session
@@ -44,7 +44,7 @@ class Procedure:
 def _rollback_to_version(session: Session, args: dict[str, Any]) -> pa.Table:
     version = _int("version", args["version"])
     progress = _node_files(session, f"roll back to version {version}")
-    snap = maintenance.rollback(session.lakehouse, version, retry=session.retry, progress=progress)
+    snap = session.lakehouse.maintenance.rollback(version, retry=session.retry, progress=progress)
     return pa.table(
         {
             "rolled_back_to": pa.array([version], pa.int64()),
@@ -58,8 +58,7 @@ def _export_snapshot(session: Session, args: dict[str, Any]) -> pa.Table:
     name = _str("name", args["name"])
     progress = session.task(f"export snapshot {name}", "files")
     progress.start()
-    result = maintenance.export_snapshot(
-        session.lakehouse,
+    result = session.lakehouse.maintenance.export_snapshot(
         name,
         version=None if version is None else _int("version", version),
         mode=_str("mode", args["mode"]),
@@ -91,8 +90,7 @@ def _expire_versions(session: Session, args: dict[str, Any]) -> pa.Table:
     dry_run = _bool("dry_run", args["dry_run"])
     progress = session.task("expire versions" + (" (dry run)" if dry_run else ""), "versions")
     progress.start()
-    result = maintenance.expire_versions(
-        session.lakehouse,
+    result = session.lakehouse.maintenance.expire_versions(
         older_than=older_than,
         retain_last=None if retain is None else _int("retain_last", retain),
         dry_run=dry_run,
@@ -109,7 +107,7 @@ def _expire_versions(session: Session, args: dict[str, Any]) -> pa.Table:
 
 def _compact(session: Session, args: dict[str, Any]) -> pa.Table:
     progress = _node_files(session, "compact")
-    snap = maintenance.compact(session.lakehouse, retry=session.retry, progress=progress)
+    snap = session.lakehouse.maintenance.compact(retry=session.retry, progress=progress)
     return pa.table({"new_version": pa.array([snap.version], pa.int64())})
 
 
@@ -120,8 +118,7 @@ def _collect_garbage(session: Session, args: dict[str, Any]) -> pa.Table:
     # known once it is over.
     progress = session.task("collect garbage" + (" (dry run)" if dry_run else ""), "files")
     progress.start()
-    result = maintenance.collect_garbage(
-        session.lakehouse,
+    result = session.lakehouse.maintenance.collect_garbage(
         grace_period_millis=grace_period_millis,
         dry_run=dry_run,
         progress=progress.counter,
@@ -192,7 +189,7 @@ PROCEDURES: Mapping[str, Procedure] = {
     ),
     "compact": Procedure((), _compact, "flush every write buffer down the tree"),
     "collect_garbage": Procedure(
-        (("grace_period_millis", maintenance.DEFAULT_GRACE_PERIOD_MILLIS), ("dry_run", False)),
+        (("grace_period_millis", DEFAULT_GRACE_PERIOD_MILLIS), ("dry_run", False)),
         _collect_garbage,
         "delete files no retained version or export reaches",
     ),

@@ -1,0 +1,137 @@
+"""The commit point: the pieces of creating the next root file.
+
+A commit writes its changed non-root nodes, then exclusively creates root
+``base.version + 1`` (:meth:`Lakehouse.write_root`): that one create decides
+the commit. This module holds what the create needs and checks: the root's
+system rows, telling our own root from another writer's, the conflict error,
+the latest-version hint, and the checks on what a commit may change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.errors import (
+    CommitConflictError,
+    NotSupportedError,
+    ProgrammingError,
+    StorageError,
+)
+from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.node_file import Message
+from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name
+
+if TYPE_CHECKING:
+    from trinity_dbapi.format.definitions import LakehouseDefinition
+    from trinity_dbapi.lakehouse.snapshot import Snapshot
+    from trinity_dbapi.storage import Storage
+
+#: Definition fields that shape the tree and its keys, so they never change.
+FIXED_DEFINITION_FIELDS = (
+    "major_version",
+    "order",
+    "namespace_name_max_size_bytes",
+    "table_name_max_size_bytes",
+    "file_name_max_size_bytes",
+    "node_file_max_size_bytes",
+)
+
+
+def now_millis() -> int:
+    """The current time in epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+def root_system(
+    base: Snapshot,
+    *,
+    now: int,
+    txn: str,
+    definition_path: str | None,
+    extra_system: Mapping[str, str] | None,
+) -> dict[str, str]:
+    """The system rows of the root that follows ``base``."""
+    return {
+        system_keys.CREATED_AT_MILLIS: str(now),
+        system_keys.LAKEHOUSE_DEF: definition_path or base.definition_path,
+        system_keys.PREVIOUS_ROOT: root_node_file_name(base.version),
+        system_keys.TXN_ID: txn,
+        **(extra_system or {}),
+    }
+
+
+def is_own_root(storage: Storage, name: str, data: bytes) -> bool:
+    """Whether the root that "already exists" is the one this commit wrote.
+
+    An object store may lose the response to a create that succeeded; the
+    client's retry then fails its If-None-Match precondition. The root
+    holds this commit's new node paths (fresh UUIDs), so equal bytes can
+    only be our own write.
+    """
+    try:
+        return storage.read(name) == data
+    except StorageError:
+        return False
+
+
+def conflict(storage: Storage, base: Snapshot, version: int) -> CommitConflictError:
+    """The error of a commit on ``base`` that lost ``version`` to another writer."""
+    return CommitConflictError(
+        f"version {version} of {storage.root_uri!r} was committed by another "
+        f"writer first; this commit was based on version {base.version}. Start again "
+        "from the latest version",
+        version=version,
+    )
+
+
+def write_hint(storage: Storage, version: int) -> None:
+    """Record ``version`` as the latest in the hint file, best effort."""
+    # Best effort: the hint is only a starting point for the probe.
+    # Fixed width (10 digits hold any 32-bit version): stores that can
+    # overwrite in place then update it with one small write.
+    with contextlib.suppress(StorageError):
+        storage.write(LATEST_HINT_FILE, f"{version:010d}".encode())
+
+
+def check_definition_change(current: LakehouseDefinition, new: LakehouseDefinition) -> None:
+    """Refuse a new lakehouse definition that changes a field shaping the tree.
+
+    Raises:
+        NotSupportedError: the change would alter the tree's shape or key
+            encoding (order, name and node sizes), which means re-encoding
+            every key.
+    """
+    for name in FIXED_DEFINITION_FIELDS:
+        if getattr(new, name) != getattr(current, name):
+            raise NotSupportedError(
+                f"the lakehouse definition field {name!r} cannot change from "
+                f"{getattr(current, name)} to {getattr(new, name)}: it shapes the "
+                "tree and its keys; export the lakehouse into a new one with the new value"
+            )
+
+
+def messages(changes: Mapping[str, str | None], txn: str) -> list[Message]:
+    """The buffer messages of ``changes`` (key -> value, None deletes), checked.
+
+    Raises:
+        ProgrammingError: a key is not a non-empty string, or a value not a
+            string or None.
+    """
+    return [Message(_check_key(k), _check_value(k, v), txn) for k, v in changes.items()]
+
+
+def _check_key(key: object) -> str:
+    if not isinstance(key, str) or not key:
+        raise ProgrammingError(f"tree keys are non-empty strings, not {key!r}")
+    return key
+
+
+def _check_value(key: str, value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ProgrammingError(
+            f"the value of {key!r} must be a string or None, not {type(value).__name__}"
+        )
+    return value

@@ -1,0 +1,92 @@
+"""One pinned root version of a lakehouse: every read resolves through it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.node_file import Message
+from trinity_dbapi.tree import btree
+from trinity_dbapi.tree.node import Node
+
+if TYPE_CHECKING:
+    from trinity_dbapi.format.definitions import LakehouseDefinition
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One root version of the tree, pinned: every read resolves through it.
+
+    Attributes:
+        version: the root node version number.
+        root: the root node (clean, shared).
+        lakehouse: the lakehouse it belongs to.
+    """
+
+    version: int
+    root: Node
+    lakehouse: Lakehouse
+
+    @property
+    def created_at_millis(self) -> int:
+        return int(self.root.system.get(system_keys.CREATED_AT_MILLIS, "0"))
+
+    @property
+    def previous_root(self) -> str | None:
+        return self.root.system.get(system_keys.PREVIOUS_ROOT)
+
+    @property
+    def rollback_from_root(self) -> str | None:
+        return self.root.system.get(system_keys.ROLLBACK_FROM_ROOT)
+
+    @property
+    def definition_path(self) -> str:
+        return self.root.system[system_keys.LAKEHOUSE_DEF]
+
+    @property
+    def definition(self) -> LakehouseDefinition:
+        """The lakehouse definition this version points at."""
+        return self.lakehouse.read_definition(self.definition_path, referrer=self.root.path)
+
+    @property
+    def latest_txn(self) -> str | None:
+        """ID of the transaction that made this version.
+
+        Read from the root's ``txn_id`` system row; a root written without it
+        (by another implementation) falls back to its newest buffered message.
+        """
+        txn = self.root.system.get(system_keys.TXN_ID)
+        if txn is not None:
+            return txn
+        return self.root.buffer[-1].txn if self.root.buffer else None
+
+    def latest_messages(self) -> list[Message]:
+        """The messages of the transaction that made this version."""
+        txn = self.latest_txn
+        return [m for m in self.root.buffer if m.txn == txn]
+
+    def changed_keys(self) -> set[str]:
+        """The keys the transaction that made this version set or deleted."""
+        return {m.key for m in self.latest_messages()}
+
+    def get(self, key: str) -> str | None:
+        """The value of ``key`` at this version, or None."""
+        return btree.get(self.lakehouse.nodes, self.root, key)
+
+    def scan(self, lo: str | None = None, hi: str | None = None) -> Iterator[tuple[str, str]]:
+        """Every ``(key, value)`` with ``lo <= key < hi``, ascending."""
+        return btree.scan(self.lakehouse.nodes, self.root, lo, hi)
+
+    def scan_prefix(self, prefix: str) -> Iterator[tuple[str, str]]:
+        """Every ``(key, value)`` whose key starts with ``prefix``, ascending."""
+        return btree.scan_prefix(self.lakehouse.nodes, self.root, prefix)
+
+    def depth(self) -> int:
+        """Number of tree levels at this version."""
+        return btree.depth(self.lakehouse.nodes, self.root)
+
+
+__all__ = ["Snapshot"]

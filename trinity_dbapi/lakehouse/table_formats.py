@@ -1,0 +1,89 @@
+"""Table formats garbage collection can follow to their data files.
+
+A table definition names its table format; a table of a format that keeps
+data files (a managed Kartothek dataset) reaches files that garbage
+collection must keep. Those formats live in higher layers, so they register
+here (:func:`register_table_format`) and this layer never names them.
+
+A process that never imported the format's module (one that opens a
+:class:`Lakehouse` only to collect garbage) finds it through the
+``trinity_dbapi.table_formats`` entry-point group instead: each entry maps a
+format name to its ``referenced_files`` function. A format found in neither
+place stops garbage collection, which would otherwise delete live data.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.errors import NotSupportedError
+
+if TYPE_CHECKING:
+    from trinity_dbapi.format.definitions import TableDefinition
+    from trinity_dbapi.storage import Storage
+
+#: ``referenced_files(storage, table)``: paths (relative to the lakehouse
+#: root) of every file this version of ``table`` uses beyond its definition.
+ReferencedFiles = Callable[["Storage", "TableDefinition"], Iterable[str]]
+
+#: Entry-point group where installed packages declare their table formats.
+ENTRY_POINT_GROUP = "trinity_dbapi.table_formats"
+
+#: Table formats known to reference no other files (external tables).
+FORMATS_WITHOUT_FILES = frozenset({"parquet", "csv", "json", "iceberg", "delta"})
+
+_registry: dict[str, ReferencedFiles] = {}
+_lock = threading.Lock()
+
+
+def register_table_format(name: str, referenced_files: ReferencedFiles) -> None:
+    """Tell garbage collection which files a table of format ``name`` uses.
+
+    Registering a name again replaces its function (a module reloaded).
+
+    Args:
+        name: the table format, as table definitions name it.
+        referenced_files: returns the paths of the files a table of that
+            format uses, relative to the lakehouse root.
+    """
+    with _lock:
+        _registry[name] = referenced_files
+
+
+def referenced_files_of(table_format: str) -> ReferencedFiles | None:
+    """The function listing a table's files for ``table_format`` (None: it has none).
+
+    Looks in the registry, then in the ``trinity_dbapi.table_formats``
+    entry points (loading one registers its module, as importing it would).
+
+    Raises:
+        NotSupportedError: an unknown table format, whose files garbage
+            collection could otherwise delete.
+    """
+    found = _registry.get(table_format)
+    if found is not None:
+        return found
+    if table_format in FORMATS_WITHOUT_FILES:
+        return None
+    for entry in entry_points(group=ENTRY_POINT_GROUP, name=table_format):
+        loaded: ReferencedFiles = entry.load()
+        with _lock:
+            return _registry.setdefault(table_format, loaded)
+    raise NotSupportedError(
+        f"garbage collection does not know the table format {table_format!r}, so it cannot "
+        "tell which files such a table uses; register it first with "
+        "trinity_dbapi.lakehouse.table_formats.register_table_format(name, referenced_files) "
+        f"or declare it in the {ENTRY_POINT_GROUP!r} entry-point group"
+    )
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FORMATS_WITHOUT_FILES",
+    "ReferencedFiles",
+    "referenced_files_of",
+    "register_table_format",
+]
