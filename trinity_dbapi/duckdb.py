@@ -600,10 +600,8 @@ class _FileAccess:
         self._fs: Any = None
         self._registered_on: duckdb.DuckDBPyConnection | None = None
         self._local_root: str | None = None
-        from trinity_dbapi.storage.local import LocalStorage
-
-        if isinstance(storage, LocalStorage):
-            root = storage.root_dir.rstrip("/") + "/"
+        if storage.local_root is not None:
+            root = storage.local_root + "/"
             if not _GLOB_CHARS & set(root):
                 self._local_root = root
 
@@ -629,20 +627,13 @@ class _FileAccess:
     def _filesystem(self) -> Any:
         from fsspec.implementations.dirfs import DirFileSystem
 
-        from trinity_dbapi.storage.fsspec_storage import FsspecStorage
-        from trinity_dbapi.storage.local import LocalStorage
-
-        storage = self.storage
-        if isinstance(storage, LocalStorage):
-            from fsspec.implementations.local import LocalFileSystem
-
-            fs, root = LocalFileSystem(), storage.root_dir.rstrip("/")
-        elif isinstance(storage, FsspecStorage):
-            fs, root = storage.fs, storage.fs._strip_protocol(storage.root_uri).rstrip("/")
-        else:
+        reached = self.storage.fsspec_filesystem()
+        if reached is None:
             raise NotSupportedError(
-                f"the DuckDB bridge reads local and fsspec storages, not {type(storage).__name__}"
+                "the DuckDB bridge reads local and fsspec storages, "
+                f"not {type(self.storage).__name__}"
             )
+        fs, root = reached
         # A class per attachment: DuckDB routes paths by the class's protocol.
         cls = type(
             "TrinityRootFileSystem",

@@ -413,7 +413,7 @@ def table_scan(
         from trinity_dbapi.tables.reader import read_table
 
         return read_table(storage, meta, schema, partition_by, labels)
-    local_root = getattr(storage, "root_dir", None)
+    local_root = storage.local_root
     chosen = list(meta.partitions) if labels is None else labels
     relative = [meta.partitions[label]["table"] for label in chosen]
     if files is not None:
