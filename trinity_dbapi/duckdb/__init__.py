@@ -15,7 +15,9 @@ speaks DuckDB work on it directly (docs/duckdb.md is the manual):
   data registered from Python only works on the connection that registered
   it, not on its cursors nor in a database file.
 
-How a view reads its table (the trade-off is measured in docs/duckdb.md):
+How a view reads its table is planned by :mod:`trinity_dbapi.tables.scan`
+(:func:`~trinity_dbapi.tables.scan.plan_view_scan`; the trade-off is measured
+in docs/duckdb.md):
 
 * **Parquet scan** (the default): ``read_parquet([...the exact files...],
   schema=MAP {field id: {name, type}}, filename=...)``. DuckDB's own reader

@@ -284,27 +284,21 @@ class Attached:
         return plan, namespaces
 
     def _table_object(self, view: Transaction, namespace: str, name: str, where: str) -> _Object:
-        from trinity_dbapi.tables import managed
+        from trinity_dbapi.tables import scan
 
         definition = view.load_table(namespace, name)
         comment = f"{where}, table {namespace}.{name}"
         columns = definition.columns
-        if not managed.has_dataset(definition):
-            return _Object("VIEW", views.empty_select(columns), comment)
         storage = self.lakehouse.storage
-        meta = managed.metadata(storage, definition)
-        by = definition.partition_columns
-        if not views.parquet_scan_reads(definition, by):
-            from trinity_dbapi.tables.reader import arrow_dataset
-
-            dataset = arrow_dataset(storage, meta, managed.schema(definition), by)
-            return _Object("VIEW", views.cast_items(columns), f"{comment} (Arrow dataset)", dataset)
-        labels = list(meta.partitions)
-        if not labels:
+        plan = scan.plan_view_scan(storage, definition)
+        if plan.form is scan.ScanForm.EMPTY:
             return _Object("VIEW", views.empty_select(columns), comment)
-        views.check_labels(definition, by, labels, meta)
-        files = [self._files.path(meta.partitions[label]["table"]) for label in labels]
-        return _Object("VIEW", views.parquet_select(columns, by, files), comment)
+        if plan.form is scan.ScanForm.ARROW_DATASET:
+            dataset = plan.arrow_dataset(storage)
+            return _Object("VIEW", views.cast_items(columns), f"{comment} (Arrow dataset)", dataset)
+        files = [self._files.path(relative) for relative in plan.files]
+        select = scan.parquet_select(columns, plan.partition_by, files)
+        return _Object("VIEW", select, comment)
 
     def _check_names(self, plan: _Plan) -> None:
         """Refuse schema and object names that DuckDB cannot tell apart or that are taken."""
