@@ -184,6 +184,56 @@ def test_no_module_is_over_the_line_limit() -> None:
     assert long == {}
 
 
+#: Names of the storage backends' own classes and attributes: only storage/
+#: may use them; every other layer asks the ``Storage`` interface
+#: (``local_root``, ``fsspec_filesystem()``) instead of testing what it is.
+STORAGE_INTERNALS = ("LocalStorage", "FsspecStorage", "root_dir")
+
+
+def storage_internals_used(package: Path = PACKAGE) -> list[str]:
+    """Every name or attribute of a storage backend used outside storage/."""
+    found = []
+    for path in modules(package):
+        if path.relative_to(package).parts[0] == "storage":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Name):
+                names = [node.id]
+            elif isinstance(node, ast.Attribute):
+                names = [node.attr]
+            elif isinstance(node, ast.ImportFrom):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names = [node.value]
+            for name in names:
+                if name in STORAGE_INTERNALS:
+                    rel = path.relative_to(package.parent)
+                    found.append(f"{rel}:{node.lineno} uses {name}")
+    return found
+
+
+def test_no_module_outside_storage_tests_a_storage_class() -> None:
+    assert storage_internals_used() == []
+
+
+def test_storage_internals_are_seen(tmp_path: Path) -> None:
+    """The checker itself: a class test, a getattr by string, an attribute."""
+    package = tmp_path / "trinity_dbapi"
+    (package / "tables").mkdir(parents=True)
+    (package / "storage").mkdir()
+    (package / "storage" / "local.py").write_text("class LocalStorage: root_dir = ''\n")
+    (package / "tables" / "probe.py").write_text(
+        "from trinity_dbapi.storage.local import LocalStorage\n"
+        "def f(s):\n"
+        "    return isinstance(s, LocalStorage), getattr(s, 'root_dir', None), s.root_dir\n",
+        encoding="utf-8",
+    )
+    used = storage_internals_used(package)
+    assert len(used) == 4 and all("tables/probe.py" in line for line in used)
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

@@ -517,7 +517,7 @@ def test_views_are_frozen_until_refresh(lake: Any, con: duckdb.DuckDBPyConnectio
 def test_a_failed_refresh_changes_nothing(
     lake: Any, con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import trinity_dbapi.duckdb as bridge
+    from trinity_dbapi.tables import scan
 
     attached = attach(con, uri_of(lake))
     version = attached.version
@@ -525,14 +525,14 @@ def test_a_failed_refresh_changes_nothing(
     cur.execute("CREATE TABLE shop.returns (order_id INT8)")
     cur.execute("INSERT INTO shop.returns VALUES (1)")
     cur.execute("INSERT INTO shop.orders VALUES (5, DATE '2024-01-03', 'n', 5, NULL, NULL, 20)")
-    original = bridge._parquet_select
+    original = scan.parquet_select
 
     def broken(columns: Any, partition_by: Any, files: list[str]) -> str:
         if columns[0].name == "order_id":
             return "SELECT * FROM no_such_function()"
         return original(columns, partition_by, files)
 
-    monkeypatch.setattr(bridge, "_parquet_select", broken)
+    monkeypatch.setattr(scan, "parquet_select", broken)
     with pytest.raises(errors.ProgrammingError, match="no_such_function"):
         attached.refresh()
     # DuckDB rolled back: the old views, the old version, nothing new.

@@ -399,6 +399,61 @@ def test_open_storage_picks_backend_by_scheme(
     assert storage.root_uri == backend[0] + "/"
 
 
+# -- what readers that open files themselves get -----------------------------------
+
+
+def test_fsspec_filesystem_reaches_the_storage_files(storage: Storage) -> None:
+    storage.create_exclusive("d/data.bin", b"payload")
+    reached = storage.fsspec_filesystem()
+    assert reached is not None
+    fs, root = reached
+    assert not root.endswith("/")
+    assert fs.cat_file(f"{root}/d/data.bin") == b"payload"
+
+
+def test_local_root_is_the_folder_of_a_local_store_only(storage: Storage) -> None:
+    storage.create_exclusive("d/data.bin", b"payload")
+    root = storage.local_root
+    if storage.root_uri.startswith("file://"):
+        assert root is not None and not root.endswith("/")
+        with open(os.path.join(root, "d", "data.bin"), "rb") as handle:
+            assert handle.read() == b"payload"
+    else:
+        assert root is None
+
+
+def test_generic_fsspec_storage_has_a_filesystem_and_no_local_root(tmp_path: Any) -> None:
+    storage = open_storage(f"local://{tmp_path}/lake")
+    storage.write("x/y.bin", b"\x00\x01")
+    assert storage.local_root is None  # not a file:// root: read through fsspec
+    reached = storage.fsspec_filesystem()
+    assert reached is not None
+    fs, root = reached
+    assert fs.cat_file(f"{root}/x/y.bin") == b"\x00\x01"
+
+
+def test_a_backend_without_file_access_says_so() -> None:
+    class BytesOnly(Storage):
+        def _read(self, path: str) -> bytes:
+            raise StorageFileNotFoundError(path)
+
+        def _write(self, path: str, data: bytes) -> None: ...
+
+        def _create_exclusive(self, path: str, data: bytes) -> None: ...
+
+        def _delete(self, path: str) -> None: ...
+
+        def _exists(self, path: str) -> bool:
+            return False
+
+        def _list(self, prefix: str) -> list[str]:
+            return []
+
+    storage = BytesOnly("memory://bytes-only/")
+    assert storage.local_root is None
+    assert storage.fsspec_filesystem() is None
+
+
 def test_generic_fsspec_storage_reads_but_cannot_commit() -> None:
     root = f"memory://generic-{uuid.uuid4().hex}/lake"
     storage = FsspecStorage(root, fsspec.filesystem("memory"))

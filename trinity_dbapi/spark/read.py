@@ -137,13 +137,8 @@ def _compatible(type_: pa.DataType) -> pa.DataType:
 
 
 def _pruned_labels(scan: TableScan, predicate: Mapping[str, list[Any]]) -> list[str]:
-    from trinity_dbapi.sql.engine.query import prune_labels
+    from trinity_dbapi.tables.scan import pruned_labels
 
-    labels = list(scan.meta.partitions)
-    if not predicate or not labels:
-        return labels
-    chosen = prune_labels(scan.location.storage(), scan.definition, scan.meta, predicate)
-    if chosen is None:
-        return labels
-    keep = set(chosen)
-    return [label for label in labels if label in keep]
+    if not predicate or not scan.meta.partitions:
+        return list(scan.meta.partitions)  # no storage opened when nothing is pruned
+    return pruned_labels(scan.location.storage(), scan.definition, scan.meta, predicate)

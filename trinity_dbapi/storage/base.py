@@ -20,6 +20,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import Any
 
 from trinity_dbapi.errors import FileAlreadyExistsError, StorageFileNotFoundError
 
@@ -240,6 +241,30 @@ class Storage(ABC):
         """
         self.stats.lists += 1
         return sorted(self._list_with_times(prefix))
+
+    # -- what readers that open files themselves need ---------------------------
+
+    @property
+    def local_root(self) -> str | None:
+        """The root's folder on the local file system, or None for other stores.
+
+        The path has no trailing ``/``, so ``local_root + "/" + path`` names a
+        file. Readers that open files themselves (DuckDB's ``read_parquet``,
+        Arrow's local file system) read a local root directly, which is their
+        fastest path; every other store goes through :meth:`fsspec_filesystem`.
+        """
+        return None
+
+    def fsspec_filesystem(self) -> tuple[Any, str] | None:
+        """An fsspec file system reaching this storage's files, and the root's path on it.
+
+        The path has no trailing ``/``. Readers that need a file system rather
+        than bytes (an Arrow dataset, a DuckDB-registered file system) use it.
+
+        Returns:
+            ``(filesystem, root_path)``, or None for a backend without one.
+        """
+        return None
 
     def clear_cache(self) -> None:
         """Forget every cached file (benchmarks use it to measure cold reads)."""

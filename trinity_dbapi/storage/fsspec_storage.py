@@ -73,6 +73,12 @@ class FsspecStorage(Storage):
         #: Hides the secrets of ``storage_options`` in messages and causes.
         self.redact = Redactor(storage_options)
 
+    # -- accessors ------------------------------------------------------------
+
+    def fsspec_filesystem(self) -> tuple[Any, str]:
+        """The storage's own fsspec file system and the root's path on it (no trailing ``/``)."""
+        return self.fs, self._base
+
     # -- helpers --------------------------------------------------------------
 
     def _full(self, path: str) -> str:

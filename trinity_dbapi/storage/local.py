@@ -20,6 +20,7 @@ import errno
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from trinity_dbapi.errors import (
     ExclusiveCreateNotSupportedError,
@@ -67,6 +68,19 @@ class LocalStorage(Storage):
         super().__init__(root_uri, cache_bytes=cache_bytes)
         self.root_dir = _uri_to_os_path(root_uri)
         self._made_dirs: set[str] = set()
+
+    # -- accessors ------------------------------------------------------------
+
+    @property
+    def local_root(self) -> str:
+        """The root folder, without a trailing ``/``."""
+        return self.root_dir.rstrip("/")
+
+    def fsspec_filesystem(self) -> tuple[Any, str]:
+        """fsspec's local file system and the root folder (no trailing ``/``)."""
+        from fsspec.implementations.local import LocalFileSystem
+
+        return LocalFileSystem(), self.root_dir.rstrip("/")
 
     # -- helpers --------------------------------------------------------------
 

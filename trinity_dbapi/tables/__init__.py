@@ -14,6 +14,11 @@ split along the layout:
 * ``reader.py`` -- :func:`read_table` (eager reference reader), :func:`arrow_dataset` (lazy).
 * ``indices.py`` -- :func:`build_index`, :func:`update_indices`, :func:`lookup`,
   :func:`drop_index`.
+* ``scan.py`` -- scan planning, the one place that decides which files of a
+  version a reader reads and how (the SQL engine, the DuckDB bridge and Spark).
+* ``pruning.py`` -- the point predicates of a query's WHERE clause that scan
+  planning prunes files with; ``partition_sql.py`` -- partition columns of a
+  DuckDB ``read_parquet`` decoded from each file's path.
 
 Names are re-exported here and loaded on first use, so importing this package
 does not import pyarrow.

@@ -6,7 +6,8 @@ of the SELECT that reads it: every top-level AND-ed ``column = value`` or
 narrows the files to scan (partition values from the file labels; indexed
 values from the index file, one read). Anything it does not understand is
 left to DuckDB, which still evaluates the whole WHERE clause: pruning only
-ever skips files that cannot hold a matching row.
+ever skips files that cannot hold a matching row. The files themselves are
+chosen by :mod:`~trinity_dbapi.tables.scan`.
 """
 
 from __future__ import annotations

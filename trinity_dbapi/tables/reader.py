@@ -197,14 +197,13 @@ class _MissingAsEmptyHandler(pafs.FSSpecHandler):  # type: ignore[misc]
 
 def _filesystem(storage: Storage) -> tuple[Any, str]:
     """An Arrow file system reaching the storage's files, and the root's path on it."""
-    from trinity_dbapi.storage.fsspec_storage import FsspecStorage
-    from trinity_dbapi.storage.local import LocalStorage
-
-    if isinstance(storage, LocalStorage):
-        return pafs.LocalFileSystem(), storage.root_dir.rstrip("/") + "/"
-    if isinstance(storage, FsspecStorage):
-        base = storage.fs._strip_protocol(storage.root_uri).rstrip("/") + "/"
-        return pafs.PyFileSystem(_MissingAsEmptyHandler(storage.fs)), base
+    local_root = storage.local_root
+    if local_root is not None:
+        return pafs.LocalFileSystem(), local_root + "/"
+    reached = storage.fsspec_filesystem()
+    if reached is not None:
+        fs, base = reached
+        return pafs.PyFileSystem(_MissingAsEmptyHandler(fs)), base + "/"
     raise NotSupportedError(
         f"arrow_dataset needs a local or fsspec storage, not {type(storage).__name__}; "
         "use read_table instead"
@@ -231,7 +230,7 @@ def arrow_dataset(
     """A lazy pyarrow dataset over exactly the given partitions' files.
 
     Args:
-        storage: a :class:`LocalStorage` or an fsspec storage (memory, S3, ...).
+        storage: a storage with a local root or an fsspec file system (memory, S3, ...).
         meta: the dataset state to read.
         schema: the table's full Arrow schema (the dataset's schema).
         partition_by: the partition columns.

@@ -38,7 +38,7 @@ from trinity_dbapi.sql.engine.duck_errors import (
     stream_error,
     translate_duckdb_error,
 )
-from trinity_dbapi.tables import managed
+from trinity_dbapi.tables import managed, scan
 from trinity_dbapi.tables.pruning import point_predicates
 
 if TYPE_CHECKING:
@@ -390,41 +390,27 @@ def table_scan(
 ) -> Any:
     """What DuckDB scans for a user table as this view sees it.
 
-    A managed table is a lazy Arrow dataset over exactly the files of the
-    pinned version that can hold rows matching ``predicate`` (column ->
-    allowed values; see :mod:`~trinity_dbapi.tables.pruning`); DuckDB pushes
-    projections and filters into it. A table without a dataset is an empty
-    table with its exact schema. The data files the scan may read are added
-    to ``files`` (relative paths), so a DuckDB error naming one is reported as
-    that file's damage.
+    :func:`~trinity_dbapi.tables.scan.plan_query_scan` chooses the files of
+    the pinned version that can hold rows matching ``predicate`` (column ->
+    allowed values; see :mod:`~trinity_dbapi.tables.pruning`) and how to read
+    them: a :class:`NativeScan` of local files, a lazy Arrow dataset DuckDB
+    pushes projections and filters into, or the rows read by column ID. A
+    table without a dataset is an empty table with its exact schema. The
+    data files the scan may read are added to ``files`` (relative paths), so
+    a DuckDB error naming one is reported as that file's damage.
     """
-
     definition = view.load_table(namespace, table)  # NoSuchTableError names it
-    schema = arrow_types.arrow_schema(definition)
-    if not managed.has_dataset(definition):
-        return schema.empty_table()
-    from trinity_dbapi.tables.reader import arrow_dataset
-
-    meta = managed.metadata(storage, definition)
-    partition_by = definition.partition_columns
-    labels = prune_labels(storage, definition, meta, predicate or {})
-    if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
-        # Files differ in their columns: match them by column ID (a column
-        # dropped and added again must not bring back its old values).
-        from trinity_dbapi.tables.reader import read_table
-
-        return read_table(storage, meta, schema, partition_by, labels)
-    local_root = getattr(storage, "root_dir", None)
-    chosen = list(meta.partitions) if labels is None else labels
-    relative = [meta.partitions[label]["table"] for label in chosen]
+    plan = scan.plan_query_scan(storage, definition, predicate or {})
+    if plan.form is scan.ScanForm.EMPTY:
+        return plan.schema.empty_table()
+    if plan.form is scan.ScanForm.BY_COLUMN_ID:
+        return plan.read_table(storage)
     if files is not None:
-        files.update(relative)
-    binary_partitions = any(
-        definition.column(name).type.kind in ("binary", "fixed") for name in partition_by
-    )
-    if local_root is not None and chosen and not binary_partitions:
-        return NativeScan(definition, relative, partition_by, local_root)
-    return arrow_dataset(storage, meta, schema, partition_by, labels)
+        files.update(plan.files)
+    if plan.form is scan.ScanForm.READ_PARQUET:
+        assert plan.local_root is not None
+        return NativeScan(definition, list(plan.files), plan.partition_by, plan.local_root)
+    return plan.arrow_dataset(storage)
 
 
 class NativeScan:
@@ -493,8 +479,8 @@ class NativeScan:
         return f"(SELECT {', '.join(projection)} FROM {source})"
 
     def _source(self, paths: Sequence[str]) -> str:
-        files = ", ".join(quote_string(f"{self._visible_root}/{path}") for path in paths)
-        return f"read_parquet({', '.join([f'[{files}]', *self._options])})"
+        files = [f"{self._visible_root}/{path}" for path in paths]
+        return scan.read_parquet(files, self._options)
 
     def damaged_file(self, duck: duckdb.DuckDBPyConnection) -> CorruptFileError | None:
         """The first of the files that DuckDB cannot read on its own, or None.
@@ -536,54 +522,6 @@ class NativeScan:
 
 
 _FILE_TYPES: dict[tuple[str, ...], dict[str, str]] = {}
-
-
-def prune_labels(
-    storage: Storage, definition: Any, meta: Any, predicate: Mapping[str, Sequence[Any]]
-) -> list[str] | None:
-    """The files (labels) that can hold matching rows; None: all of them."""
-    from trinity_dbapi.tables import managed
-    from trinity_dbapi.tables.indices import lookup
-    from trinity_dbapi.tables.partitions import prune
-
-    if not predicate:
-        return None
-    partition_by = definition.partition_columns
-    schema = arrow_types.arrow_schema(definition)
-    predicate = _castable(predicate, schema)
-    labels: list[str] | None = None
-    if any(column in partition_by for column in predicate):
-        labels = prune(meta, schema, partition_by, predicate)
-    indexed = set(managed.indexes(definition).values())
-    for column, values in predicate.items():
-        if column in indexed and column not in partition_by:
-            found = lookup(storage, meta, column, values)
-            if found is not None:
-                labels = [
-                    x for x in (labels if labels is not None else meta.partitions) if x in found
-                ]
-    return labels
-
-
-def _castable(predicate: Mapping[str, Sequence[Any]], schema: Any) -> dict[str, Sequence[Any]]:
-    """The predicate without columns compared to text we cannot read as their type.
-
-    DuckDB casts text to a column's type in ways pyarrow does not (formats,
-    zone names); text we cannot read must not prune files DuckDB would match.
-    """
-    from trinity_dbapi.tables.values import coerce
-
-    kept: dict[str, Sequence[Any]] = {}
-    for column, values in predicate.items():
-        index = schema.get_field_index(column)
-        if index < 0:
-            continue
-        type_ = schema.field(index).type
-        textual = pa.types.is_string(type_) or pa.types.is_large_string(type_)
-        if not textual and any(isinstance(v, str) and coerce(v, type_) is None for v in values):
-            continue
-        kept[column] = values
-    return kept
 
 
 # -- DuckDB errors ------------------------------------------------------------------

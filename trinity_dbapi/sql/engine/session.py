@@ -398,10 +398,8 @@ class Session:
 
     def local_root(self) -> str | None:
         """The lakehouse root directory when it is on the local file system."""
-        from trinity_dbapi.storage.local import LocalStorage
-
-        storage = self.lakehouse.storage
-        return storage.root_dir if isinstance(storage, LocalStorage) else None
+        root = self.lakehouse.storage.local_root
+        return None if root is None else root + "/"
 
     # -- statements -------------------------------------------------------------
 

@@ -1,47 +1,8 @@
-"""The DuckDB bridge: a lakehouse's tables as views in your own DuckDB connection.
+"""An attachment: one pinned lakehouse version as schemas, views and tables in DuckDB.
 
-:func:`attach` puts one pinned version of a lakehouse into a DuckDB connection
-that the caller owns, so ``SELECT * FROM sales.orders`` and any tool that
-speaks DuckDB work on it directly (docs/duckdb.md is the manual):
-
-* one DuckDB schema per namespace, named ``prefix + namespace``, holding one
-  VIEW per table over exactly the data files of the pinned version, with the
-  table's column names and DuckDB types (:func:`~trinity_dbapi.format.type_mapping.duckdb_type`);
-* the catalog tables of :mod:`trinity_dbapi.lakehouse.catalog` as small DuckDB
-  tables in ``prefix + "trinity_system"`` and ``prefix +
-  "trinity_information_schema"``. Not ``system``: a schema of that name makes
-  ``system.tables`` ambiguous with DuckDB's own ``system`` catalog, and DuckDB
-  refuses the query. They are tables, not views, because a view over Arrow
-  data registered from Python only works on the connection that registered
-  it, not on its cursors nor in a database file.
-
-How a view reads its table (the trade-off is measured in docs/duckdb.md):
-
-* **Parquet scan** (the default): ``read_parquet([...the exact files...],
-  schema=MAP {field id: {name, type}}, filename=...)``. DuckDB's own reader
-  matches payload columns by their Parquet field ID, as
-  :func:`~trinity_dbapi.tables.reader.read_table` does (a dropped and re-added
-  column does not bring old values back; a column no file has reads as NULL),
-  and casts them to the declared types. Partition columns come from the last
-  directories of each file's path, decoded in SQL exactly as
-  :mod:`~trinity_dbapi.tables.partitions` encodes them
-  (:mod:`~trinity_dbapi.tables.partition_sql`, shared with the private DuckDB);
-  DuckDB evaluates those expressions per file, so a filter on a partition
-  column skips files without opening them. Local
-  files are read by path; any other storage (S3, memory, ...) through its
-  fsspec file system, registered in DuckDB under a protocol private to the
-  attachment (``register_filesystem``), so no DuckDB extension (httpfs) is
-  downloaded and the user's own ``s3://`` setup is left alone.
-* **Arrow dataset** (the fallback): the lazy dataset of
-  :func:`~trinity_dbapi.tables.reader.arrow_dataset` registered under a hidden
-  name (``con.register``). Used for the tables the Parquet scan cannot read
-  exactly: binary or fixed partition columns (their raw bytes do not
-  URL-decode to text) and columns whose IDs do not fit a Parquet field ID.
-  Such a view works on ``con`` only, not on its cursors.
-
-Views are frozen: each one lists the files of the version it was made at.
-:meth:`Attached.refresh` re-points them at the newest (or another) version.
-Everything is read-only: the views read files that are never changed in place.
+:func:`attach` makes an :class:`Attached`; it plans what the version looks
+like in DuckDB (a view per table, a table per catalog table), creates it in
+one DuckDB transaction, and re-points or drops it on refresh and detach.
 """
 
 from __future__ import annotations
@@ -49,31 +10,25 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from trinity_dbapi.errors import (
-    DataError,
-    Error,
-    InterfaceError,
-    NotSupportedError,
-    OperationalError,
-    ProgrammingError,
-)
+from trinity_dbapi.duckdb import views
+from trinity_dbapi.duckdb.connection import in_transaction, is_open, scalar, translate
+from trinity_dbapi.duckdb.files import FileAccess
+from trinity_dbapi.errors import InterfaceError, OperationalError, ProgrammingError
 from trinity_dbapi.format.sql_text import qualified_name, quote_identifier, quote_string
 
 if TYPE_CHECKING:
     # typing.Self is Python 3.11+; typing_extensions is only needed by mypy.
     from typing_extensions import Self
 
-    from trinity_dbapi.format.definitions import Column, TableDefinition
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
     from trinity_dbapi.lakehouse.transaction import Transaction
-    from trinity_dbapi.storage import Storage
 
 __all__ = ["CATALOG_SCHEMAS", "Attached", "attach"]
 
@@ -90,9 +45,6 @@ _MARKER_RE = re.compile(rf"^{re.escape(_MARKER)} ([0-9a-f]{{32}}):")
 _LIVE: set[str] = set()
 
 #: Largest column ID a Parquet field ID (int32) holds.
-_MAX_FIELD_ID = 2**31 - 1
-#: Characters DuckDB expands as a glob in a file name.
-_GLOB_CHARS = frozenset("*?[{")
 
 
 def attach(
@@ -200,11 +152,11 @@ class Attached:
         self.lakehouse = lakehouse
         self.prefix = prefix
         try:
-            self.database: str = _scalar(con, "SELECT current_database()")
+            self.database: str = scalar(con, "SELECT current_database()")
         except duckdb.Error as exc:
-            raise _translate(exc) from exc
+            raise translate(exc) from exc
         self._token = uuid.uuid4().hex
-        self._files = _FileAccess(lakehouse.storage, self._token)
+        self._files = FileAccess(lakehouse.storage, self._token)
         self._snapshot: Snapshot | None = None
         self._namespaces: dict[str, str] = {}
         # What DuckDB holds, the schemas the bridge made (dropped again when
@@ -279,7 +231,7 @@ class Attached:
             self._check_names(plan)
             self._files.register(self.connection)
         except duckdb.Error as exc:
-            raise _translate(exc) from exc
+            raise translate(exc) from exc
         self._sync(plan)
         self._snapshot = snapshot
         self._namespaces = namespaces
@@ -299,7 +251,7 @@ class Attached:
         try:
             self._sync({})
         except OperationalError:
-            if _is_open(self.connection):
+            if is_open(self.connection):
                 raise  # a closed connection took everything with it; anything else is real
         finally:
             for name in self._registered.values():
@@ -333,33 +285,27 @@ class Attached:
         return plan, namespaces
 
     def _table_object(self, view: Transaction, namespace: str, name: str, where: str) -> _Object:
-        from trinity_dbapi.tables import managed
+        from trinity_dbapi.tables import scan
 
         definition = view.load_table(namespace, name)
         comment = f"{where}, table {namespace}.{name}"
         columns = definition.columns
-        if not managed.has_dataset(definition):
-            return _Object("VIEW", _empty_select(columns), comment)
         storage = self.lakehouse.storage
-        meta = managed.metadata(storage, definition)
-        by = definition.partition_columns
-        if not _parquet_scan_reads(definition, by):
-            from trinity_dbapi.tables.reader import arrow_dataset
-
-            dataset = arrow_dataset(storage, meta, managed.schema(definition), by)
-            return _Object("VIEW", _cast_items(columns), f"{comment} (Arrow dataset)", dataset)
-        labels = list(meta.partitions)
-        if not labels:
-            return _Object("VIEW", _empty_select(columns), comment)
-        _check_labels(definition, by, labels, meta)
-        files = [self._files.path(meta.partitions[label]["table"]) for label in labels]
-        return _Object("VIEW", _parquet_select(columns, by, files), comment)
+        plan = scan.plan_view_scan(storage, definition)
+        if plan.form is scan.ScanForm.EMPTY:
+            return _Object("VIEW", views.empty_select(columns), comment)
+        if plan.form is scan.ScanForm.ARROW_DATASET:
+            dataset = plan.arrow_dataset(storage)
+            return _Object("VIEW", views.cast_items(columns), f"{comment} (Arrow dataset)", dataset)
+        files = [self._files.path(relative) for relative in plan.files]
+        select = scan.parquet_select(columns, plan.partition_by, files)
+        return _Object("VIEW", select, comment)
 
     def _check_names(self, plan: _Plan) -> None:
         """Refuse schema and object names that DuckDB cannot tell apart or that are taken."""
-        _check_unique(plan, "schema", "attachment")
+        views.check_unique(plan, "schema", "attachment")
         for schema, objects in plan.items():
-            _check_unique(objects, "table", f"schema {schema!r}")
+            views.check_unique(objects, "table", f"schema {schema!r}")
         rows = self.connection.execute("SELECT database_name FROM duckdb_databases()").fetchall()
         catalogs = {str(row[0]).casefold() for row in rows}
         mine = {schema.casefold() for schema in self._objects}
@@ -468,7 +414,7 @@ class Attached:
 
     def _schema_exists(self, schema: str) -> bool:
         return bool(
-            _scalar(
+            scalar(
                 self.connection,
                 "SELECT count(*) FROM duckdb_schemas() WHERE database_name = ? "
                 "AND lower(schema_name) = lower(?)",
@@ -486,7 +432,7 @@ class Attached:
         return found
 
     def _kind(self, schema: str, name: str) -> str:
-        views = _scalar(
+        views = scalar(
             self.connection,
             "SELECT count(*) FROM duckdb_views() WHERE database_name = ? "
             "AND lower(schema_name) = lower(?) AND view_name = ?",
@@ -507,11 +453,11 @@ class Attached:
         con = self.connection
         try:
             # A failed BEGIN would abort the connection's open transaction: look first.
-            own = not _in_transaction(con)
+            own = not in_transaction(con)
             if own:
                 con.execute("BEGIN TRANSACTION")
         except duckdb.Error as exc:
-            raise _translate(exc) from exc
+            raise translate(exc) from exc
         try:
             yield
         except BaseException as exc:
@@ -519,13 +465,13 @@ class Attached:
                 with contextlib.suppress(duckdb.Error):
                     con.execute("ROLLBACK")
             if isinstance(exc, duckdb.Error):
-                raise _translate(exc) from exc
+                raise translate(exc) from exc
             raise
         if own:
             try:
                 con.execute("COMMIT")
             except duckdb.Error as exc:
-                raise _translate(exc) from exc
+                raise translate(exc) from exc
 
     def _check_attached(self) -> None:
         if self._detached:
@@ -580,226 +526,3 @@ def _pin(
     if export is not None:
         return lakehouse.snapshot_by_export(export)
     return lakehouse.snapshot(version)
-
-
-# --- reading files -------------------------------------------------------------------------------
-
-
-class _FileAccess:
-    """How DuckDB reaches the lakehouse's files: local paths, or a registered fsspec file system.
-
-    A non-local storage's file system is registered (once, on first use) as
-    a ``DirFileSystem`` rooted at the lakehouse root under a protocol private
-    to the attachment, ``trinity-<token>://``, so two lakehouses with
-    different credentials, and the connection's own ``s3://`` access, never
-    mix. Local roots whose path DuckDB would expand as a glob go the same way.
-    """
-
-    def __init__(self, storage: Storage, token: str) -> None:
-        self.storage = storage
-        self.protocol = f"trinity-{token[:16]}"
-        self._fs: Any = None
-        self._registered_on: duckdb.DuckDBPyConnection | None = None
-        self._local_root: str | None = None
-        from trinity_dbapi.storage.local import LocalStorage
-
-        if isinstance(storage, LocalStorage):
-            root = storage.root_dir.rstrip("/") + "/"
-            if not _GLOB_CHARS & set(root):
-                self._local_root = root
-
-    def path(self, relative: str) -> str:
-        """What DuckDB reads for a file path relative to the lakehouse root."""
-        if self._local_root is not None:
-            return self._local_root + relative
-        return f"{self.protocol}://{relative}"
-
-    def register(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Register the file system in ``con`` if views need it (idempotent)."""
-        if self._local_root is not None or self._registered_on is not None:
-            return
-        con.register_filesystem(self._filesystem())
-        self._registered_on = con
-
-    def close(self, con: duckdb.DuckDBPyConnection) -> None:
-        if self._registered_on is not None:
-            with contextlib.suppress(duckdb.Error):
-                con.unregister_filesystem(self.protocol)
-            self._registered_on = None
-
-    def _filesystem(self) -> Any:
-        from fsspec.implementations.dirfs import DirFileSystem
-
-        from trinity_dbapi.storage.fsspec_storage import FsspecStorage
-        from trinity_dbapi.storage.local import LocalStorage
-
-        storage = self.storage
-        if isinstance(storage, LocalStorage):
-            from fsspec.implementations.local import LocalFileSystem
-
-            fs, root = LocalFileSystem(), storage.root_dir.rstrip("/")
-        elif isinstance(storage, FsspecStorage):
-            fs, root = storage.fs, storage.fs._strip_protocol(storage.root_uri).rstrip("/")
-        else:
-            raise NotSupportedError(
-                f"the DuckDB bridge reads local and fsspec storages, not {type(storage).__name__}"
-            )
-        # A class per attachment: DuckDB routes paths by the class's protocol.
-        cls = type(
-            "TrinityRootFileSystem",
-            (_KnownFiles, DirFileSystem),
-            {"protocol": self.protocol, "cachable": False},
-        )
-        return cls(path=root, fs=fs)
-
-
-class _KnownFiles:
-    """File system mixin: a path without wildcards globs to itself, without a request.
-
-    DuckDB globs every path of a ``read_parquet`` list each time it binds a
-    query; on S3 each glob would be a LIST request. The views only name files
-    that a committed version references, so they exist (a missing one fails
-    when it is opened).
-    """
-
-    def glob(self, path: str, **kwargs: Any) -> Any:
-        stripped = self._strip_protocol(path)  # type: ignore[attr-defined]
-        if _GLOB_CHARS & set(stripped):
-            return super().glob(path, **kwargs)  # type: ignore[misc]
-        return [stripped]
-
-
-# --- SQL text -------------------------------------------------------------------------------------
-
-
-def _duckdb_type(column: Column) -> str:
-    from trinity_dbapi.format.type_mapping import duckdb_type
-
-    return duckdb_type(column.type)
-
-
-def _empty_select(columns: Sequence[Column]) -> str:
-    """A SELECT of no rows with exactly the columns' names and types."""
-    items = ", ".join(
-        f"CAST(NULL AS {_duckdb_type(c)}) AS {quote_identifier(c.name)}" for c in columns
-    )
-    return f"SELECT {items} WHERE false"
-
-
-def _cast_items(columns: Sequence[Column]) -> str:
-    """The fallback view's select list over the registered Arrow dataset.
-
-    The casts are no-ops except for ``timetz``, which Arrow carries as a time.
-    """
-    return ", ".join(
-        f"CAST({quote_identifier(c.name)} AS {_duckdb_type(c)}) AS {quote_identifier(c.name)}"
-        for c in columns
-    )
-
-
-def _parquet_scan_reads(definition: TableDefinition, partition_by: Sequence[str]) -> bool:
-    """Whether the Parquet scan reads this table exactly (else the Arrow fallback)."""
-    for column in definition.columns:
-        if column.name in partition_by:
-            if column.type.kind in ("binary", "fixed"):
-                return False  # raw bytes in the directory name: no text to URL-decode
-        elif not 0 < column.id <= _MAX_FIELD_ID:
-            return False  # no Parquet field ID in the files to match it by
-    return True
-
-
-def _check_labels(
-    definition: TableDefinition, partition_by: Sequence[str], labels: Sequence[str], meta: Any
-) -> None:
-    """Decode each partition directory once, as the readers do, so a corrupt one fails here."""
-    if not partition_by:
-        return
-    from trinity_dbapi.tables import managed
-    from trinity_dbapi.tables.partitions import check_partition_by, partition_scalars
-
-    schema = managed.schema(definition)
-    check_partition_by(schema, partition_by, meta)
-    seen: set[str] = set()
-    for label in labels:
-        directory = label.rpartition("/")[0]
-        if directory not in seen:
-            seen.add(directory)
-            partition_scalars(label, schema, partition_by)
-
-
-def _parquet_select(
-    columns: Sequence[Column], partition_by: Sequence[str], files: list[str]
-) -> str:
-    """The view's SELECT: ``read_parquet`` over ``files``, partition columns from the paths."""
-    from trinity_dbapi.tables import partition_sql
-
-    file_column = partition_sql.file_column(c.name for c in columns)
-    entries = ", ".join(
-        f"{c.id}: {{name: {quote_string(c.name)}, type: {quote_string(_duckdb_type(c))}, "
-        "default_value: NULL}"
-        for c in columns
-        if c.name not in partition_by
-    )
-    items = []
-    for column in columns:
-        if column.name in partition_by:
-            value = partition_sql.partition_value(
-                file_column, partition_by, column.name, _duckdb_type(column)
-            )
-            items.append(f"{value} AS {quote_identifier(column.name)}")
-        else:
-            items.append(quote_identifier(column.name))
-    file_list = ", ".join(quote_string(f) for f in files)
-    return (
-        f"SELECT {', '.join(items)} FROM read_parquet([{file_list}], schema = MAP {{{entries}}}, "
-        f"{partition_sql.SCAN_OPTIONS}, filename = {quote_string(file_column)})"
-    )
-
-
-def _check_unique(names: Mapping[str, object], what: str, where: str) -> None:
-    """DuckDB names are case-insensitive: refuse two names that differ only in case."""
-    seen: dict[str, str] = {}
-    for name in names:
-        other = seen.setdefault(name.casefold(), name)
-        if other != name:
-            raise ProgrammingError(
-                f"the {what}s {other!r} and {name!r} of the {where} differ only in case, and "
-                f"DuckDB names are case-insensitive: they cannot both be exposed; rename one "
-                "in the lakehouse"
-            )
-
-
-def _in_transaction(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether ``con`` is inside an explicit transaction (BEGIN without COMMIT yet).
-
-    Without one, every statement runs in a transaction of its own, so two
-    statements see two transaction IDs; inside one, they see the same.
-    """
-    first = _scalar(con, "SELECT txid_current()")
-    return bool(first == _scalar(con, "SELECT txid_current()"))
-
-
-def _is_open(con: duckdb.DuckDBPyConnection) -> bool:
-    try:
-        con.execute("SELECT 1")
-    except duckdb.ConnectionException:
-        return False
-    return True
-
-
-def _scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> Any:
-    # fetchall, not fetchone: DuckDB 2 keeps a half-read result open, which
-    # blocks the connection's next register() or sql().
-    return con.execute(sql, list(params) if params else None).fetchall()[0][0]
-
-
-def _translate(exc: duckdb.Error) -> Error:
-    """Our PEP 249 error for a DuckDB error met while creating views."""
-    cls: type[Error] = OperationalError
-    if isinstance(exc, (duckdb.CatalogException, duckdb.BinderException, duckdb.ParserException)):
-        cls = ProgrammingError
-    elif isinstance(exc, (duckdb.ConversionException, duckdb.InvalidInputException)):
-        cls = DataError
-    elif isinstance(exc, duckdb.NotImplementedException):
-        cls = NotSupportedError
-    return cls(f"exposing the lakehouse in DuckDB failed: {exc}")

@@ -1,0 +1,315 @@
+"""Scan planning: the one place that decides which files of a table version are read, and how.
+
+Every reader of a managed table asks here: the SQL engine's private DuckDB
+(:func:`plan_query_scan`), the DuckDB bridge's views (:func:`plan_view_scan`)
+and Spark (:func:`pruned_labels`). A plan names
+
+* the files: every file of the version, or only those that can hold rows
+  matching a point predicate (``column -> allowed values``): partition values
+  come from the file labels (:func:`~trinity_dbapi.tables.partitions.prune`),
+  indexed values from the index file (:func:`~trinity_dbapi.tables.indices.lookup`).
+  Pruning only ever skips files that cannot hold a matching row; the reader
+  still evaluates its whole filter;
+* the form of the read (:class:`ScanForm`): no files at all, DuckDB's own
+  ``read_parquet`` with partition columns decoded from each file's path
+  (:mod:`~trinity_dbapi.tables.partition_sql`; :func:`parquet_select` is its
+  text matched by Parquet field ID), a lazy Arrow dataset, or the files read
+  column by column ID in Python (:func:`~trinity_dbapi.tables.reader.read_table`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from trinity_dbapi.format.sql_text import quote_identifier, quote_string
+from trinity_dbapi.tables import managed
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
+    from trinity_dbapi.format.definitions import Column, TableDefinition
+    from trinity_dbapi.storage import Storage
+    from trinity_dbapi.tables.metadata import DatasetMetadata
+
+__all__ = [
+    "ScanForm",
+    "ScanPlan",
+    "parquet_select",
+    "plan_query_scan",
+    "plan_view_scan",
+    "prune_labels",
+    "pruned_labels",
+]
+
+#: Largest column ID a Parquet field ID (int32) holds.
+MAX_FIELD_ID = 2**31 - 1
+
+
+class ScanForm(enum.Enum):
+    """How a reader reads the files of a plan."""
+
+    #: No dataset or no file to read: no rows, the table's exact columns.
+    EMPTY = "empty"
+    #: DuckDB's ``read_parquet`` over the files, partition columns from their paths.
+    READ_PARQUET = "read_parquet"
+    #: A lazy pyarrow dataset over the files (:meth:`ScanPlan.arrow_dataset`).
+    ARROW_DATASET = "arrow_dataset"
+    #: The files read in Python, columns matched by column ID (:meth:`ScanPlan.read_table`).
+    BY_COLUMN_ID = "by_column_id"
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """Which files of one table version to read, and how.
+
+    Attributes:
+        form: how to read them.
+        definition: the table's definition.
+        schema: the table's Arrow schema (partition columns included).
+        partition_by: the table's partition columns.
+        meta: the dataset metadata (None: the table has no dataset).
+        labels: the chosen files' labels (None: every file of the dataset).
+        files: the chosen files, relative to the lakehouse root.
+        local_root: the lakehouse root folder when DuckDB reads the files by
+            local path (no trailing ``/``), else None.
+    """
+
+    form: ScanForm
+    definition: TableDefinition
+    schema: pa.Schema
+    partition_by: list[str]
+    meta: DatasetMetadata | None = None
+    labels: list[str] | None = None
+    files: tuple[str, ...] = ()
+    local_root: str | None = None
+
+    def arrow_dataset(self, storage: Storage) -> ds.FileSystemDataset:
+        """The lazy pyarrow dataset over the chosen files."""
+        from trinity_dbapi.tables.reader import arrow_dataset
+
+        assert self.meta is not None
+        return arrow_dataset(storage, self.meta, self.schema, self.partition_by, self.labels)
+
+    def read_table(self, storage: Storage) -> pa.Table:
+        """The chosen files' rows, columns matched by column ID."""
+        from trinity_dbapi.tables.reader import read_table
+
+        assert self.meta is not None
+        return read_table(storage, self.meta, self.schema, self.partition_by, self.labels)
+
+
+def plan_query_scan(
+    storage: Storage, definition: TableDefinition, predicate: Mapping[str, Sequence[Any]]
+) -> ScanPlan:
+    """The scan of the SQL engine's private DuckDB: the files that can match ``predicate``.
+
+    DuckDB reads local files itself (its fastest path), unless a partition
+    column holds raw bytes (no text in the path to decode). Tables whose
+    files differ in their columns are read by column ID (a column dropped
+    and added again must not bring back its old values); any other store is
+    read through a lazy Arrow dataset that DuckDB pushes projections and
+    filters into.
+    """
+    schema = managed.schema(definition)
+    partition_by = definition.partition_columns
+    if not managed.has_dataset(definition):
+        return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by)
+    meta = managed.metadata(storage, definition)
+    labels = prune_labels(storage, definition, meta, predicate)
+    if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
+        return ScanPlan(ScanForm.BY_COLUMN_ID, definition, schema, partition_by, meta, labels)
+    chosen = list(meta.partitions) if labels is None else labels
+    files = tuple(meta.partitions[label]["table"] for label in chosen)
+    binary_partitions = any(
+        definition.column(name).type.kind in ("binary", "fixed") for name in partition_by
+    )
+    local_root = storage.local_root
+    if local_root is not None and chosen and not binary_partitions:
+        return ScanPlan(
+            ScanForm.READ_PARQUET, definition, schema, partition_by, meta, chosen, files, local_root
+        )
+    return ScanPlan(ScanForm.ARROW_DATASET, definition, schema, partition_by, meta, labels, files)
+
+
+def plan_view_scan(storage: Storage, definition: TableDefinition) -> ScanPlan:
+    """The scan of a DuckDB bridge view: every file of the version.
+
+    DuckDB's ``read_parquet`` (by local path or a registered file system),
+    matching columns by Parquet field ID, unless the table holds what that
+    cannot read exactly (see :func:`parquet_scan_reads`): then a lazy Arrow
+    dataset. Every partition directory is decoded once here, as the readers
+    do, so a corrupt one fails when the view is made.
+    """
+    schema = managed.schema(definition)
+    partition_by = definition.partition_columns
+    if not managed.has_dataset(definition):
+        return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by)
+    meta = managed.metadata(storage, definition)
+    if not parquet_scan_reads(definition, partition_by):
+        return ScanPlan(ScanForm.ARROW_DATASET, definition, schema, partition_by, meta)
+    labels = list(meta.partitions)
+    if not labels:
+        return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by, meta, labels)
+    _check_labels(schema, partition_by, labels, meta)
+    files = tuple(meta.partitions[label]["table"] for label in labels)
+    return ScanPlan(
+        ScanForm.READ_PARQUET,
+        definition,
+        schema,
+        partition_by,
+        meta,
+        labels,
+        files,
+        storage.local_root,
+    )
+
+
+# -- which files ------------------------------------------------------------------------------
+
+
+def prune_labels(
+    storage: Storage,
+    definition: TableDefinition,
+    meta: DatasetMetadata,
+    predicate: Mapping[str, Sequence[Any]],
+) -> list[str] | None:
+    """The files (labels) that can hold rows matching ``predicate``; None: all of them."""
+    from trinity_dbapi.tables.indices import lookup
+    from trinity_dbapi.tables.partitions import prune
+
+    if not predicate:
+        return None
+    partition_by = definition.partition_columns
+    schema = managed.schema(definition)
+    predicate = _castable(predicate, schema)
+    labels: list[str] | None = None
+    if any(column in partition_by for column in predicate):
+        labels = prune(meta, schema, partition_by, predicate)
+    indexed = set(managed.indexes(definition).values())
+    for column, values in predicate.items():
+        if column in indexed and column not in partition_by:
+            found = lookup(storage, meta, column, values)
+            if found is not None:
+                labels = [
+                    x for x in (labels if labels is not None else meta.partitions) if x in found
+                ]
+    return labels
+
+
+def pruned_labels(
+    storage: Storage,
+    definition: TableDefinition,
+    meta: DatasetMetadata,
+    predicate: Mapping[str, Sequence[Any]],
+) -> list[str]:
+    """Every file (label) that can hold rows matching ``predicate``, in the dataset's order."""
+    labels = list(meta.partitions)
+    if not predicate or not labels:
+        return labels
+    chosen = prune_labels(storage, definition, meta, predicate)
+    if chosen is None:
+        return labels
+    keep = set(chosen)
+    return [label for label in labels if label in keep]
+
+
+def _castable(
+    predicate: Mapping[str, Sequence[Any]], schema: pa.Schema
+) -> dict[str, Sequence[Any]]:
+    """The predicate without columns compared to text we cannot read as their type.
+
+    DuckDB casts text to a column's type in ways pyarrow does not (formats,
+    zone names); text we cannot read must not prune files DuckDB would match.
+    """
+    from trinity_dbapi.tables.values import coerce
+
+    kept: dict[str, Sequence[Any]] = {}
+    for column, values in predicate.items():
+        index = schema.get_field_index(column)
+        if index < 0:
+            continue
+        type_ = schema.field(index).type
+        textual = pa.types.is_string(type_) or pa.types.is_large_string(type_)
+        if not textual and any(isinstance(v, str) and coerce(v, type_) is None for v in values):
+            continue
+        kept[column] = values
+    return kept
+
+
+def _check_labels(
+    schema: pa.Schema, partition_by: Sequence[str], labels: Sequence[str], meta: DatasetMetadata
+) -> None:
+    """Decode each partition directory once, as the readers do, so a corrupt one fails here."""
+    if not partition_by:
+        return
+    from trinity_dbapi.tables.partitions import check_partition_by, partition_scalars
+
+    check_partition_by(schema, partition_by, meta)
+    seen: set[str] = set()
+    for label in labels:
+        directory = label.rpartition("/")[0]
+        if directory not in seen:
+            seen.add(directory)
+            partition_scalars(label, schema, partition_by)
+
+
+# -- how: DuckDB's read_parquet ----------------------------------------------------------------
+
+
+def parquet_scan_reads(definition: TableDefinition, partition_by: Sequence[str]) -> bool:
+    """Whether ``read_parquet`` matching by field ID reads this table exactly."""
+    for column in definition.columns:
+        if column.name in partition_by:
+            if column.type.kind in ("binary", "fixed"):
+                return False  # raw bytes in the directory name: no text to URL-decode
+        elif not 0 < column.id <= MAX_FIELD_ID:
+            return False  # no Parquet field ID in the files to match it by
+    return True
+
+
+def read_parquet(files: Sequence[str], options: Sequence[str]) -> str:
+    """``read_parquet([files], options...)``: the files as DuckDB reads them."""
+    file_list = ", ".join(quote_string(f) for f in files)
+    return f"read_parquet({', '.join([f'[{file_list}]', *options])})"
+
+
+def parquet_select(
+    columns: Sequence[Column], partition_by: Sequence[str], files: Sequence[str]
+) -> str:
+    """A SELECT over ``files`` by Parquet field ID, partition columns from the paths.
+
+    DuckDB's reader matches payload columns by their field ID, as
+    :func:`~trinity_dbapi.tables.reader.read_table` does (a column no file
+    holds reads as NULL), and casts them to the declared types.
+    """
+    from trinity_dbapi.format.type_mapping import duckdb_type
+    from trinity_dbapi.tables import partition_sql
+
+    file_column = partition_sql.file_column(c.name for c in columns)
+    entries = ", ".join(
+        f"{c.id}: {{name: {quote_string(c.name)}, type: {quote_string(duckdb_type(c.type))}, "
+        "default_value: NULL}"
+        for c in columns
+        if c.name not in partition_by
+    )
+    items = []
+    for column in columns:
+        quoted = quote_identifier(column.name)
+        if column.name in partition_by:
+            value = partition_sql.partition_value(
+                file_column, partition_by, column.name, duckdb_type(column.type)
+            )
+            items.append(f"{value} AS {quoted}")
+        else:
+            items.append(quoted)
+    options = [
+        f"schema = MAP {{{entries}}}",
+        partition_sql.SCAN_OPTIONS,
+        f"filename = {quote_string(file_column)}",
+    ]
+    return f"SELECT {', '.join(items)} FROM {read_parquet(files, options)}"
