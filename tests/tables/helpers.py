@@ -28,7 +28,7 @@ class Ids:
 
 
 def table_schema(*columns: Column) -> pa.Schema:
-    """The Arrow schema of a table with these columns (``arrow_types.arrow_schema``)."""
+    """The Arrow schema of a table with these columns (``type_mapping.arrow_schema``)."""
     return arrow_schema(TableDefinition("t", columns, table_format="parquet"))
 
 

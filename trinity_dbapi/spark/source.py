@@ -61,7 +61,7 @@ def _scan(options: SourceOptions) -> _Resolved:
     """Pin the version and resolve the table (or catalog table) it reads."""
     from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-    from trinity_dbapi.format import type_mapping as arrow_types
+    from trinity_dbapi.format import type_mapping
     from trinity_dbapi.lakehouse import catalog
     from trinity_dbapi.tables import managed
 
@@ -75,7 +75,7 @@ def _scan(options: SourceOptions) -> _Resolved:
     else:
         rows = None
         definition = txn.load_table(options.namespace, options.table)
-        schema = arrow_types.arrow_schema(definition)
+        schema = type_mapping.arrow_schema(definition)
         meta = managed.metadata(lakehouse.storage, definition)
         partition_by = tuple(definition.partition_columns)
     struct = from_arrow_schema(spark_compatible(schema), prefer_timestamp_ntz=True)

@@ -55,7 +55,7 @@ def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) ->
     """Resolve the target table, or prepare a new one, and check the DataFrame against it."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from trinity_dbapi.format import type_mapping as arrow_types
+    from trinity_dbapi.format import type_mapping
     from trinity_dbapi.lakehouse.catalog import RESERVED_NAMESPACES
     from trinity_dbapi.tables import managed
 
@@ -79,7 +79,7 @@ def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) ->
             ) from None
         definition = _new_definition(options, frame, lakehouse.storage)
         create = True
-    schema = arrow_types.arrow_schema(definition)
+    schema = type_mapping.arrow_schema(definition)
     _check_columns(options, frame, schema)
     return WritePlan(
         location=options.location,

@@ -44,7 +44,7 @@ class Conformer:
     """Conforms tables to one schema; built once per write, used per batch.
 
     Args:
-        schema: the table's Arrow schema (``arrow_types.arrow_schema``).
+        schema: the table's Arrow schema (``type_mapping.arrow_schema``).
     """
 
     def __init__(self, schema: pa.Schema) -> None:

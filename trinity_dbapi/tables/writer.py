@@ -291,7 +291,7 @@ def write_data(
     Args:
         storage: the lakehouse storage.
         meta: the dataset (its UUID names the files).
-        schema: the table's full Arrow schema (``arrow_types.arrow_schema``).
+        schema: the table's full Arrow schema (``type_mapping.arrow_schema``).
         partition_by: the partition columns, outermost directory first.
         data: rows to write; columns matched to ``schema`` by name, missing
             nullable columns filled with NULLs.

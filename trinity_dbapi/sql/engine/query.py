@@ -26,7 +26,7 @@ from trinity_dbapi.errors import (
     Error,
     InternalError,
 )
-from trinity_dbapi.format import type_mapping as arrow_types
+from trinity_dbapi.format import type_mapping
 from trinity_dbapi.format.sql_text import quote_identifier, quote_string
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql.engine.duck_errors import (
@@ -464,7 +464,7 @@ class NativeScan:
         projection = []
         for column in self.definition.columns:
             quoted = quote_identifier(column.name)
-            duck_type = arrow_types.duckdb_type(column.type)
+            duck_type = type_mapping.duckdb_type(column.type)
             found = present.get(column.name)
             if column.name in self.partition_by:
                 value = partition_sql.partition_value(
