@@ -29,6 +29,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.locations import is_uri
 from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION
 from trinity_dbapi.format.paths import (
     LATEST_HINT_FILE,
@@ -207,7 +208,7 @@ class Lakehouse:
         try:
             # Read before the order is known: roots.py parses it without one.
             path = roots.root_definition_path(storage.read(name), name)
-            definition = roots.read_definition(storage, path, name)
+            definition = roots.read_definition(storage.read, path, name)
             lakehouse = cls(storage, definition, storage_options=storage_options)
             lakehouse._definitions[path] = definition
             path = name
@@ -399,13 +400,17 @@ class Lakehouse:
     def read_definition(self, path: str, *, referrer: str | None = None) -> LakehouseDefinition:
         """The lakehouse definition stored at ``path`` (cached: definitions are immutable).
 
+        ``path`` may be a fully qualified URI: the definition of the lakehouse
+        an export was written to, which the exported root points at.
+
         Raises:
             CorruptFileError: it is missing (naming ``referrer``, the root pointing
                 at it), not a location, or invalid.
         """
         definition = self._definitions.get(path)
         if definition is None:
-            definition = roots.read_definition(self.storage, path, referrer)
+            read = self.nodes.read_location if is_uri(path) else self.storage.read
+            definition = roots.read_definition(read, path, referrer)
             self._definitions[path] = definition
         return definition
 

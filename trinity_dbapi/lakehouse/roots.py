@@ -7,6 +7,8 @@ so that recovery (``recovery.py``) can find versions without opening one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from trinity_dbapi.errors import (
     CorruptFileError,
     InvalidURIError,
@@ -104,11 +106,21 @@ def root_definition_path(data: bytes, path: str) -> str:
     raise CorruptFileError(path, "the root node has no 'lakehouse_def' system row")
 
 
-def read_definition(storage: Storage, path: str, referrer: str | None) -> LakehouseDefinition:
-    """The lakehouse definition a root points at; a missing one is a damaged lakehouse."""
+def read_definition(
+    read: Callable[[str], bytes], path: str, referrer: str | None
+) -> LakehouseDefinition:
+    """The lakehouse definition a root points at; a missing one is a damaged lakehouse.
+
+    Args:
+        read: reads a location (``Storage.read`` for a path in the lakehouse;
+            a reader of URIs for the definition of another lakehouse, which a
+            root exported there points at).
+        path: the ``lakehouse_def`` location.
+        referrer: the root node pointing at it, named in errors.
+    """
     root = "a root node" if referrer is None else f"root node {referrer!r}"
     try:
-        data = storage.read(path)
+        data = read(path)
     except StorageFileNotFoundError:
         problem = "the file is missing (lost, or a damaged 'lakehouse_def' row)"
         raise CorruptFileError(path, f"{root} points at it, but {problem}") from None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.format import keys as system_keys
+from trinity_dbapi.format.locations import is_uri, qualify, split_uri
 from trinity_dbapi.format.node_file import Message
 from trinity_dbapi.tree import btree
 from trinity_dbapi.tree.node import Node
@@ -44,7 +45,17 @@ class Snapshot:
 
     @property
     def definition_path(self) -> str:
-        return self.root.system[system_keys.LAKEHOUSE_DEF]
+        """Location of the lakehouse definition this version points at.
+
+        A root read through a URI belongs to another lakehouse (the target of
+        an export): its ``lakehouse_def`` row is relative to that lakehouse's
+        root, not to this one's, so it is qualified against it (as the node
+        store qualifies the root's other pointers).
+        """
+        path = self.root.system[system_keys.LAKEHOUSE_DEF]
+        if self.root.path is not None and is_uri(self.root.path):
+            return qualify(split_uri(self.root.path)[0], path)
+        return path
 
     @property
     def definition(self) -> LakehouseDefinition:
