@@ -273,3 +273,34 @@ def test_metadata_reflect_builds_the_same_tables(engines: tuple[sa.Engine, sa.En
         )
     assert built[0] == built[1]
     assert sorted(built[0]) == ["ns.everything", "ns.keyed", "ns.plain"]
+
+
+def test_reflection_sees_what_the_transaction_sees(tmp_path: Path) -> None:
+    url = f"trinity:///{tmp_path / 'lake'}"
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("CREATE NAMESPACE ns")
+            conn.exec_driver_sql("CREATE TABLE ns.mine (a INT4)")  # not committed yet
+            assert sa.inspect(conn).get_table_names("ns") == ["mine"]
+            with engine.connect() as other:
+                assert sa.inspect(other).has_table("mine", "ns") is False
+            conn.commit()
+        assert sa.inspect(engine).has_table("mine", "ns") is True
+    finally:
+        engine.dispose()
+
+
+def test_autocommit_reflection_pins_no_version(tmp_path: Path) -> None:
+    url = f"trinity:///{tmp_path / 'lake'}"
+    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("CREATE NAMESPACE ns")
+            assert sa.inspect(conn).get_table_names("ns") == []
+            assert not conn.connection.dbapi_connection.in_transaction  # type: ignore[union-attr]
+            with engine.connect() as other:
+                other.exec_driver_sql("CREATE TABLE ns.later (a INT4)")
+            assert sa.inspect(conn).get_table_names("ns") == ["later"]
+    finally:
+        engine.dispose()
