@@ -13,8 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc
 from sqlalchemy.schema import CreateTable
 
-from tests.sqlalchemy.helpers import statements
-from trinity_dbapi.sqlalchemy import FIXED, MAP, STRUCT
+from trinity_dbapi.sqlalchemy import FIXED, MAP, STRUCT, lookups
 
 #: (name, type given to Column, type reflected, nullable, comment) of every column.
 COLUMNS: list[tuple[str, Any, Any, bool, str | None]] = [
@@ -211,18 +210,29 @@ def test_table_without_extras(engine: sa.Engine, inspector: sa.Inspector) -> Non
     assert inspector.get_table_options("plain", "ns") == {}
 
 
-def test_the_inspector_caches(engine: sa.Engine, original: sa.Table) -> None:
+def test_the_inspector_caches(
+    engine: sa.Engine, original: sa.Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
     inspector = sa.inspect(engine)
-    sent = statements(engine)
+    reads: list[str] = []
+    real_read = lookups.read
+
+    def counted(connection: Any, work: Any, what: str) -> Any:
+        reads.append(what)
+        return real_read(connection, work, what)
+
+    monkeypatch.setattr(lookups, "read", counted)
     first = inspector.get_columns("everything", "ns")
-    assert len(sent) == 1
+    assert reads == ["reflect table ns.everything"]
     assert inspector.get_columns("everything", "ns") == first
+    assert inspector.get_pk_constraint("everything", "ns")["constrained_columns"] == ["id"]
+    assert len(reads) == 1  # the definition read for get_columns serves every method
     assert inspector.has_table("everything", "ns") is True
-    assert len(sent) == 2  # has_table is a query of its own, get_columns was cached
+    assert len(reads) == 2  # has_table is a key lookup of its own
     assert inspector.has_table("everything", "ns") is True
-    assert len(sent) == 2
+    assert len(reads) == 2
     sa.inspect(engine).get_columns("everything", "ns")  # a new inspector asks again
-    assert len(sent) == 3
+    assert len(reads) == 3
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,11 @@
 As SQLAlchemy's own dialects are built, this module knows the trinity SQL
 dialect but nothing about connecting: :mod:`trinity_dbapi.sqlalchemy.driver`
 adapts the DB-API driver. Namespaces are SQLAlchemy schemas; reflection
-reads the catalog tables (``system.namespaces``, ``system.tables``,
-``system.columns``) through ordinary queries, so it sees exactly what the
-connection's transaction sees.
+reads through the connection's own transaction, so it sees exactly what a
+statement would, as point lookups and key-range scans of the tree
+(:mod:`trinity_dbapi.sqlalchemy.lookups`): one table's definition is read
+once, names cost a scan of keys, and ``MetaData.reflect`` reads each
+definition of a namespace once (SQLAlchemy 2's ``get_multi_*`` methods).
 
 What the format does not have is refused at compile time with a message
 that says what to do instead: server defaults, identity columns,
@@ -18,6 +20,7 @@ information), which SQLAlchemy's reflection then reports as absent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import exc, schema
@@ -32,10 +35,13 @@ from sqlalchemy.engine.interfaces import (
     ReflectedTableComment,
     ReflectedUniqueConstraint,
 )
+from sqlalchemy.engine.reflection import ObjectKind, ObjectScope
 from sqlalchemy.sql import compiler, elements
 from sqlalchemy.sql import expression as sql_expression
+from sqlalchemy.sql.visitors import InternalTraversal
 
-from trinity_dbapi.sqlalchemy.types import COLSPECS, TrinityTypeCompiler, sqlalchemy_type
+from trinity_dbapi.sqlalchemy import lookups
+from trinity_dbapi.sqlalchemy.types import COLSPECS, TrinityTypeCompiler
 
 #: Namespaces holding the read-only catalog tables.
 CATALOG_NAMESPACES = ("information_schema", "system")
@@ -323,9 +329,10 @@ class TrinityDialect(default.DefaultDialect):
     ]
 
     # -- reflection ---------------------------------------------------------------
-
-    def _rows(self, connection: Any, sql: str, *params: Any) -> list[Any]:
-        return list(connection.exec_driver_sql(sql, params).fetchall())
+    #
+    # Point lookups and key-range scans of the connection's own transaction
+    # (lookups.py): one table costs its key and its definition file, names
+    # cost a scan of keys, never a catalog table built from every definition.
 
     def _schema(self, schema_name: str | None) -> str:
         return schema_name or self.default_schema_name
@@ -335,16 +342,19 @@ class TrinityDialect(default.DefaultDialect):
 
     @reflection.cache
     def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
-        rows = self._rows(connection, "SELECT namespace_name FROM system.namespaces")
+        names = lookups.read(connection, lookups.namespace_names, "list the namespaces")
         # The catalog namespaces are browsable too (has_schema agrees).
-        return sorted([row[0] for row in rows] + list(CATALOG_NAMESPACES))
+        return sorted(names + list(CATALOG_NAMESPACES))
 
     @reflection.cache
     def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
         if schema_name in CATALOG_NAMESPACES:
             return True
-        sql = "SELECT 1 FROM system.namespaces WHERE namespace_name = ?"
-        return bool(self._rows(connection, sql, schema_name))
+        return lookups.read(
+            connection,
+            lambda txn: lookups.namespace_exists(txn, schema_name),
+            f"look up namespace {schema_name}",
+        )
 
     @reflection.cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
@@ -355,8 +365,11 @@ class TrinityDialect(default.DefaultDialect):
             return sorted(catalog.catalog_table_names(namespace))
         # A namespace that does not exist has no tables (as in PostgreSQL); the
         # default one exists only once something is created in it.
-        sql = "SELECT table_name FROM system.tables WHERE namespace_name = ? ORDER BY 1"
-        return [row[0] for row in self._rows(connection, sql, namespace)]
+        return lookups.read(
+            connection,
+            lambda txn: lookups.table_names(txn, namespace),
+            f"list the tables of {namespace}",
+        )
 
     @reflection.cache
     def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
@@ -376,144 +389,224 @@ class TrinityDialect(default.DefaultDialect):
         namespace = self._schema(schema)
         if namespace in CATALOG_NAMESPACES:
             return table_name in self.get_table_names(connection, namespace, **kw)
-        sql = "SELECT 1 FROM system.tables WHERE namespace_name = ? AND table_name = ?"
-        return bool(self._rows(connection, sql, namespace, table_name))
+        return lookups.read(
+            connection,
+            lambda txn: lookups.table_exists(txn, namespace, table_name),
+            f"look up table {namespace}.{table_name}",
+        )
+
+    @reflection.cache
+    def _table_facts(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> lookups.TableFacts:
+        """One table's facts, read once per inspector cache by every single-table method."""
+        namespace = self._schema(schema)
+        if namespace in CATALOG_NAMESPACES:
+            return self._catalog_facts(namespace, table_name)
+        found = lookups.read(
+            connection,
+            lambda txn: lookups.table_facts(txn, namespace, table_name),
+            f"reflect table {namespace}.{table_name}",
+        )
+        if found is None:
+            raise exc.NoSuchTableError(f"{namespace}.{table_name}")
+        return found
+
+    def _catalog_facts(self, namespace: str, table_name: str) -> lookups.TableFacts:
+        from trinity_dbapi.lakehouse import catalog
+
+        if not catalog.is_catalog_table(namespace, table_name):
+            raise exc.NoSuchTableError(f"{namespace}.{table_name}")
+        return lookups.catalog_table_facts(namespace, table_name)
 
     @reflection.cache
     def get_columns(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedColumn]:
-        from trinity_dbapi.sql.types_sql import parse_type_sql
-
-        namespace = self._schema(schema)
-        if namespace in CATALOG_NAMESPACES:
-            return self._catalog_columns(connection, namespace, table_name)
-        sql = (
-            "SELECT column_name, data_type, is_nullable, comment FROM system.columns "
-            "WHERE namespace_name = ? AND table_name = ? ORDER BY ordinal_position"
-        )
-        rows = self._rows(connection, sql, namespace, table_name)
-        if not rows:
-            self._require_table(connection, namespace, table_name)
-        return [
-            {
-                "name": name,
-                "type": sqlalchemy_type(parse_type_sql(type_text)),
-                "nullable": bool(nullable),
-                "default": None,
-                "comment": comment,
-            }
-            for name, type_text, nullable, comment in rows
-        ]
-
-    def _catalog_columns(
-        self, connection: Any, namespace: str, table_name: str
-    ) -> list[ReflectedColumn]:
-        from trinity_dbapi.format.type_mapping import data_type_from_field
-        from trinity_dbapi.lakehouse import catalog
-
-        if not catalog.is_catalog_table(namespace, table_name):
-            raise exc.NoSuchTableError(f"{namespace}.{table_name}")
-        return [
-            {
-                "name": field.name,
-                "type": sqlalchemy_type(data_type_from_field(field)),
-                "nullable": field.nullable,
-                "default": None,
-                "comment": None,
-            }
-            for field in catalog.catalog_schema(namespace, table_name)
-        ]
+        return lookups.columns(self._table_facts(connection, table_name, schema, **kw))
 
     @reflection.cache
     def get_pk_constraint(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> ReflectedPrimaryKeyConstraint:
-        columns = self._table_row(connection, table_name, schema)["primary_key"]
-        return {"constrained_columns": list(columns or ()), "name": None}
+        return lookups.pk_constraint(self._table_facts(connection, table_name, schema, **kw))
 
     @reflection.cache
     def get_foreign_keys(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedForeignKeyConstraint]:
-        self._table_row(connection, table_name, schema)
+        self._table_facts(connection, table_name, schema, **kw)
         return []
 
     @reflection.cache
     def get_unique_constraints(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedUniqueConstraint]:
-        self._table_row(connection, table_name, schema)
+        self._table_facts(connection, table_name, schema, **kw)
         return []
 
     @reflection.cache
     def get_check_constraints(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedCheckConstraint]:
-        self._table_row(connection, table_name, schema)
+        self._table_facts(connection, table_name, schema, **kw)
         return []
 
     @reflection.cache
     def get_indexes(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedIndex]:
-        row = self._table_row(connection, table_name, schema)
-        # Secondary indices are the format properties "index.<name>" = column.
-        found = sorted(
-            (key[len("index.") :], column)
-            for key, column in row["format_properties"] or ()
-            if key.startswith("index.")
-        )
-        return [
-            ReflectedIndex(name=name, column_names=[column], unique=False, dialect_options={})
-            for name, column in found
-        ]
+        return lookups.indexes(self._table_facts(connection, table_name, schema, **kw))
 
     @reflection.cache
     def get_table_comment(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> ReflectedTableComment:
-        return {"text": self._table_row(connection, table_name, schema)["comment"]}
+        return lookups.table_comment(self._table_facts(connection, table_name, schema, **kw))
 
     @reflection.cache
     def get_table_options(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> dict[str, Any]:
-        row = self._table_row(connection, table_name, schema)
-        options: dict[str, Any] = {}
-        if row["partition_columns"]:
-            options["trinity_partitioned_by"] = list(row["partition_columns"])
-        if row["properties"]:
-            options["trinity_properties"] = dict(row["properties"])
-        return options
+        return lookups.table_options(self._table_facts(connection, table_name, schema, **kw))
 
-    def _table_row(self, connection: Any, table_name: str, schema: str | None) -> dict[str, Any]:
+    # -- reflection of many tables (SQLAlchemy 2's get_multi_*) -----------------------
+    #
+    # MetaData.reflect and Table(autoload_with=...) ask for every facet of a
+    # namespace's tables, one facet at a time: the facts of the tables are read
+    # once (cached in the inspector's cache like PostgreSQL's table OIDs), and
+    # every facet is computed from them.
+
+    @reflection.flexi_cache(
+        ("schema", InternalTraversal.dp_string),
+        ("filter_names", InternalTraversal.dp_string_list),
+    )
+    def _namespace_facts(
+        self, connection: Any, schema: str | None, filter_names: Any, **kw: Any
+    ) -> dict[str, lookups.TableFacts]:
         namespace = self._schema(schema)
         if namespace in CATALOG_NAMESPACES:
-            from trinity_dbapi.lakehouse import catalog
-
-            if not catalog.is_catalog_table(namespace, table_name):
-                raise exc.NoSuchTableError(f"{namespace}.{table_name}")
-            return {
-                "primary_key": [],
-                "format_properties": [],
-                "comment": None,
-                "partition_columns": [],
-                "properties": [],
-            }
-        sql = (
-            "SELECT primary_key, format_properties, comment, partition_columns, properties "
-            "FROM system.tables WHERE namespace_name = ? AND table_name = ?"
+            names = self.get_table_names(connection, namespace)
+            wanted = names if filter_names is None else [n for n in filter_names if n in names]
+            return {name: self._catalog_facts(namespace, name) for name in wanted}
+        return lookups.read(
+            connection,
+            lambda txn: lookups.namespace_facts(txn, namespace, filter_names),
+            f"reflect the tables of {namespace}",
         )
-        rows = self._rows(connection, sql, namespace, table_name)
-        if not rows:
-            raise exc.NoSuchTableError(f"{namespace}.{table_name}")
-        names = ("primary_key", "format_properties", "comment", "partition_columns", "properties")
-        return dict(zip(names, rows[0], strict=True))
 
-    def _require_table(self, connection: Any, namespace: str, table_name: str) -> None:
-        if not self.has_table(connection, table_name, namespace):
-            raise exc.NoSuchTableError(f"{namespace}.{table_name}")
+    def _multi(
+        self,
+        facet: Callable[[lookups.TableFacts], Any],
+        connection: Any,
+        schema: str | None,
+        filter_names: Any,
+        scope: ObjectScope,
+        kind: ObjectKind,
+        kw: dict[str, Any],
+    ) -> list[tuple[tuple[str | None, str], Any]]:
+        # Only tables exist, and none is temporary: other kinds and scopes are empty.
+        if ObjectKind.TABLE not in kind or ObjectScope.DEFAULT not in scope:
+            return []
+        names = None if filter_names is None else list(filter_names)
+        tables = self._namespace_facts(connection, schema, names, info_cache=kw.get("info_cache"))
+        return [((schema, name), facet(table)) for name, table in tables.items()]
+
+    def get_multi_columns(  # type: ignore[override]
+        self,
+        connection: Any,
+        *,
+        schema: str | None = None,
+        filter_names: Any = None,
+        scope: ObjectScope = ObjectScope.DEFAULT,
+        kind: ObjectKind = ObjectKind.TABLE,
+        **kw: Any,
+    ) -> list[tuple[tuple[str | None, str], list[ReflectedColumn]]]:
+        return self._multi(lookups.columns, connection, schema, filter_names, scope, kind, kw)
+
+    def get_multi_pk_constraint(  # type: ignore[override]
+        self,
+        connection: Any,
+        *,
+        schema: str | None = None,
+        filter_names: Any = None,
+        scope: ObjectScope = ObjectScope.DEFAULT,
+        kind: ObjectKind = ObjectKind.TABLE,
+        **kw: Any,
+    ) -> list[tuple[tuple[str | None, str], ReflectedPrimaryKeyConstraint]]:
+        return self._multi(lookups.pk_constraint, connection, schema, filter_names, scope, kind, kw)
+
+    def get_multi_foreign_keys(  # type: ignore[override]
+        self,
+        connection: Any,
+        *,
+        schema: str | None = None,
+        filter_names: Any = None,
+        scope: ObjectScope = ObjectScope.DEFAULT,
+        kind: ObjectKind = ObjectKind.TABLE,
+        **kw: Any,
+    ) -> list[tuple[tuple[str | None, str], list[ReflectedForeignKeyConstraint]]]:
+        return self._multi(lookups.nothing, connection, schema, filter_names, scope, kind, kw)
+
+    def get_multi_indexes(  # type: ignore[override]
+        self,
+        connection: Any,
+        *,
+        schema: str | None = None,
+        filter_names: Any = None,
+        scope: ObjectScope = ObjectScope.DEFAULT,
+        kind: ObjectKind = ObjectKind.TABLE,
+        **kw: Any,
+    ) -> list[tuple[tuple[str | None, str], list[ReflectedIndex]]]:
+        return self._multi(lookups.indexes, connection, schema, filter_names, scope, kind, kw)
+
+    def get_multi_unique_constraints(  # type: ignore[override]
+        self,
+        connection: Any,
+        *,
+        schema: str | None = None,
+        filter_names: Any = None,
+        scope: ObjectScope = ObjectScope.DEFAULT,
+        kind: ObjectKind = ObjectKind.TABLE,
+        **kw: Any,
+    ) -> list[tuple[tuple[str | None, str], list[ReflectedUniqueConstraint]]]:
+        return self._multi(lookups.nothing, connection, schema, filter_names, scope, kind, kw)
+
+    def get_multi_check_constraints(  # type: ignore[override]
+        self,
+        connection: Any,
+        *,
+        schema: str | None = None,
+        filter_names: Any = None,
+        scope: ObjectScope = ObjectScope.DEFAULT,
+        kind: ObjectKind = ObjectKind.TABLE,
+        **kw: Any,
+    ) -> list[tuple[tuple[str | None, str], list[ReflectedCheckConstraint]]]:
+        return self._multi(lookups.nothing, connection, schema, filter_names, scope, kind, kw)
+
+    def get_multi_table_comment(  # type: ignore[override]
+        self,
+        connection: Any,
+        *,
+        schema: str | None = None,
+        filter_names: Any = None,
+        scope: ObjectScope = ObjectScope.DEFAULT,
+        kind: ObjectKind = ObjectKind.TABLE,
+        **kw: Any,
+    ) -> list[tuple[tuple[str | None, str], ReflectedTableComment]]:
+        return self._multi(lookups.table_comment, connection, schema, filter_names, scope, kind, kw)
+
+    def get_multi_table_options(  # type: ignore[override]
+        self,
+        connection: Any,
+        *,
+        schema: str | None = None,
+        filter_names: Any = None,
+        scope: ObjectScope = ObjectScope.DEFAULT,
+        kind: ObjectKind = ObjectKind.TABLE,
+        **kw: Any,
+    ) -> list[tuple[tuple[str | None, str], dict[str, Any]]]:
+        return self._multi(lookups.table_options, connection, schema, filter_names, scope, kind, kw)
 
 
 __all__ = [
