@@ -251,11 +251,16 @@ def test_create_false_on_an_existing_lakehouse_connects(tmp_path: Path) -> None:
             "trinity:///lake?colour=red",
             (
                 r"unknown trinity URL option 'colour'; the options are autocommit, read_only, "
-                r"create, isolation_level, namespace, statement_timeout, version, storage\.<option>"
+                r"create, isolation_level, namespace, statement_timeout, version, "
+                r"definition_cache_bytes, storage\.<option>"
             ),
         ),
         ("trinity:///lake?storage.=x", r"unknown trinity URL option 'storage\.'"),
         ("trinity:///lake?read_only=maybe", r"URL option read_only='maybe' must be true or false"),
+        (
+            "trinity:///lake?definition_cache_bytes=-1",
+            r"URL option definition_cache_bytes='-1' must be a whole number of bytes",
+        ),
     ],
 )
 def test_bad_urls_raise_argument_error(url: str, message: str) -> None:

@@ -8,6 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi import errors
 from trinity_dbapi.errors import InterfaceError, LakehouseNotFoundError, ProgrammingError
+from trinity_dbapi.lakehouse.definition_cache import (
+    DEFAULT_DEFINITION_CACHE_BYTES,
+    check_cache_bytes,
+)
 from trinity_dbapi.lakehouse.transaction import DEFAULT_ISOLATION, IsolationLevel, RetryPolicy
 from trinity_dbapi.sql.engine.control import check_timeout
 
@@ -45,6 +49,7 @@ def connect(
     progress: ProgressHandler | None = None,
     version: int | None = None,
     statement_timeout: float | None = None,
+    definition_cache_bytes: int = DEFAULT_DEFINITION_CACHE_BYTES,
     **definition: Any,
 ) -> Connection:
     """Open a connection to the lakehouse at ``uri``.
@@ -70,6 +75,10 @@ def connect(
         statement_timeout: stop any statement that runs longer than this many
             seconds with ``StatementTimeoutError`` (None or 0, the default: no
             limit; see :attr:`Connection.statement_timeout`).
+        definition_cache_bytes: the bound, in bytes of definition files, of the
+            connection's cache of parsed namespace and table definitions, which
+            every statement and reflection through the connection shares
+            (default 32 MiB; 0 disables it).
         **definition: lakehouse definition fields for a new lakehouse
             (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
             ``maximum_version_age_millis``, ``minimum_versions_to_keep``, ``properties``).
@@ -80,7 +89,7 @@ def connect(
         DamagedVersionError: the latest root (or ``version``'s), or a file it
             needs, is damaged; the message names the newest version that opens.
         NoSuchVersionError: ``version`` does not exist.
-        ProgrammingError: an unknown option.
+        ProgrammingError: an unknown option, or a bad ``definition_cache_bytes``.
 
     Example:
         >>> import trinity_dbapi
@@ -91,12 +100,13 @@ def connect(
     """
     _check_progress(progress)
     timeout = check_timeout(statement_timeout)
+    cache_bytes = check_cache_bytes(definition_cache_bytes)
     unknown = sorted(set(definition) - DEFINITION_FIELDS)
     if unknown:
         raise ProgrammingError(
             f"connect() got unknown options {', '.join(unknown)}; the options are "
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
-            f"retry, progress, version, statement_timeout and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
+            f"retry, progress, version, statement_timeout, definition_cache_bytes and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
     from trinity_dbapi.storage.redact import Redactor, redact_userinfo
 
@@ -127,6 +137,7 @@ def connect(
         else:
             error = errors.OperationalError(f"cannot open a lakehouse at {shown!r}: {cause}")
     else:
+        lake.definition_cache.max_bytes = cache_bytes
         return Connection(
             lake,
             autocommit=autocommit,

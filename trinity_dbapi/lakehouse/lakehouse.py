@@ -38,6 +38,7 @@ from trinity_dbapi.format.paths import (
     root_node_version,
 )
 from trinity_dbapi.lakehouse import commit_point, history, recovery, roots
+from trinity_dbapi.lakehouse.definition_cache import DefinitionCache
 from trinity_dbapi.lakehouse.expiration import ExpireResult
 from trinity_dbapi.lakehouse.export import ExportResult
 from trinity_dbapi.lakehouse.garbage import DEFAULT_GRACE_PERIOD_MILLIS, GarbageResult
@@ -84,6 +85,9 @@ class Lakehouse:
         self.nodes = NodeStore(storage, definition.order, compression=compression)
         self.nodes.storage_options = self.storage_options
         self._definitions: dict[str, LakehouseDefinition] = {}
+        #: Parsed namespace and table definitions by file path, shared by every
+        #: transaction of this handle (a connection owns one handle).
+        self.definition_cache = DefinitionCache()
         #: The latest version when the lakehouse was opened or created; a reader
         #: that starts at once pins it without probing for the latest again.
         self.opened_version = 0

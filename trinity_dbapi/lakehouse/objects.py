@@ -25,6 +25,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
 from trinity_dbapi.format.paths import namespace_definition_path, table_definition_path
+from trinity_dbapi.lakehouse.definition_cache import D
 from trinity_dbapi.tree.btree import prefix_end
 
 if TYPE_CHECKING:
@@ -78,6 +79,14 @@ class ObjectOperations(ABC):
     def read_file(self, path: str) -> bytes:
         """A staged file, or else one from storage."""
 
+    def read_object_definition(self, path: str, kind: type[D]) -> D:
+        """The namespace or table definition at ``path``, read and parsed.
+
+        :class:`Transaction` serves committed files from its lakehouse's
+        definition cache instead.
+        """
+        return kind.from_bytes(self.read_file(path), path)
+
     @property
     def _limits(self) -> keys.KeyLimits:
         return self.snapshot.definition.key_limits
@@ -104,7 +113,7 @@ class ObjectOperations(ABC):
         path = self.get(self._namespace_key(namespace))
         if path is None:
             raise NoSuchNamespaceError(namespace)
-        return NamespaceDefinition.from_bytes(self.read_file(path), path)
+        return self.read_object_definition(path, NamespaceDefinition)
 
     def create_namespace(
         self,
@@ -196,7 +205,7 @@ class ObjectOperations(ABC):
         path = self.get(self._table_key(namespace, table))
         if path is None:
             raise NoSuchTableError(namespace, table)
-        return TableDefinition.from_bytes(self.read_file(path), path)
+        return self.read_object_definition(path, TableDefinition)
 
     def peek_table(self, namespace: str, table: str) -> TableDefinition:
         """Like :meth:`load_table`, but a blind read: no conflict is recorded for it.
@@ -207,7 +216,7 @@ class ObjectOperations(ABC):
         path = self.peek(self._table_key(namespace, table))
         if path is None:
             raise NoSuchTableError(namespace, table)
-        return TableDefinition.from_bytes(self.read_file(path), path)
+        return self.read_object_definition(path, TableDefinition)
 
     def create_table(
         self, namespace: str, definition: TableDefinition, *, if_not_exists: bool = False
@@ -282,7 +291,7 @@ class ObjectOperations(ABC):
                     "it; run the transaction again if the table should exist",
                     key=key,
                 )
-            definition = change(TableDefinition.from_bytes(self.read_file(current), current))
+            definition = change(self.read_object_definition(current, TableDefinition))
             path = table_definition_path(namespace, table)
             self.stage_file(path, definition.to_bytes())
             results.append(definition)

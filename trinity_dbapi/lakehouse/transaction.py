@@ -47,6 +47,7 @@ from trinity_dbapi.errors import (
     TransactionClosedError,
 )
 from trinity_dbapi.format.keys import decode_key
+from trinity_dbapi.lakehouse.definition_cache import D
 from trinity_dbapi.lakehouse.objects import ObjectOperations
 from trinity_dbapi.tree.btree import prefix_end
 
@@ -308,6 +309,20 @@ class Transaction(ObjectOperations):
         """A file staged by this transaction, or else from storage."""
         staged = self._files.get(path)
         return staged if staged is not None else self.lakehouse.read_location(path)
+
+    def read_object_definition(self, path: str, kind: type[D]) -> D:
+        """The namespace or table definition at ``path``, parsed once per lakehouse handle.
+
+        A file this transaction staged is parsed on its own and never cached:
+        until the commit writes it, no other transaction may see it. Every
+        other file is committed and immutable, so the lakehouse's
+        :class:`~trinity_dbapi.lakehouse.definition_cache.DefinitionCache`
+        serves it to every transaction and version alike.
+        """
+        staged = self._files.get(path)
+        if staged is not None:
+            return kind.from_bytes(staged, path)
+        return self.lakehouse.definition_cache.load(path, kind, self.lakehouse.read_location)
 
     # -- writes ----------------------------------------------------------------------
 

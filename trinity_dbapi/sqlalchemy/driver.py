@@ -10,8 +10,9 @@ lakehouse location that :func:`trinity_dbapi.connect` takes:
 Query parameters: ``storage.<option>=value`` go to the fsspec file system
 (``storage_options``; ``true`` / ``false`` / numbers / JSON objects are
 decoded, other values stay text); ``autocommit``, ``read_only``, ``create``,
-``isolation_level``, ``namespace``, ``statement_timeout`` (seconds) and
-``version`` (a version number: read that version only, docs/recovery.md) are
+``isolation_level``, ``namespace``, ``statement_timeout`` (seconds),
+``version`` (a version number: read that version only, docs/recovery.md) and
+``definition_cache_bytes`` (the bound of the connection's definition cache) are
 :func:`~trinity_dbapi.connect` options. ``create_engine(..., connect_args={...})`` adds or overrides any of
 them, including a whole ``storage_options`` dict.
 """
@@ -33,6 +34,7 @@ _BOOLEAN_OPTIONS = ("autocommit", "read_only", "create")
 _TEXT_OPTIONS = ("isolation_level", "namespace")
 _SECONDS_OPTIONS = ("statement_timeout",)
 _VERSION_OPTIONS = ("version",)
+_BYTES_OPTIONS = ("definition_cache_bytes",)
 _STORAGE_PREFIX = "storage."
 
 
@@ -61,6 +63,15 @@ def _version(name: str, value: str) -> int:
     if not value.isascii() or not value.isdigit() or len(value) > 10 or int(value) > 2**32 - 1:
         raise exc.ArgumentError(
             f"URL option {name}={value!r} must be a version number (0 to 4294967295)"
+        )
+    return int(value)
+
+
+def _bytes(name: str, value: str) -> int:
+    if not value.isascii() or not value.isdigit():
+        raise exc.ArgumentError(
+            f"URL option {name}={value!r} must be a whole number of bytes, 0 or more "
+            "(0 disables the cache)"
         )
     return int(value)
 
@@ -171,6 +182,8 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
                 options[name] = _seconds(name, value)
             elif name in _VERSION_OPTIONS:
                 options[name] = _version(name, value)
+            elif name in _BYTES_OPTIONS:
+                options[name] = _bytes(name, value)
             else:
                 known = ", ".join(
                     (
@@ -178,6 +191,7 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
                         *_TEXT_OPTIONS,
                         *_SECONDS_OPTIONS,
                         *_VERSION_OPTIONS,
+                        *_BYTES_OPTIONS,
                         "storage.<option>",
                     )
                 )
