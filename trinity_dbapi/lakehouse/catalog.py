@@ -71,6 +71,12 @@ from trinity_dbapi.format.definitions import (
     TableDefinition,
 )
 from trinity_dbapi.format.type_mapping import columns_from_schema, duckdb_type
+from trinity_dbapi.lakehouse.catalog_scope import (
+    EVERYTHING,
+    CatalogScope,
+    scoped_namespaces,
+    scoped_tables,
+)
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.history import VersionInfo
@@ -121,9 +127,12 @@ class _Relation:
 class _Catalog:
     """The objects of one pinned view, each loaded once per catalog table built."""
 
-    def __init__(self, view: ObjectOperations, snapshot: Snapshot) -> None:
+    def __init__(
+        self, view: ObjectOperations, snapshot: Snapshot, scope: CatalogScope = EVERYTHING
+    ) -> None:
         self.view = view
         self.snapshot = snapshot
+        self.scope = scope
 
     @cached_property
     def name(self) -> str:
@@ -131,15 +140,11 @@ class _Catalog:
 
     @cached_property
     def namespaces(self) -> list[NamespaceDefinition]:
-        return [self.view.load_namespace(name) for name in self.view.list_namespaces()]
+        return scoped_namespaces(self.view, self.scope)
 
     @cached_property
     def tables(self) -> list[tuple[str, TableDefinition]]:
-        return [
-            (ns.name, self.view.load_table(ns.name, table))
-            for ns in self.namespaces
-            for table in self.view.list_tables(ns.name)
-        ]
+        return scoped_tables(self.view, self.scope)
 
     @cached_property
     def relations(self) -> list[_Relation]:
@@ -589,7 +594,11 @@ def catalog_schema(namespace: str, name: str) -> pa.Schema:
 
 
 def catalog_table(
-    view: ObjectOperations, snapshot: Snapshot, namespace: str, name: str
+    view: ObjectOperations,
+    snapshot: Snapshot,
+    namespace: str,
+    name: str,
+    scope: CatalogScope = EVERYTHING,
 ) -> pa.Table:
     """Build a catalog table from a pinned view and its snapshot.
 
@@ -600,6 +609,9 @@ def catalog_table(
             lakehouse name (the catalog name) are shown.
         namespace: ``system`` or ``information_schema``.
         name: the catalog table name.
+        scope: the objects whose rows are built (see
+            :mod:`~trinity_dbapi.lakehouse.catalog_scope`); rows of other
+            objects may or may not be present, so the caller filters them.
 
     Returns:
         The table, with :func:`catalog_schema` as its schema even when empty.
@@ -607,4 +619,4 @@ def catalog_table(
     Raises:
         NoSuchTableError: ``namespace.name`` is not a catalog table.
     """
-    return _lookup(namespace, name).build(_Catalog(view, snapshot))
+    return _lookup(namespace, name).build(_Catalog(view, snapshot, scope))
