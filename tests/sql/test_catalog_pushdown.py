@@ -206,3 +206,79 @@ def test_pushdown_with_parameters_and_joins(con: Connection) -> None:
         "SELECT TABLE_COMMENT FROM information_schema.tables WHERE table_name = 'MixedCase'"
     ).fetchall()
     assert comment == [("table 7",)]
+
+
+@pytest.fixture(scope="module")
+def versions_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Versions 0..30: each commit after the first creates one namespace."""
+    path = str(tmp_path_factory.mktemp("versions") / "lake")
+    lake = Lakehouse.create(path)
+    for i in range(30):
+        with lake.begin() as txn:
+            txn.create_namespace(f"v{i:02d}")
+    return path
+
+
+def _roots_read(con: Connection, sql: str, params: Any = ()) -> tuple[int, list[Any]]:
+    """How many root files a statement read from storage, and its rows."""
+    storage = con.lakehouse.storage
+    seen: list[str] = []
+    original = storage._read
+
+    def counting(path: str) -> bytes:
+        seen.append(path)
+        return original(path)
+
+    storage._read = counting  # type: ignore[method-assign]
+    try:
+        rows = con.cursor().execute(sql, params).fetchall()
+    finally:
+        storage._read = original  # type: ignore[method-assign]
+    roots = [p for p in seen if p.rsplit("/", 1)[-1].startswith("_") and p.endswith(".arrow")]
+    return len(roots), rows
+
+
+def test_newest_versions_read_k_roots(versions_path: str) -> None:
+    con = trinity_dbapi.connect(versions_path)
+    try:
+        con.lakehouse.storage.clear_cache()
+        reads, rows = _roots_read(
+            con, "SELECT version FROM system.versions ORDER BY version DESC LIMIT 3"
+        )
+        assert rows == [(30,), (29,), (28,)]
+        assert reads <= 3
+        reads, rows = _roots_read(
+            con, "SELECT version FROM system.versions ORDER BY version DESC LIMIT ? OFFSET 1", [2]
+        )
+        assert rows == [(29,), (28,)]
+        assert reads <= 3
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM system.versions ORDER BY version DESC LIMIT 3",
+        "SELECT * FROM system.versions ORDER BY version DESC LIMIT 0",
+        "SELECT * FROM system.versions ORDER BY version DESC LIMIT 50",
+        "SELECT * FROM system.versions ORDER BY version DESC LIMIT 2 OFFSET 5",
+        "SELECT * FROM system.versions FOR SYSTEM_VERSION AS OF 10 ORDER BY version DESC LIMIT 4",
+        "SELECT * FROM system.versions v ORDER BY v.version DESC, created_at LIMIT 2",
+        "SELECT * FROM system.versions ORDER BY version ASC LIMIT 3",
+        "SELECT * FROM system.versions WHERE version % 2 = 0 ORDER BY version DESC LIMIT 3",
+        "SELECT DISTINCT txn_id IS NULL FROM system.versions ORDER BY 1 DESC LIMIT 1",
+        "SELECT count(*) FROM system.versions ORDER BY 1 DESC LIMIT 1",
+        "SELECT version, row_number() OVER () FROM system.versions ORDER BY version DESC LIMIT 2",
+    ],
+)
+def test_newest_versions_answer_what_the_full_build_answers(
+    versions_path: str, monkeypatch: pytest.MonkeyPatch, sql: str
+) -> None:
+    con = trinity_dbapi.connect(versions_path)
+    try:
+        pushed = con.cursor().execute(sql).fetchall()
+        monkeypatch.setattr("trinity_dbapi.sql.engine.query.catalog_scope", lambda *a: EVERYTHING)
+        assert pushed == con.cursor().execute(sql).fetchall()
+    finally:
+        con.close()

@@ -77,6 +77,7 @@ from trinity_dbapi.lakehouse.catalog_scope import (
     scoped_namespaces,
     scoped_tables,
 )
+from trinity_dbapi.lakehouse.history import newest_versions
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.history import VersionInfo
@@ -159,7 +160,14 @@ class _Catalog:
         return sorted(user + catalog, key=lambda rel: (rel.namespace, rel.name))
 
     def versions(self) -> Iterator[VersionInfo]:
-        """Every retained version up to the snapshot's, oldest first."""
+        """Every retained version up to the snapshot's, oldest first (or the scope's newest)."""
+        if self.scope.newest_versions is not None:
+            yield from reversed(
+                newest_versions(
+                    self.snapshot.lakehouse, self.snapshot.version, self.scope.newest_versions
+                )
+            )
+            return
         for info in self.snapshot.lakehouse.history():
             if info.version > self.snapshot.version:
                 return

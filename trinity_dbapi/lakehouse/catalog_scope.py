@@ -43,12 +43,15 @@ class CatalogScope:
         definitions: whether columns held only by definition files are needed;
             when false, rows carry names only and their other columns are NULL
             or empty (the query never reads them).
+        newest_versions: ``system.versions`` needs only this many newest
+            versions (``ORDER BY version DESC LIMIT k``): k roots are read.
     """
 
     namespaces: frozenset[str] | None = None
     tables: frozenset[str] | None = None
     table_prefix: str | None = None
     definitions: bool = True
+    newest_versions: int | None = None
 
 
 #: No narrowing: every object, with its definition.

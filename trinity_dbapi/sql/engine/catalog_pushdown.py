@@ -46,6 +46,8 @@ def catalog_scope(
         namespace: ``system`` or ``information_schema``.
         table: the catalog table's name.
     """
+    if (namespace, table) == (SYSTEM, "versions"):
+        return CatalogScope(newest_versions=_newest(node, params))
     names = _NAME_COLUMNS.get((namespace, table))
     if names is None:
         return EVERYTHING
@@ -159,3 +161,46 @@ def _reads_only(node: exp.Table, columns: set[str]) -> bool:
     if any(True for _ in root.find_all(exp.Star)):
         return False
     return all(column.name.casefold() in columns for column in root.find_all(exp.Column))
+
+
+def _newest(node: exp.Table, params: Sequence[Any]) -> int | None:
+    """k of ``SELECT ... FROM system.versions ORDER BY version DESC LIMIT k [OFFSET m]`` (+ m).
+
+    Only for a plain select of that one table: no WHERE, grouping,
+    DISTINCT, window or aggregate could make it need more rows than that.
+    """
+    select = node.parent_select
+    if select is None or _sources(select) != [node]:
+        return None
+    if any(select.args.get(arg) for arg in ("where", "group", "having", "distinct", "qualify")):
+        return None
+    if any(True for _ in select.find_all(exp.AggFunc, exp.Window)):
+        return None
+    order = select.args.get("order")
+    if order is None or not order.expressions:
+        return None
+    first = order.expressions[0]
+    column = first.this
+    if not first.args.get("desc") or not isinstance(column, exp.Column):
+        return None
+    if column.name.casefold() != "version" or column.table not in ("", node.alias_or_name):
+        return None
+    count = _count(select.args.get("limit"), params)
+    offset = _count(select.args.get("offset"), params) if select.args.get("offset") else 0
+    return None if count is None or offset is None else count + offset
+
+
+def _count(clause: exp.Expression | None, params: Sequence[Any]) -> int | None:
+    """The non-negative integer of a LIMIT or OFFSET clause; None if not a plain one."""
+    if clause is None:
+        return None
+    value = clause.args.get("expression") or clause.this
+    number: Any = None
+    if isinstance(value, exp.Literal) and value.is_int:
+        number = int(value.this)
+    elif isinstance(value, exp.Placeholder) and str(value.this).isdigit():
+        index = int(value.this) - 1
+        number = params[index] if 0 <= index < len(params) else None
+    if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+        return None
+    return number
