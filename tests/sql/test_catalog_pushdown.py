@@ -9,6 +9,7 @@ every pushed-down query answers exactly what the full build answers.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ import trinity_dbapi
 from trinity_dbapi.dbapi.connection import Connection
 from trinity_dbapi.errors import NoSuchNamespaceError, NoSuchTableError
 from trinity_dbapi.format.definitions import Column, DataType, TableDefinition
+from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import Lakehouse
 from trinity_dbapi.lakehouse.catalog_scope import EVERYTHING
 
@@ -280,5 +282,25 @@ def test_newest_versions_answer_what_the_full_build_answers(
         pushed = con.cursor().execute(sql).fetchall()
         monkeypatch.setattr("trinity_dbapi.sql.engine.query.catalog_scope", lambda *a: EVERYTHING)
         assert pushed == con.cursor().execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_newest_versions_read_no_older_damaged_root(tmp_path: Path) -> None:
+    """The k newest versions of a time-travel read: damaged roots outside them are not read."""
+    path = tmp_path / "lake"
+    lake = Lakehouse.create(str(path))
+    for i in range(6):
+        with lake.begin() as txn:
+            txn.create_namespace(f"v{i}")
+    (path / root_node_file_name(5)).write_bytes(b"damaged")
+    (path / root_node_file_name(1)).write_bytes(b"damaged")
+    # Open at the intact version 4: version 5 is not the latest intact root.
+    con = trinity_dbapi.connect(str(path), version=4)
+    try:
+        rows = con.cursor().execute(
+            "SELECT version FROM system.versions ORDER BY version DESC LIMIT 2"
+        )
+        assert rows.fetchall() == [(4,), (3,)]
     finally:
         con.close()

@@ -6,7 +6,9 @@ pinned read view (an :class:`~trinity_dbapi.lakehouse.objects.ObjectOperations`,
 :class:`~trinity_dbapi.lakehouse.transaction.Transaction`) and its snapshot. Time travel
 is therefore free: pass an older snapshot and ``Transaction(lakehouse,
 snapshot, read_only=True)`` on it, and every table shows the catalog as it was.
-A read-write transaction also shows its own uncommitted changes.
+A read-write transaction also shows its own uncommitted changes. A
+:class:`~trinity_dbapi.lakehouse.catalog_scope.CatalogScope` narrows the
+objects whose rows are built (point lookups, key range scans, names only).
 
 ``system`` describes the lakehouse objects, in TrinityLake terms:
 
