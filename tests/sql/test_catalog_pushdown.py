@@ -16,7 +16,7 @@ import pytest
 
 import trinity_dbapi
 from trinity_dbapi.dbapi.connection import Connection
-from trinity_dbapi.errors import NoSuchNamespaceError, NoSuchTableError
+from trinity_dbapi.errors import CorruptFileError, NoSuchNamespaceError, NoSuchTableError
 from trinity_dbapi.format.definitions import Column, DataType, TableDefinition
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import Lakehouse
@@ -302,5 +302,24 @@ def test_newest_versions_read_no_older_damaged_root(tmp_path: Path) -> None:
             "SELECT version FROM system.versions ORDER BY version DESC LIMIT 2"
         )
         assert rows.fetchall() == [(4,), (3,)]
+    finally:
+        con.close()
+
+
+def test_newest_versions_raise_on_a_damaged_root_among_them(tmp_path: Path) -> None:
+    path = tmp_path / "lake"
+    lake = Lakehouse.create(str(path))
+    for i in range(6):
+        with lake.begin() as txn:
+            txn.create_namespace(f"v{i}")
+    (path / root_node_file_name(3)).write_bytes(b"damaged")
+    con = trinity_dbapi.connect(str(path))
+    try:
+        newest = "SELECT version FROM system.versions ORDER BY version DESC LIMIT {}"
+        assert con.cursor().execute(newest.format(2)).fetchall() == [(6,), (5,)]
+        with pytest.raises(CorruptFileError, match=root_node_file_name(3)):
+            con.cursor().execute(newest.format(5))
+        with pytest.raises(CorruptFileError, match=root_node_file_name(3)):
+            con.cursor().execute("SELECT version FROM system.versions")  # the full build
     finally:
         con.close()
