@@ -6,7 +6,9 @@ pinned read view (an :class:`~trinity_dbapi.lakehouse.objects.ObjectOperations`,
 :class:`~trinity_dbapi.lakehouse.transaction.Transaction`) and its snapshot. Time travel
 is therefore free: pass an older snapshot and ``Transaction(lakehouse,
 snapshot, read_only=True)`` on it, and every table shows the catalog as it was.
-A read-write transaction also shows its own uncommitted changes.
+A read-write transaction also shows its own uncommitted changes. A
+:class:`~trinity_dbapi.lakehouse.catalog_scope.CatalogScope` narrows the
+objects whose rows are built (point lookups, key range scans, names only).
 
 ``system`` describes the lakehouse objects, in TrinityLake terms:
 
@@ -71,6 +73,13 @@ from trinity_dbapi.format.definitions import (
     TableDefinition,
 )
 from trinity_dbapi.format.type_mapping import columns_from_schema, duckdb_type
+from trinity_dbapi.lakehouse.catalog_scope import (
+    EVERYTHING,
+    CatalogScope,
+    scoped_namespaces,
+    scoped_tables,
+)
+from trinity_dbapi.lakehouse.history import newest_versions
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.history import VersionInfo
@@ -121,9 +130,12 @@ class _Relation:
 class _Catalog:
     """The objects of one pinned view, each loaded once per catalog table built."""
 
-    def __init__(self, view: ObjectOperations, snapshot: Snapshot) -> None:
+    def __init__(
+        self, view: ObjectOperations, snapshot: Snapshot, scope: CatalogScope = EVERYTHING
+    ) -> None:
         self.view = view
         self.snapshot = snapshot
+        self.scope = scope
 
     @cached_property
     def name(self) -> str:
@@ -131,15 +143,11 @@ class _Catalog:
 
     @cached_property
     def namespaces(self) -> list[NamespaceDefinition]:
-        return [self.view.load_namespace(name) for name in self.view.list_namespaces()]
+        return scoped_namespaces(self.view, self.scope)
 
     @cached_property
     def tables(self) -> list[tuple[str, TableDefinition]]:
-        return [
-            (ns.name, self.view.load_table(ns.name, table))
-            for ns in self.namespaces
-            for table in self.view.list_tables(ns.name)
-        ]
+        return scoped_tables(self.view, self.scope)
 
     @cached_property
     def relations(self) -> list[_Relation]:
@@ -154,7 +162,14 @@ class _Catalog:
         return sorted(user + catalog, key=lambda rel: (rel.namespace, rel.name))
 
     def versions(self) -> Iterator[VersionInfo]:
-        """Every retained version up to the snapshot's, oldest first."""
+        """Every retained version up to the snapshot's, oldest first (or the scope's newest)."""
+        if self.scope.newest_versions is not None:
+            yield from reversed(
+                newest_versions(
+                    self.snapshot.lakehouse, self.snapshot.version, self.scope.newest_versions
+                )
+            )
+            return
         for info in self.snapshot.lakehouse.history():
             if info.version > self.snapshot.version:
                 return
@@ -589,7 +604,11 @@ def catalog_schema(namespace: str, name: str) -> pa.Schema:
 
 
 def catalog_table(
-    view: ObjectOperations, snapshot: Snapshot, namespace: str, name: str
+    view: ObjectOperations,
+    snapshot: Snapshot,
+    namespace: str,
+    name: str,
+    scope: CatalogScope = EVERYTHING,
 ) -> pa.Table:
     """Build a catalog table from a pinned view and its snapshot.
 
@@ -600,6 +619,9 @@ def catalog_table(
             lakehouse name (the catalog name) are shown.
         namespace: ``system`` or ``information_schema``.
         name: the catalog table name.
+        scope: the objects whose rows are built (see
+            :mod:`~trinity_dbapi.lakehouse.catalog_scope`); rows of other
+            objects may or may not be present, so the caller filters them.
 
     Returns:
         The table, with :func:`catalog_schema` as its schema even when empty.
@@ -607,4 +629,4 @@ def catalog_table(
     Raises:
         NoSuchTableError: ``namespace.name`` is not a catalog table.
     """
-    return _lookup(namespace, name).build(_Catalog(view, snapshot))
+    return _lookup(namespace, name).build(_Catalog(view, snapshot, scope))

@@ -106,6 +106,37 @@ def history(lakehouse: Lakehouse, *, since: int = 0) -> Iterator[VersionInfo]:
         raise damaged[0][1]
 
 
+def newest_versions(lakehouse: Lakehouse, upto: int, count: int) -> list[VersionInfo]:
+    """The ``count`` newest retained versions at or below ``upto``, newest first.
+
+    Walks down from ``upto``, reading about ``count`` roots rather than every
+    one. A damaged root met on the way is left out, as :func:`history` leaves
+    it out, when a newer version's recovery rollback went past it or
+    ``upto`` is not the latest version; otherwise it raises. Damage older than
+    the versions returned is not looked at (``check_integrity`` reports it).
+    """
+    found: list[VersionInfo] = []
+    recovered_past = -1  # the newest version a recovery rollback seen so far went past
+    strict: bool | None = None
+    version = upto
+    while version >= 0 and len(found) < count:
+        try:
+            snap = _try_snapshot(lakehouse, version)
+        except CorruptFileError:
+            if strict is None:
+                strict = upto >= lakehouse.latest_version()
+            if strict and version > recovered_past:
+                raise
+            version -= 1
+            continue
+        if snap is not None:
+            past = root_node_version((snap.rollback_from_root or "").rsplit("/", 1)[-1])
+            recovered_past = max(recovered_past, past if past is not None else -1)
+            found.append(VersionInfo.of(snap))
+        version -= 1
+    return found
+
+
 def version_at(lakehouse: Lakehouse, timestamp: datetime | float) -> int:
     """The newest version created at or before ``timestamp``.
 

@@ -5,7 +5,9 @@ the statement model; each receives the session and the statement and
 returns a :class:`~trinity_dbapi.sql.engine.session.Result`. DDL stages changes in
 the session's transaction through the object operations; SHOW and DESCRIBE
 are queries over the catalog tables, so they answer from exactly the data
-``SELECT * FROM system.tables`` shows.
+``SELECT * FROM system.tables`` shows; their WHERE clauses name the object,
+so the catalog tables are built by point lookups and key range scans
+(:mod:`~trinity_dbapi.sql.engine.catalog_pushdown`), never in full.
 """
 
 from __future__ import annotations

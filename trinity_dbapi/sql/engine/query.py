@@ -29,6 +29,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format import type_mapping
 from trinity_dbapi.format.sql_text import quote_identifier, quote_string
 from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sql.engine.catalog_pushdown import catalog_scope
 from trinity_dbapi.sql.engine.duck_errors import (
     NOT_FILE_ERRORS,
     QueryFiles,
@@ -128,9 +129,12 @@ def execute_marked(
             namespace = ref.table.namespace or session.namespace
             if node.args.get("alias") is None:
                 unaliased.add((namespace, ref.table.name))
-            predicate = point_predicates(node, params)
+            predicate: Any = point_predicates(node, params)
+            if namespace in catalog.RESERVED_NAMESPACES:
+                predicate = catalog_scope(node, params, namespace, ref.table.name)
             key: Any = ("override", index) if overrides and index in overrides else None
-            key = key or (namespace, ref.table.name, ref.as_of, repr(sorted(predicate.items())))
+            shown = repr(sorted(predicate.items()) if isinstance(predicate, dict) else predicate)
+            key = key or (namespace, ref.table.name, ref.as_of, shown)
             name = resolved.get(key)
             if name is None:
                 name = f"__trinity_{next(_names)}_{uuid.uuid4().hex[:8]}"
@@ -371,12 +375,17 @@ def _materialise(
     namespace: str,
     table: str,
     as_of: AsOf | None,
-    predicate: Mapping[str, Sequence[Any]],
+    predicate: Any,
     files: QueryFiles,
 ) -> Any:
+    """A catalog table built for ``predicate`` (a :class:`CatalogScope`), or a table's scan.
+
+    For a user table ``predicate`` maps columns to their allowed values
+    (see :func:`~trinity_dbapi.tables.pruning.point_predicates`).
+    """
     view, snapshot = session.view_for(as_of)
     if namespace in catalog.RESERVED_NAMESPACES:
-        return catalog.catalog_table(view, snapshot, namespace, table)
+        return catalog.catalog_table(view, snapshot, namespace, table, predicate)
     return table_scan(session.lakehouse.storage, view, namespace, table, predicate, files.paths)
 
 
