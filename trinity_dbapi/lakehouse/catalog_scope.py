@@ -95,7 +95,7 @@ def scoped_tables(view: ObjectOperations, scope: CatalogScope) -> list[tuple[str
     for namespace in namespaces:
         for name, path in _table_paths(view, scope, namespace, limits):
             if scope.definitions:
-                definition = TableDefinition.from_bytes(view.read_file(path), path)
+                definition = view.read_object_definition(path, TableDefinition)
             else:
                 # A stand-in: the query reads none of the columns it fills.
                 definition = TableDefinition(name, table_format="(not read)")
