@@ -36,7 +36,8 @@ pointing at its own copy of a real table metadata file written by
 Targets (issue 16), reported as booleans in ``checks``: cold DESCRIBE reads
 <= depth + 3 at every size; SHOW TABLES reads no table or namespace
 definition file; the warm latency of each point statement at the largest
-size <= 1.5x its figure at the smallest (1,000 tables by default); warm
+size <= 1.5x its figure at the smallest (1,000 tables by default; only
+when more than one size runs); warm
 DESCRIBE <= 5 ms and reflection <= 30 ms at 100,000 tables (when measured);
 each statement faster (warm) than pyiceberg's equivalent at every size.
 Human-readable lines first; the last line is one JSON object with every figure.
@@ -310,7 +311,7 @@ def warm_trinity(uri: str, op: str, repeats: int) -> dict[str, Any]:
         engine.dispose()
     return {
         "ms": round(1000 * statistics.median(times), 3),
-        "reads": statistics.median(reads),
+        "reads": statistics.median_low(reads),
         "runs": len(times),
     }
 
@@ -393,7 +394,7 @@ def checks_for(results: dict[str, dict[str, Any]]) -> dict[str, bool]:
         ),
     }
     small, large = sizes[0], sizes[-1]
-    for op in OPERATIONS:
+    for op in OPERATIONS if small != large else ():  # one size has nothing to compare
         checks[f"warm_{op}_largest_within_1_5x_smallest"] = (
             ours[large][op]["warm_ms"] <= 1.5 * ours[small][op]["warm_ms"]
         )
