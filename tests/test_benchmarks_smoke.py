@@ -5,7 +5,8 @@ is the JSON report with its sections and that the correctness checks hold: no
 commit was lost, timestamp lookups stayed within their read bound, pandas
 writes were one commit each and every pandas read returned the same rows, and
 each Spark save through ``trinitylake`` was one commit and both Spark reads
-returned the source's rows.
+returned the source's rows, and every catalog statement found its table and
+counted the same storage reads both ways.
 """
 
 from __future__ import annotations
@@ -153,3 +154,50 @@ def test_spark_io_benchmark_quick(tmp_path: Path) -> None:
     assert report["write"]["trinitylake"]["rows"] == report["write"]["parquet"]["rows"] == 200_000
     for side in ("trinitylake", "parquet"):
         assert report["read"][side]["checksum"] == report["source"]["checksum"]
+
+
+def test_catalog_benchmark_quick(tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy")
+    script = SCRIPT.parent / "catalog.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) >= 13, done.stdout
+    report = json.loads(lines[-1])
+    assert set(report["sizes"]) == {"600", "1200"}
+    statements = {"describe", "show_tables", "columns_point", "versions", "reflection"}
+    for size, figures in report["sizes"].items():
+        assert figures["build"]["tables"] == int(size)
+        ours = figures["trinity"]
+        assert set(ours) == statements
+        # Every statement found n1.t0150: its 8 columns, namespace n1's tables.
+        assert ours["describe"]["rows"] == ours["columns_point"]["rows"] == 8
+        assert ours["reflection"]["rows"] == 8
+        assert ours["show_tables"]["rows"] == min(400, int(size) - 400)
+        assert 1 <= ours["versions"]["rows"] <= 3
+        for op in statements:
+            # The cold child's two counts of backend reads agree.
+            assert ours[op]["cold_reads"] == ours[op]["cold_counter_reads"] > 0
+        if importlib.util.find_spec("pyiceberg") is None:
+            assert figures["pyiceberg_sqlcatalog"] is None
+        else:
+            assert set(figures["pyiceberg_sqlcatalog"]) == {
+                "build",
+                "load_table",
+                "list_tables",
+                "table_exists",
+            }
+    checks = report["checks"]
+    assert {
+        "cold_describe_reads_within_depth_plus_3",
+        "show_tables_reads_no_definition_file",
+        "warm_describe_largest_within_1_5x_smallest",
+        "warm_reflection_largest_within_1_5x_smallest",
+    } <= set(checks)
+    assert all(isinstance(value, bool) for value in checks.values())
