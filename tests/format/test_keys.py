@@ -133,6 +133,20 @@ def test_empty_or_non_str_names(bad: object) -> None:
         keys.validate_object_name(bad, 8, "namespace")  # type: ignore[arg-type]
 
 
+def test_fast_check_refuses_exactly_the_characters_the_rule_names() -> None:
+    """The one-search fast path of check_name_characters agrees with the rule on every code point."""
+    for code in range(0x110000):
+        char = chr(code)
+        refused = code <= 0x20 or code == 0x7F or 0xD800 <= code <= 0xDFFF
+        try:
+            keys.check_name_characters(f"a{char}b", "table")
+        except InvalidNameError as exc:
+            assert refused, f"U+{code:04X} refused: {exc}"
+            assert f"U+{code:04X} at position 1" in str(exc)
+        else:
+            assert not refused, f"U+{code:04X} accepted"
+
+
 def test_lone_surrogate_rejected() -> None:
     with pytest.raises(InvalidNameError, match="U\\+D800"):
         keys.validate_object_name("a\ud800", 8, "table")

@@ -18,6 +18,7 @@ which for valid UTF-8 is the same as comparing their UTF-8 bytes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -165,6 +166,12 @@ _PAD_CHAR = " "
 _FIX_HINT = "choose a name without control characters, spaces or DEL"
 
 
+#: Any character :func:`check_name_characters` refuses: one C-speed search
+#: decides the common case (a valid name); only a refusal walks the name to
+#: say where. Catalog listings decode every key they return, so this is hot.
+_REFUSED = re.compile("[\x00-\x20\x7f\ud800-\udfff]")
+
+
 def _forbidden(char: str) -> bool:
     """Control characters 0x00-0x1F, the space 0x20 and DEL 0x7F are forbidden."""
     code = ord(char)
@@ -191,6 +198,8 @@ def check_name_characters(name: str, kind: str) -> None:
         )
     if not name:
         raise InvalidNameError(name, f"{kind} name must not be empty; give the {kind} a name")
+    if _REFUSED.search(name) is None:
+        return
     for position, char in enumerate(name):
         if _forbidden(char):
             raise InvalidNameError(

@@ -99,9 +99,9 @@ class ObjectOperations(ABC):
 
     def list_namespaces(self) -> list[str]:
         """Names of every namespace, sorted by key order."""
+        limits = self._limits
         return [
-            keys.decode_key(key, self._limits).namespace
-            for key, _ in self.scan_prefix(NAMESPACE_PREFIX)
+            keys.decode_key(key, limits).namespace for key, _ in self.scan_prefix(NAMESPACE_PREFIX)
         ]
 
     def load_namespace(self, namespace: str) -> NamespaceDefinition:
@@ -191,8 +191,9 @@ class ObjectOperations(ABC):
             NoSuchNamespaceError: the namespace does not exist.
         """
         self._require_namespace(namespace)
+        limits = self._limits  # once, not per key: listings are hot (SHOW TABLES)
         return [
-            str(keys.decode_key(key, self._limits).table)
+            str(keys.decode_key(key, limits).table)
             for key, _ in self.scan_prefix(self._tables_prefix(namespace))
         ]
 
