@@ -136,7 +136,7 @@ def test_describe_namespace_matches_system_namespaces(con: Connection, namespace
 
 def test_missing_objects_are_named(con: Connection) -> None:
     cur = con.cursor()
-    with pytest.raises(NoSuchTableError, match="n.nope"):
+    with pytest.raises(NoSuchTableError, match=r"n\.nope"):
         cur.execute("DESCRIBE TABLE n.nope")
     with pytest.raises(NoSuchNamespaceError, match="nope"):
         cur.execute("SHOW TABLES IN nope")

@@ -155,9 +155,15 @@ class _Catalog:
             _Relation(ns, t.name, tuple(t.columns), t.properties.get(COMMENT_PROPERTY), False)
             for ns, t in self.tables
         ]
+        scope = self.scope
         catalog = [
             _Relation(t.namespace, t.name, _catalog_columns(t.namespace, t.name), t.comment, True)
             for t in CATALOG_TABLES.values()
+            # A scope names what a matching row may come from; the catalog's own
+            # tables are rows too, so they follow it (a point query skips them).
+            if (scope.namespaces is None or t.namespace in scope.namespaces)
+            and (scope.tables is None or t.name in scope.tables)
+            and (scope.table_prefix is None or t.name.startswith(scope.table_prefix))
         ]
         return sorted(user + catalog, key=lambda rel: (rel.namespace, rel.name))
 

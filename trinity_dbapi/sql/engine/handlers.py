@@ -16,7 +16,7 @@ from typing import Any
 from trinity_dbapi.errors import NoSuchNamespaceError
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql import model
-from trinity_dbapi.sql.engine import ddl, procedures, show
+from trinity_dbapi.sql.engine import catalog_answer, ddl, procedures, show
 from trinity_dbapi.sql.engine import dml as data
 from trinity_dbapi.sql.engine.query import run_query
 from trinity_dbapi.sql.engine.session import Result, Session
@@ -51,7 +51,14 @@ def _set_transaction(session: Session, stmt: model.SetTransaction) -> Result:
 
 
 def _query(session: Session, stmt: model.Query) -> Result:
-    """A query's rows stream from DuckDB: the cursor pulls batches as it is read."""
+    """A query's rows stream from DuckDB: the cursor pulls batches as it is read.
+
+    A point query over one catalog table is answered without DuckDB
+    (:mod:`~trinity_dbapi.sql.engine.catalog_answer`).
+    """
+    table = catalog_answer.answer(session, stmt.expression, stmt.tables, stmt.params)
+    if table is not None:
+        return Result(table, -1)  # -1 as for every query: the rows are counted as read
     reader = run_query(session, stmt.expression, stmt.tables, stmt.params, stream=True)
     return Result(reader, -1)
 
