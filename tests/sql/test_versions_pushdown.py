@@ -24,28 +24,35 @@ from hypothesis import strategies as hs
 
 import trinity_dbapi
 from trinity_dbapi.dbapi.connection import Connection
+from trinity_dbapi.format.definitions import LakehouseDefinition
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import Lakehouse
 from trinity_dbapi.lakehouse.catalog import catalog_table
 from trinity_dbapi.lakehouse.catalog_scope import EVERYTHING, CatalogScope, VersionScope
 from trinity_dbapi.lakehouse.transaction import Transaction
 
-EXPIRED = 10  # versions 0..9 are expired
 LATEST = 32
+KEPT = 4  # an old version a per-version retention override keeps
+#: Versions 0..9 are expired but KEPT.
+RETAINED = [KEPT, *range(10, LATEST + 1)]
 
 
 @pytest.fixture(scope="module")
 def lake_path(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """Versions 10..32 retained (0..9 expired), each commit creating one namespace."""
+    """Versions 4 and 10..32 retained (0..9 expired but 4), each commit creating one namespace."""
     path = str(tmp_path_factory.mktemp("versions") / "lake")
-    lake = Lakehouse.create(path)
+    overrides = {KEPT: 10**12}
+    lake = Lakehouse.create(
+        path,
+        LakehouseDefinition(name="lake").replace(maximum_version_age_millis_overrides=overrides),
+    )
     for i in range(LATEST):
         if i == 12:
             lake.expire_versions(older_than=datetime.now(timezone.utc), retain_last=3)
         with lake.begin() as txn:
             txn.create_namespace(f"v{i:02d}")
         time.sleep(0.002)  # creation times some milliseconds apart
-    assert [info.version for info in lake.history()] == list(range(EXPIRED, LATEST + 1))
+    assert [info.version for info in lake.history()] == RETAINED
     return path
 
 
@@ -241,6 +248,10 @@ def test_a_point_version_reads_one_root(con: Connection) -> None:
 
 def test_an_expired_or_future_version_reads_at_most_its_root(con: Connection) -> None:
     assert _roots_read(con, "SELECT * FROM system.versions WHERE version = 3") == (1, [])
+    assert _roots_read(con, f"SELECT version FROM system.versions WHERE version = {KEPT}") == (
+        1,
+        [(KEPT,)],
+    )
     assert _roots_read(con, "SELECT * FROM system.versions WHERE version > 40") == (0, [])
     assert (
         _roots_read(con, "SELECT * FROM system.versions WHERE version = 1 AND version = 2")[1] == []
@@ -299,7 +310,21 @@ def test_a_timestamp_bound_reads_log_n_roots(con: Connection, created: dict[int,
         reads, _ = _roots_read(
             con, f"SELECT version FROM system.versions WHERE created_at >= '{at}'"
         )
-    assert reads >= LATEST - EXPIRED + 1
+    assert reads >= len(RETAINED)
+
+
+def test_a_timestamp_bound_finds_a_version_kept_past_expiry(
+    con: Connection, created: dict[int, datetime]
+) -> None:
+    """Between the kept version and the retained run lie expired versions' times."""
+    sql = "SELECT version FROM system.versions WHERE created_at <= ? ORDER BY 1 DESC LIMIT 1"
+    assert con.cursor().execute(sql, [created[10] - timedelta(milliseconds=1)]).fetchall() == [
+        (KEPT,)
+    ]
+    sql = "SELECT version FROM system.versions WHERE created_at > ? ORDER BY version LIMIT 2"
+    assert con.cursor().execute(sql, [created[KEPT]]).fetchall() == [(10,), (11,)]
+    sql = "SELECT version FROM system.versions WHERE created_at < ?"
+    assert con.cursor().execute(sql, [created[KEPT]]).fetchall() == []
 
 
 def test_conditions_not_understood_read_every_root(con: Connection) -> None:
@@ -309,7 +334,7 @@ def test_conditions_not_understood_read_every_root(con: Connection) -> None:
         "SELECT version FROM system.versions WHERE version = length(txn_id)",
     ):
         reads, _ = _roots_read(con, sql)
-        assert reads >= LATEST - EXPIRED + 1, sql
+        assert reads >= len(RETAINED), sql
 
 
 def test_a_condition_not_understood_keeps_the_limit_from_being_pushed(con: Connection) -> None:
@@ -400,7 +425,7 @@ def test_the_catalog_api_takes_a_version_scope(
     table = catalog_table(view, snap, "system", "versions", scope)
     assert table.column("version").to_pylist() == [24, 25]
     full = catalog_table(view, snap, "system", "versions", EVERYTHING)
-    assert full.column("version").to_pylist() == list(range(EXPIRED, LATEST + 1))
+    assert full.column("version").to_pylist() == RETAINED
 
 
 def test_a_damaged_root_in_range_is_what_the_full_history_says(tmp_path: Path) -> None:
