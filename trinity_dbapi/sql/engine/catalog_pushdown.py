@@ -9,6 +9,11 @@ nothing but name columns reads no definition file. DuckDB still evaluates
 the whole WHERE clause over the rows built, so the scope only ever decides
 what is *built*, never what is answered: anything not understood (OR, NOT,
 ILIKE, a comparison with a non-text value) narrows nothing.
+
+``system.versions`` is narrowed by bounds on ``version`` (integers) and
+``created_at`` (timestamps read as DuckDB reads them, in the session's UTC),
+and its ``ORDER BY version LIMIT k`` by k, when those bounds are exactly
+the whole WHERE clause (:class:`~trinity_dbapi.lakehouse.catalog_scope.VersionScope`).
 """
 
 from __future__ import annotations
