@@ -78,8 +78,8 @@ from trinity_dbapi.lakehouse.catalog_scope import (
     CatalogScope,
     scoped_namespaces,
     scoped_tables,
+    scoped_versions,
 )
-from trinity_dbapi.lakehouse.history import newest_versions
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.history import VersionInfo
@@ -167,19 +167,9 @@ class _Catalog:
         ]
         return sorted(user + catalog, key=lambda rel: (rel.namespace, rel.name))
 
-    def versions(self) -> Iterator[VersionInfo]:
-        """Every retained version up to the snapshot's, oldest first (or the scope's newest)."""
-        if self.scope.newest_versions is not None:
-            yield from reversed(
-                newest_versions(
-                    self.snapshot.lakehouse, self.snapshot.version, self.scope.newest_versions
-                )
-            )
-            return
-        for info in self.snapshot.lakehouse.history():
-            if info.version > self.snapshot.version:
-                return
-            yield info
+    def versions(self) -> list[VersionInfo]:
+        """The retained versions in scope up to the snapshot's, oldest first."""
+        return scoped_versions(self.snapshot, self.scope.versions)
 
 
 # --- catalog tables --------------------------------------------------------------

@@ -8,7 +8,10 @@ a scope must only ever *include* every object a matching row could come
 from. Exact names become tree point lookups (depth + 2 reads each); a
 namespace alone or a name prefix becomes a scan of that key range, which
 reads keys only; a definition file is read only when the query needs a
-column the key does not hold (``definitions``).
+column the key does not hold (``definitions``). For ``system.versions``, a
+:class:`VersionScope` bounds the version numbers and creation times: exact
+numbers are read root by root, a time bound costs the binary search time
+travel uses, and a ``LIMIT`` reads only that many roots of the range.
 """
 
 from __future__ import annotations
@@ -16,19 +19,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from trinity_dbapi.errors import InvalidNameError
+from trinity_dbapi.errors import CorruptFileError, InvalidNameError
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
+from trinity_dbapi.lakehouse.history import (
+    VersionInfo,
+    history,
+    newest_versions,
+    oldest_versions,
+    versions_created,
+)
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.objects import ObjectOperations
+    from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 __all__ = [
     "EVERYTHING",
     "CatalogScope",
+    "VersionScope",
     "scoped_namespace_names",
     "scoped_namespaces",
     "scoped_tables",
+    "scoped_versions",
 ]
 
 
@@ -43,15 +56,46 @@ class CatalogScope:
         definitions: whether columns held only by definition files are needed;
             when false, rows carry names only and their other columns are NULL
             or empty (the query never reads them).
-        newest_versions: ``system.versions`` needs only this many newest
-            versions (``ORDER BY version DESC LIMIT k``): k roots are read.
+        versions: the versions ``system.versions`` needs (see :class:`VersionScope`).
     """
 
     namespaces: frozenset[str] | None = None
     tables: frozenset[str] | None = None
     table_prefix: str | None = None
     definitions: bool = True
-    newest_versions: int | None = None
+    versions: VersionScope | None = None
+
+
+@dataclass(frozen=True)
+class VersionScope:
+    """The versions whose ``system.versions`` rows a query needs; None means no restriction.
+
+    Every bound is inclusive, and the snapshot's own version is always an
+    upper bound (a time-travelled or in-transaction read never sees newer
+    versions). Exact numbers are read root by root; a timestamp bound
+    becomes a version bound by the binary search time travel uses
+    (:func:`~trinity_dbapi.lakehouse.history.versions_created`).
+
+    Attributes:
+        lowest: ``version >= lowest``.
+        highest: ``version <= highest``.
+        numbers: ``version IN (...)``.
+        created_from: ``created_at >= created_from`` (ms since the epoch, UTC).
+        created_to: ``created_at <= created_to`` (ms since the epoch, UTC).
+        count: only this many versions of the range are needed, the newest
+            (``newest_first``) or the oldest ones: set only when the bounds
+            above are the query's whole WHERE clause, so that every version
+            in range is a row of the answer (``ORDER BY version LIMIT k``).
+        newest_first: which end ``count`` counts from.
+    """
+
+    lowest: int | None = None
+    highest: int | None = None
+    numbers: frozenset[int] | None = None
+    created_from: int | None = None
+    created_to: int | None = None
+    count: int | None = None
+    newest_first: bool = True
 
 
 #: No narrowing: every object, with its definition.
@@ -131,3 +175,43 @@ def _table_paths(
     return [
         (str(keys.decode_key(key, limits).table), path) for key, path in view.scan_prefix(prefix)
     ]
+
+
+def scoped_versions(snapshot: Snapshot, scope: VersionScope | None) -> list[VersionInfo]:
+    """The retained versions in scope, up to the snapshot's, oldest first.
+
+    Reads the roots of the versions in range (or only ``count`` of them)
+    plus, per timestamp bound, the binary search's roots; without a scope,
+    or when that search meets a damaged root, the whole history up to the
+    snapshot (the rows the caller filters are then all there).
+    """
+    lakehouse, upto = snapshot.lakehouse, snapshot.version
+    if scope is None:
+        return [info for info in history(lakehouse) if info.version <= upto]
+    lowest = max(scope.lowest or 0, 0)
+    highest = upto if scope.highest is None else min(scope.highest, upto)
+    if scope.created_from is not None or scope.created_to is not None:
+        try:
+            first, last = versions_created(lakehouse, scope.created_from, scope.created_to)
+        except CorruptFileError:
+            return scoped_versions(snapshot, None)
+        lowest, highest = max(lowest, first), min(highest, last)
+    if lowest > highest:
+        return []
+    count = scope.count
+    if scope.numbers is not None:
+        numbers = sorted(v for v in scope.numbers if lowest <= v <= highest)
+        if not numbers:
+            return []
+        if scope.newest_first and count is not None:
+            # The last `count` retained ones: read downwards from the highest.
+            found: list[VersionInfo] = []
+            for number in reversed(numbers):
+                found[:0] = oldest_versions(lakehouse, [number])
+                if len(found) >= count:
+                    break
+            return found
+        return oldest_versions(lakehouse, numbers, count)
+    if scope.newest_first and count is not None:
+        return newest_versions(lakehouse, highest, count, lowest=lowest)[::-1]
+    return oldest_versions(lakehouse, range(lowest, highest + 1), count)

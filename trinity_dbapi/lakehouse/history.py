@@ -12,7 +12,8 @@ search is below that run, and the overrides are checked by name.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -106,8 +107,10 @@ def history(lakehouse: Lakehouse, *, since: int = 0) -> Iterator[VersionInfo]:
         raise damaged[0][1]
 
 
-def newest_versions(lakehouse: Lakehouse, upto: int, count: int) -> list[VersionInfo]:
-    """The ``count`` newest retained versions at or below ``upto``, newest first.
+def newest_versions(
+    lakehouse: Lakehouse, upto: int, count: int, *, lowest: int = 0
+) -> list[VersionInfo]:
+    """The ``count`` newest retained versions from ``lowest`` to ``upto``, newest first.
 
     Walks down from ``upto``, reading about ``count`` roots rather than every
     one. A damaged root met on the way is left out, as :func:`history` leaves
@@ -119,7 +122,7 @@ def newest_versions(lakehouse: Lakehouse, upto: int, count: int) -> list[Version
     recovered_past = -1  # the newest version a recovery rollback seen so far went past
     strict: bool | None = None
     version = upto
-    while version >= 0 and len(found) < count:
+    while version >= max(lowest, 0) and len(found) < count:
         try:
             snap = _try_snapshot(lakehouse, version)
         except CorruptFileError:
@@ -135,6 +138,58 @@ def newest_versions(lakehouse: Lakehouse, upto: int, count: int) -> list[Version
             found.append(VersionInfo.of(snap))
         version -= 1
     return found
+
+
+def oldest_versions(
+    lakehouse: Lakehouse, candidates: Sequence[int], count: int | None = None
+) -> list[VersionInfo]:
+    """The retained versions among ``candidates`` (ascending), oldest first; the first ``count``.
+
+    Reads one root per candidate, up to the ``count``-th retained one. A
+    damaged root among them makes it fall back to :func:`history` from the
+    first candidate, so a damaged root is left out or raises exactly as the
+    full history decides (it depends on recovery rollbacks after it).
+    """
+    found: list[VersionInfo] = []
+    for version in candidates:
+        if count is not None and len(found) >= count:
+            break
+        try:
+            snap = _try_snapshot(lakehouse, version)
+        except CorruptFileError:
+            wanted = set(candidates)
+            found = [i for i in history(lakehouse, since=candidates[0]) if i.version in wanted]
+            return found if count is None else found[:count]
+        if snap is not None:
+            found.append(VersionInfo.of(snap))
+    return found
+
+
+def versions_created(lakehouse: Lakehouse, start: int | None, end: int | None) -> tuple[int, int]:
+    """The version numbers ``(lowest, highest)`` created from ``start`` to ``end`` ms (inclusive).
+
+    Creation times increase with the version number, so the versions
+    created in an interval are a run of numbers whose ends are found by
+    :func:`version_at`'s binary search: about log2(V) root reads per bound
+    given (None: unbounded). ``lowest > highest`` when none is. Every
+    retained version inside the run was created inside the interval, so the
+    caller may stop after the first or last few of it.
+
+    Raises:
+        CorruptFileError: the search met a damaged root (the caller falls
+            back to reading every version).
+    """
+    lowest, highest = 0, lakehouse.latest_version()
+    if start is not None:
+        # NoSuchVersionError: every retained version was created at or after start.
+        with contextlib.suppress(NoSuchVersionError):
+            lowest = version_at(lakehouse, start - 1) + 1
+    if end is not None:
+        try:
+            highest = version_at(lakehouse, end)
+        except NoSuchVersionError:
+            highest = -1  # every retained version is newer than end
+    return lowest, highest
 
 
 def version_at(lakehouse: Lakehouse, timestamp: datetime | float) -> int:

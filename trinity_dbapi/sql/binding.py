@@ -155,6 +155,24 @@ def parse_timestamp(text: str, what: str = "timestamp") -> datetime:
     return as_utc(value)
 
 
+def exact_timestamp(text: str, *, zoned: bool) -> datetime | None:
+    """The instant DuckDB reads timestamp text as, in UTC, when that is certain; else None.
+
+    The session's DuckDB runs in UTC (``TimeZone`` is fixed and locked), so
+    text without an offset is UTC there too. None for text it could read
+    otherwise: more than six fractional digits, an offset in the text of a
+    zone-less ``TIMESTAMP`` (``zoned`` false), or anything
+    :func:`parse_timestamp` refuses (a zone name, ``infinity``, ...).
+    """
+    match = _TIMESTAMP_RE.fullmatch(text)
+    if match is None or len(match.group(7) or "") > 6 or (match["zone"] and not zoned):
+        return None
+    try:
+        return parse_timestamp(text)
+    except ProgrammingError:
+        return None
+
+
 def _zone(match: re.Match[str]) -> timezone:
     if match["sign"] is None:
         return timezone.utc

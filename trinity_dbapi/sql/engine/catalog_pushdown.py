@@ -9,17 +9,24 @@ nothing but name columns reads no definition file. DuckDB still evaluates
 the whole WHERE clause over the rows built, so the scope only ever decides
 what is *built*, never what is answered: anything not understood (OR, NOT,
 ILIKE, a comparison with a non-text value) narrows nothing.
+
+``system.versions`` is narrowed by bounds on ``version`` (integers) and
+``created_at`` (timestamps read as DuckDB reads them, in the session's UTC),
+and its ``ORDER BY version LIMIT k`` by k, when those bounds are exactly
+the whole WHERE clause (:class:`~trinity_dbapi.lakehouse.catalog_scope.VersionScope`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlglot import exp
 
 from trinity_dbapi.lakehouse.catalog import INFORMATION_SCHEMA, SYSTEM
-from trinity_dbapi.lakehouse.catalog_scope import EVERYTHING, CatalogScope
+from trinity_dbapi.lakehouse.catalog_scope import EVERYTHING, CatalogScope, VersionScope
+from trinity_dbapi.sql.binding import as_utc, exact_timestamp
 
 #: Per catalog table: (namespace name column, table name column or None).
 _NAME_COLUMNS: Mapping[tuple[str, str], tuple[str, str | None]] = {
@@ -47,7 +54,7 @@ def catalog_scope(
         table: the catalog table's name.
     """
     if (namespace, table) == (SYSTEM, "versions"):
-        return CatalogScope(newest_versions=_newest(node, params))
+        return CatalogScope(versions=_version_scope(node, params))
     names = _NAME_COLUMNS.get((namespace, table))
     if names is None:
         return EVERYTHING
@@ -76,29 +83,44 @@ def catalog_scope(
 
 def _conjuncts(node: exp.Table, params: Sequence[Any]) -> list[tuple[str, list[str], bool]]:
     """``(column, text values, is a LIKE prefix)`` of each usable top-level AND-ed condition."""
-    select = node.parent_select
-    if select is None:
-        return []
-    sources = _sources(select)
-    if not any(source is node for source in sources):
-        return []
-    where = select.args.get("where")
-    if where is None:
-        return []
-    name = node.alias_or_name
-    alone = len(sources) == 1
     found = []
-    for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
-        while isinstance(conjunct, exp.Paren):
-            conjunct = conjunct.this
+    for conjunct in _where(node) or ():
         usable = _condition(conjunct, params)
         if usable is None:
             continue
         column, values, is_prefix = usable
-        if (column.table and column.table != name) or (not column.table and not alone):
-            continue
-        found.append((column.name.casefold(), values, is_prefix))
+        if _of(node, column):
+            found.append((column.name.casefold(), values, is_prefix))
     return found
+
+
+def _where(node: exp.Table) -> list[exp.Expr] | None:
+    """The top-level AND-ed conditions of the WHERE clause of the select reading ``node``.
+
+    None when ``node`` is not a source of its select; empty without WHERE.
+    """
+    select = node.parent_select
+    if select is None or not any(source is node for source in _sources(select)):
+        return None
+    where = select.args.get("where")
+    if where is None:
+        return []
+    conjuncts = where.this.flatten() if isinstance(where.this, exp.And) else [where.this]
+    return [_unparen(conjunct) for conjunct in conjuncts]
+
+
+def _unparen(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _of(node: exp.Table, column: exp.Column) -> bool:
+    """Whether ``column`` is a column of ``node`` (unqualified: ``node`` is the only source)."""
+    if column.table:
+        return column.table == node.alias_or_name
+    select = node.parent_select
+    return select is not None and len(_sources(select)) == 1
 
 
 def _sources(select: exp.Select) -> list[exp.Expression]:
@@ -163,16 +185,224 @@ def _reads_only(node: exp.Table, columns: set[str]) -> bool:
     return all(column.name.casefold() in columns for column in root.find_all(exp.Column))
 
 
-def _newest(node: exp.Table, params: Sequence[Any]) -> int | None:
-    """k of ``SELECT ... FROM system.versions ORDER BY version DESC LIMIT k [OFFSET m]`` (+ m).
+def _version_scope(node: exp.Table, params: Sequence[Any]) -> VersionScope | None:
+    """The versions ``system.versions`` must build for the query around ``node``.
 
-    Only for a plain select of that one table: no WHERE, grouping,
-    DISTINCT, window or aggregate could make it need more rows than that.
+    AND-ed ``version`` comparisons (``=``, ``IN``, ``<``, ``<=``, ``>``,
+    ``>=``, ``BETWEEN``) with integers, and ``created_at`` comparisons with
+    a timestamp (literal, text or bound datetime) bound the versions; any
+    other condition narrows nothing. ``ORDER BY version [DESC] LIMIT k``
+    reads only k versions of the range when the bounds are the whole WHERE
+    clause, exactly.
+    """
+    conjuncts = _where(node)
+    if conjuncts is None:
+        return None
+    bounds = _VersionBounds()
+    exact = True
+    for conjunct in conjuncts:  # every one is added: no short cut
+        exact = bounds.add(node, conjunct, params) and exact
+    limit = _limit(node, params) if exact else None
+    if bounds.empty and limit is None:
+        return None
+    count, newest_first = limit if limit is not None else (None, True)
+    return VersionScope(
+        lowest=bounds.lowest,
+        highest=bounds.highest,
+        numbers=bounds.numbers,
+        created_from=bounds.created_from,
+        created_to=bounds.created_to,
+        count=count,
+        newest_first=newest_first,
+    )
+
+
+#: ``value OP column`` is ``column FLIPPED[OP] value``.
+_FLIPPED: Mapping[type[exp.Expr], type[exp.Expr]] = {
+    exp.EQ: exp.EQ,
+    exp.GT: exp.LT,
+    exp.GTE: exp.LTE,
+    exp.LT: exp.GT,
+    exp.LTE: exp.GTE,
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+class _VersionBounds:
+    """Inclusive bounds on ``version`` and ``created_at`` (ms), from conditions understood."""
+
+    def __init__(self) -> None:
+        self.lowest: int | None = None
+        self.highest: int | None = None
+        self.numbers: frozenset[int] | None = None
+        self.created_from: int | None = None
+        self.created_to: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether no condition bounded anything."""
+        return all(
+            bound is None
+            for bound in (
+                self.lowest,
+                self.highest,
+                self.numbers,
+                self.created_from,
+                self.created_to,
+            )
+        )
+
+    def add(self, node: exp.Table, condition: exp.Expr, params: Sequence[Any]) -> bool:
+        """Narrow by ``condition``; whether it was understood exactly (else it narrows nothing)."""
+        if isinstance(condition, exp.In):
+            return self._in(node, condition, params)
+        if isinstance(condition, exp.Between):
+            if condition.args.get("symmetric"):
+                return False
+            column = condition.this
+            sides = [
+                _bound(node, column, exp.GTE, condition.args.get("low"), params),
+                _bound(node, column, exp.LTE, condition.args.get("high"), params),
+            ]
+        elif type(condition) in _FLIPPED:
+            left, right = condition.this, condition.expression
+            op = type(condition)
+            if not isinstance(_unparen(left), exp.Column):
+                left, right, op = right, left, _FLIPPED[op]
+            sides = [_bound(node, left, op, right, params)]
+        else:
+            return False
+        if any(side is None for side in sides):
+            return False  # a BETWEEN narrows by both of its bounds or by neither
+        for side in sides:
+            assert side is not None
+            name, op, value = side
+            if name == "version":
+                self._versions(op, value)
+            else:
+                self._created(op, value)
+        return True
+
+    def _in(self, node: exp.Table, condition: exp.In, params: Sequence[Any]) -> bool:
+        column = _unparen(condition.this)
+        if condition.args.get("query") or condition.args.get("unnest"):
+            return False
+        if not isinstance(column, exp.Column) or column.name.casefold() != "version":
+            return False
+        if not _of(node, column):
+            return False
+        numbers = [_integer(item, params) for item in condition.expressions]
+        if not numbers or any(number is None for number in numbers):
+            return False
+        found = frozenset(number for number in numbers if number is not None)
+        self.numbers = found if self.numbers is None else self.numbers & found
+        return True
+
+    def _versions(self, op: type[exp.Expr], number: int) -> None:
+        if op is exp.EQ:
+            found = frozenset({number})
+            self.numbers = found if self.numbers is None else self.numbers & found
+            return
+        lows: dict[type[exp.Expr], int] = {exp.GT: number + 1, exp.GTE: number}
+        highs: dict[type[exp.Expr], int] = {exp.LT: number - 1, exp.LTE: number}
+        low, high = lows.get(op), highs.get(op)
+        if low is not None:
+            self.lowest = low if self.lowest is None else max(self.lowest, low)
+        if high is not None:
+            self.highest = high if self.highest is None else min(self.highest, high)
+
+    def _created(self, op: type[exp.Expr], micros: int) -> None:
+        # created_at holds whole milliseconds: bound it by the ones on each side.
+        floor, ceiling = micros // 1000, -(-micros // 1000)
+        lows: dict[type[exp.Expr], int] = {exp.EQ: ceiling, exp.GT: floor + 1, exp.GTE: ceiling}
+        highs: dict[type[exp.Expr], int] = {exp.EQ: floor, exp.LT: ceiling - 1, exp.LTE: floor}
+        low, high = lows.get(op), highs.get(op)
+        if low is not None:
+            self.created_from = low if self.created_from is None else max(self.created_from, low)
+        if high is not None:
+            self.created_to = high if self.created_to is None else min(self.created_to, high)
+
+
+def _bound(
+    node: exp.Table,
+    column: exp.Expr,
+    op: type[exp.Expr],
+    value: exp.Expr | None,
+    params: Sequence[Any],
+) -> tuple[str, type[exp.Expr], int] | None:
+    """``(column name, operator, value)`` of ``column OP value`` on ``version`` or
+    ``created_at`` of ``node``; the value of ``created_at`` in µs. None if not understood."""
+    column = _unparen(column)
+    if value is None or not isinstance(column, exp.Column) or not _of(node, column):
+        return None
+    name = column.name.casefold()
+    if name == "version":
+        number = _integer(value, params)
+    elif name == "created_at":
+        number = _micros(value, params)
+    else:
+        return None
+    return None if number is None else (name, op, number)
+
+
+def _integer(node: exp.Expr, params: Sequence[Any]) -> int | None:
+    """An integer literal (maybe negated) or integer parameter; None for anything else."""
+    node = _unparen(node)
+    if isinstance(node, exp.Neg):
+        value = _integer(node.this, params)
+        return None if value is None else -value
+    if isinstance(node, exp.Literal) and not node.is_string and node.is_int:
+        return int(node.this)
+    if isinstance(node, exp.Placeholder) and str(node.this).isdigit():
+        index = int(node.this) - 1
+        value = params[index] if 0 <= index < len(params) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _micros(node: exp.Expr, params: Sequence[Any]) -> int | None:
+    """The instant a timestamp value stands for, in µs since the epoch; None if unsure.
+
+    A string is cast to the column's ``TIMESTAMP WITH TIME ZONE``; a
+    ``TIMESTAMP`` without zone is read in the session's time zone, UTC; a
+    bound naive datetime is UTC, as binding takes it. Anything else (a
+    DATE, other precisions, an expression, NULL) is not understood.
+    """
+    node = _unparen(node)
+    instant: datetime | None = None
+    if isinstance(node, exp.Literal) and node.is_string:
+        instant = exact_timestamp(str(node.this), zoned=True)
+    elif isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        kind = node.to.this
+        if kind == exp.DType.TIMESTAMPTZ:
+            instant = exact_timestamp(str(node.this.this), zoned=True)
+        elif kind in (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ):
+            instant = exact_timestamp(str(node.this.this), zoned=False)
+    elif isinstance(node, exp.Placeholder) and str(node.this).isdigit():
+        index = int(node.this) - 1
+        value = params[index] if 0 <= index < len(params) else None
+        if isinstance(value, datetime):
+            instant = as_utc(value)
+        elif isinstance(value, str):
+            instant = exact_timestamp(value, zoned=True)
+    if instant is None:
+        return None
+    return (instant - _EPOCH) // _MICROSECOND
+
+
+def _limit(node: exp.Table, params: Sequence[Any]) -> tuple[int, bool] | None:
+    """``(k, newest first)`` of ``... FROM system.versions ORDER BY version [DESC] LIMIT k``.
+
+    k counts the OFFSET too. Only for a plain select of that one table: no
+    grouping, DISTINCT, window or aggregate could make it need more rows
+    than that. The caller makes sure the WHERE clause is exactly the bounds.
     """
     select = node.parent_select
     if select is None or _sources(select) != [node]:
         return None
-    if any(select.args.get(arg) for arg in ("where", "group", "having", "distinct", "qualify")):
+    if any(select.args.get(arg) for arg in ("group", "having", "distinct", "qualify")):
         return None
     if any(True for _ in select.find_all(exp.AggFunc, exp.Window)):
         return None
@@ -181,13 +411,22 @@ def _newest(node: exp.Table, params: Sequence[Any]) -> int | None:
         return None
     first = order.expressions[0]
     column = first.this
-    if not first.args.get("desc") or not isinstance(column, exp.Column):
+    if not isinstance(column, exp.Column) or column.name.casefold() != "version":
         return None
-    if column.name.casefold() != "version" or column.table not in ("", node.alias_or_name):
+    if column.table not in ("", node.alias_or_name):
         return None
+    for projection in select.expressions:
+        # ORDER BY version may name an output column: it must be the column itself.
+        if projection.alias_or_name.casefold() == "version" and not (
+            isinstance(projection.unalias(), exp.Column)
+            and projection.unalias().name.casefold() == "version"
+        ):
+            return None
     count = _count(select.args.get("limit"), params)
     offset = _count(select.args.get("offset"), params) if select.args.get("offset") else 0
-    return None if count is None or offset is None else count + offset
+    if count is None or offset is None:
+        return None
+    return count + offset, bool(first.args.get("desc"))
 
 
 def _count(clause: exp.Expression | None, params: Sequence[Any]) -> int | None:
