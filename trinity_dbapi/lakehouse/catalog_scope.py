@@ -13,10 +13,11 @@ column the key does not hold (``definitions``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from trinity_dbapi.errors import InvalidNameError
+from trinity_dbapi.errors import InvalidNameError, NoSuchNamespaceError, ProgrammingError
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = [
     "EVERYTHING",
     "CatalogScope",
+    "namespace_names",
+    "namespaces_scope",
     "scoped_namespace_names",
     "scoped_namespaces",
     "scoped_tables",
@@ -131,3 +134,48 @@ def _table_paths(
     return [
         (str(keys.decode_key(key, limits).table), path) for key, path in view.scan_prefix(prefix)
     ]
+
+
+def namespace_names(namespaces: Iterable[str] | None) -> frozenset[str] | None:
+    """A caller's ``namespaces=`` argument as a set of names (None stays None).
+
+    Raises:
+        ProgrammingError: ``namespaces`` is a string (a list of names is
+            meant) or holds something other than strings.
+    """
+    if namespaces is None:
+        return None
+    if isinstance(namespaces, str):
+        raise ProgrammingError(
+            f"namespaces must be a list of namespace names such as [{namespaces!r}], "
+            f"not the string {namespaces!r}"
+        )
+    names = frozenset(namespaces)
+    for name in names:
+        if not isinstance(name, str):
+            raise ProgrammingError(
+                f"namespaces must hold namespace names (strings), not "
+                f"{type(name).__name__} {name!r}"
+            )
+    return names
+
+
+def namespaces_scope(view: ObjectOperations, namespaces: Iterable[str] | None) -> CatalogScope:
+    """The scope of exactly ``namespaces``, each looked up to exist; None gives :data:`EVERYTHING`.
+
+    For callers that expose a chosen set of namespaces (the DuckDB bridge's
+    ``attach(namespaces=...)``, Spark's ``register_views``): their tables are
+    then read as one key range each, and catalog rows cover those only.
+
+    Raises:
+        ProgrammingError: see :func:`namespace_names`.
+        NoSuchNamespaceError: a named namespace does not exist (the first
+            such name in sorted order).
+    """
+    names = namespace_names(namespaces)
+    if names is None:
+        return EVERYTHING
+    for name in sorted(names):
+        if not _existing_namespace(view, name):
+            raise NoSuchNamespaceError(name)
+    return CatalogScope(namespaces=names)
