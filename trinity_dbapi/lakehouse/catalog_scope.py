@@ -13,7 +13,7 @@ column the key does not hold (``definitions``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVERYTHING",
+    "NAME_COLUMNS",
     "CatalogScope",
     "namespace_names",
     "namespaces_scope",
@@ -179,3 +180,16 @@ def namespaces_scope(view: ObjectOperations, namespaces: Iterable[str] | None) -
         if not _existing_namespace(view, name):
             raise NoSuchNamespaceError(name)
     return CatalogScope(namespaces=names)
+
+
+#: Per catalog table ``(namespace, name)``: the column holding each row's
+#: namespace name and the one holding its table name (None: no table column).
+#: A condition on these narrows a scope; ``system.versions`` has neither.
+NAME_COLUMNS: Mapping[tuple[str, str], tuple[str, str | None]] = {
+    ("system", "namespaces"): ("namespace_name", None),
+    ("system", "tables"): ("namespace_name", "table_name"),
+    ("system", "columns"): ("namespace_name", "table_name"),
+    ("information_schema", "schemata"): ("schema_name", None),
+    ("information_schema", "tables"): ("table_schema", "table_name"),
+    ("information_schema", "columns"): ("table_schema", "table_name"),
+}
