@@ -181,3 +181,53 @@ def test_register_views_refuses_two_tables_with_one_view_name(lake: Lake) -> Non
         ProgrammingError, match=r"tables a\.b_c and a_b\.c would both be the view 'a_b_c'"
     ):
         register_views(lake.spark, lake.uri, catalog=False)
+
+
+def _corrupt_definition(lake: Lake, namespace: str, table: str) -> None:
+    """Overwrite the table's definition file: any read of it fails."""
+    from trinity_dbapi.format.keys import table_key
+
+    txn = lake.conn.lakehouse.begin(read_only=True)
+    path = txn.get(table_key(namespace, table, txn.snapshot.definition.key_limits))
+    assert lake.root is not None and path is not None
+    (lake.root / path).write_bytes(b"not a definition")
+
+
+def test_pushed_name_filters_build_only_the_matching_rows(sales: Lake) -> None:
+    # ops.events cannot be read: a catalog read that reaches it fails, so
+    # these succeed only because the pushed filters kept the build away.
+    _corrupt_definition(sales, "ops", "events")
+    columns = sales.read("information_schema.columns").where(
+        "table_schema = 's' AND table_name = 'orders'"
+    )
+    assert [
+        (r.column_name, r.data_type) for r in columns.orderBy("ordinal_position").collect()
+    ] == [
+        ("id", "BIGINT"),
+        ("day", "DATE"),
+        ("amount", "DECIMAL(10,2)"),
+    ]
+    prefixed = sales.read("system.tables").where("table_name LIKE 'cust%' AND column_count > 1")
+    assert [(r.namespace_name, r.table_name) for r in prefixed.collect()] == [("s", "customers")]
+    listed = sales.read("system.columns").where("namespace_name IN ('s', 'nope')")
+    assert listed.select("table_name").distinct().count() == 2
+    with pytest.raises(
+        Exception, match=r"CorruptFileError: corrupt TrinityLake file .*-events-ops-"
+    ):
+        sales.read("system.columns").collect()  # no filter: every definition
+
+
+def test_register_views_of_chosen_namespaces(sales: Lake) -> None:
+    from trinity_dbapi.errors import NoSuchNamespaceError
+
+    _corrupt_definition(sales, "ops", "events")  # never read below
+    spark = sales.spark
+    views = register_views(spark, sales.uri, namespaces=["s"])
+    assert views == {"s_customers": "s.customers", "s_orders": "s.orders", **CATALOG_VIEWS}
+    tables = spark.sql("SELECT namespace_name, table_name FROM system_tables ORDER BY 2")
+    assert [tuple(r) for r in tables.collect()] == [("s", "customers"), ("s", "orders")]
+    schemata = spark.sql("SELECT schema_name FROM information_schema_schemata ORDER BY 1")
+    assert [r.schema_name for r in schemata.collect()] == ["information_schema", "s", "system"]
+    assert spark.sql("SELECT count(*) FROM system_versions").collect() == [(sales.version() + 1,)]
+    with pytest.raises(NoSuchNamespaceError, match="'nope'"):
+        register_views(spark, sales.uri, namespaces=["s", "nope"], catalog=False)

@@ -41,6 +41,11 @@ in docs/duckdb.md):
   URL-decode to text) and columns whose IDs do not fit a Parquet field ID.
   Such a view works on ``con`` only, not on its cursors.
 
+``attach(..., namespaces=[...])`` attaches those namespaces only and reads
+nothing of the others (their key ranges and definitions stay unread); the
+catalog tables' rows then cover those namespaces (``catalog=False`` leaves
+them out).
+
 Views are frozen: each one lists the files of the version it was made at.
 :meth:`Attached.refresh` re-points them at the newest (or another) version.
 Everything is read-only: the views read files that are never changed in place.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     # typing.Self is Python 3.11+; typing_extensions is only needed by mypy.
     from typing_extensions import Self
 
+    from trinity_dbapi.format.definitions import TableDefinition
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
-    from trinity_dbapi.lakehouse.transaction import Transaction
 
 __all__ = ["CATALOG_SCHEMAS", "Attached", "attach"]
 
@@ -44,8 +44,6 @@ _MARKER_RE = re.compile(rf"^{re.escape(_MARKER)} ([0-9a-f]{{32}}):")
 #: Tokens of this process's attachments that are not detached: their objects are live.
 _LIVE: set[str] = set()
 
-#: Largest column ID a Parquet field ID (int32) holds.
-
 
 def attach(
     con: duckdb.DuckDBPyConnection,
@@ -56,6 +54,8 @@ def attach(
     timestamp: datetime | float | None = None,
     export: str | None = None,
     prefix: str = "",
+    namespaces: Iterable[str] | None = None,
+    catalog: bool = True,
 ) -> Attached:
     """Expose a lakehouse's tables and catalog tables in the DuckDB connection ``con``.
 
@@ -71,6 +71,12 @@ def attach(
         export: pin the exported snapshot of this name.
         prefix: put before every schema name (``prefix + namespace``), to keep
             clear of the connection's own schemas or of another lakehouse.
+        namespaces: attach only these namespaces (None: every one). Only their
+            key ranges and their tables' definitions are read, and the catalog
+            tables' rows cover these namespaces only (``system.versions``
+            excepted: it is not per namespace). Kept on every refresh.
+        catalog: also attach the catalog tables (``trinity_system``,
+            ``trinity_information_schema``); False attaches the tables only.
 
     Returns:
         The attachment: :meth:`Attached.refresh` moves it to a newer version,
@@ -79,8 +85,11 @@ def attach(
     Raises:
         LakehouseNotFoundError: there is no lakehouse at ``uri``.
         NoSuchVersionError: the version, time or export does not exist.
+        NoSuchNamespaceError: a namespace of ``namespaces`` does not exist in
+            the pinned version.
         ProgrammingError: more than one of ``version``, ``timestamp`` and
-            ``export``; or a schema name that is taken in ``con`` (by a schema
+            ``export``; ``namespaces`` is a string rather than a list of
+            names; or a schema name that is taken in ``con`` (by a schema
             holding objects of the user, by a catalog, or by another lakehouse
             attached there): choose a ``prefix``.
     """
@@ -91,13 +100,16 @@ def attach(
         )
     if not isinstance(prefix, str):
         raise ProgrammingError(f"prefix must be a string, not {type(prefix).__name__}")
+    from trinity_dbapi.lakehouse.catalog_scope import namespace_names
+
+    chosen = namespace_names(namespaces)
     if isinstance(uri, str):
         from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
         lakehouse = Lakehouse.open(uri, storage_options=storage_options)
     else:
         lakehouse = uri
-    attached = Attached(con, lakehouse, prefix)
+    attached = Attached(con, lakehouse, prefix, namespaces=chosen, catalog=bool(catalog))
     try:
         attached.refresh(version=version, timestamp=timestamp, export=export)
     except BaseException:
@@ -144,13 +156,25 @@ class Attached:
         connection: the DuckDB connection.
         lakehouse: the attached lakehouse.
         prefix: put before every schema name.
+        namespaces: the namespaces attached, or None for every one.
+        catalog: whether the catalog tables are attached.
         database: the DuckDB database (catalog) holding the schemas.
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, lakehouse: Lakehouse, prefix: str) -> None:
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        lakehouse: Lakehouse,
+        prefix: str,
+        *,
+        namespaces: frozenset[str] | None = None,
+        catalog: bool = True,
+    ) -> None:
         self.connection = con
         self.lakehouse = lakehouse
         self.prefix = prefix
+        self.namespaces = namespaces
+        self.catalog = catalog
         try:
             self.database: str = scalar(con, "SELECT current_database()")
         except duckdb.Error as exc:
@@ -170,7 +194,11 @@ class Attached:
 
     def __repr__(self) -> str:
         state = "detached" if self._detached else f"version={self.version}"
-        return f"Attached({self.lakehouse.storage.root_uri!r}, {state}, prefix={self.prefix!r})"
+        chosen = "" if self.namespaces is None else f", namespaces={sorted(self.namespaces)!r}"
+        return (
+            f"Attached({self.lakehouse.storage.root_uri!r}, {state}, prefix={self.prefix!r}"
+            f"{chosen})"
+        )
 
     def __enter__(self) -> Self:
         return self
@@ -194,7 +222,7 @@ class Attached:
 
     @property
     def schemas(self) -> dict[str, str]:
-        """Namespace -> DuckDB schema name, the catalog namespaces included."""
+        """Namespace -> DuckDB schema name, the catalog namespaces included (if attached)."""
         self._check_attached()
         return dict(self._namespaces)
 
@@ -218,9 +246,12 @@ class Attached:
         lists the files of the new version; views whose table did not change
         are left alone. It runs in one DuckDB transaction (or in the
         connection's open one), so a query sees the old version or the new one.
+        An attachment of chosen ``namespaces`` keeps exactly those.
 
         Raises:
             NoSuchVersionError: the version, time or export does not exist.
+            NoSuchNamespaceError: an attached namespace does not exist in that
+                version (the attachment is left as it was).
             ProgrammingError: a schema name is taken (see :func:`attach`).
             InterfaceError: the attachment was detached.
         """
@@ -263,32 +294,46 @@ class Attached:
     # -- planning ------------------------------------------------------------------------------
 
     def _plan(self, snapshot: Snapshot) -> tuple[_Plan, dict[str, str]]:
-        """Every object the version needs, by schema; and namespace -> schema."""
+        """Every object the version needs, by schema; and namespace -> schema.
+
+        The tables are read as the catalog tables read them (the same
+        :class:`~trinity_dbapi.lakehouse.catalog_scope.CatalogScope`): one
+        key range scan per namespace and each definition through the
+        lakehouse's definition cache, so the catalog tables built next read
+        no definition file again, and chosen namespaces read nothing else.
+        """
         from trinity_dbapi.lakehouse import catalog
+        from trinity_dbapi.lakehouse.catalog_scope import (
+            namespaces_scope,
+            scoped_namespace_names,
+            scoped_tables,
+        )
         from trinity_dbapi.lakehouse.transaction import Transaction
 
         view = Transaction(self.lakehouse, snapshot, read_only=True)
+        scope = namespaces_scope(view, self.namespaces)  # NoSuchNamespaceError
         where = f"lakehouse {self.lakehouse.storage.root_uri} as of version {snapshot.version}"
         plan: _Plan = {}
         namespaces: dict[str, str] = {}
-        for namespace in view.list_namespaces():
+        for namespace in scoped_namespace_names(view, scope):
             schema = namespaces[namespace] = self.prefix + namespace
-            plan[schema] = {
-                table: self._table_object(view, namespace, table, where)
-                for table in view.list_tables(namespace)
-            }
+            plan[schema] = {}
+        for namespace, definition in scoped_tables(view, scope):
+            obj = self._table_object(definition, namespace, where)
+            plan[namespaces[namespace]][definition.name] = obj
+        if not self.catalog:
+            return plan, namespaces
         for namespace, name in catalog.CATALOG_TABLES:
             schema = namespaces[namespace] = self.prefix + CATALOG_SCHEMAS[namespace]
-            data = catalog.catalog_table(view, snapshot, namespace, name)
+            data = catalog.catalog_table(view, snapshot, namespace, name, scope)
             comment = f"{where}, catalog table {namespace}.{name}"
             plan.setdefault(schema, {})[name] = _Object("TABLE", "*", comment, data)
         return plan, namespaces
 
-    def _table_object(self, view: Transaction, namespace: str, name: str, where: str) -> _Object:
+    def _table_object(self, definition: TableDefinition, namespace: str, where: str) -> _Object:
         from trinity_dbapi.tables import scan
 
-        definition = view.load_table(namespace, name)
-        comment = f"{where}, table {namespace}.{name}"
+        comment = f"{where}, table {namespace}.{definition.name}"
         columns = definition.columns
         storage = self.lakehouse.storage
         plan = scan.plan_view_scan(storage, definition)

@@ -16,10 +16,16 @@ travel uses, and a ``LIMIT`` reads only that many roots of the range.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from trinity_dbapi.errors import CorruptFileError, InvalidNameError
+from trinity_dbapi.errors import (
+    CorruptFileError,
+    InvalidNameError,
+    NoSuchNamespaceError,
+    ProgrammingError,
+)
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
 from trinity_dbapi.lakehouse.history import (
@@ -36,8 +42,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVERYTHING",
+    "NAME_COLUMNS",
     "CatalogScope",
     "VersionScope",
+    "namespace_names",
+    "namespaces_scope",
     "scoped_namespace_names",
     "scoped_namespaces",
     "scoped_tables",
@@ -215,3 +224,61 @@ def scoped_versions(snapshot: Snapshot, scope: VersionScope | None) -> list[Vers
     if scope.newest_first and count is not None:
         return newest_versions(lakehouse, highest, count, lowest=lowest)[::-1]
     return oldest_versions(lakehouse, range(lowest, highest + 1), count)
+
+
+def namespace_names(namespaces: Iterable[str] | None) -> frozenset[str] | None:
+    """A caller's ``namespaces=`` argument as a set of names (None stays None).
+
+    Raises:
+        ProgrammingError: ``namespaces`` is a string (a list of names is
+            meant) or holds something other than strings.
+    """
+    if namespaces is None:
+        return None
+    if isinstance(namespaces, str):
+        raise ProgrammingError(
+            f"namespaces must be a list of namespace names such as [{namespaces!r}], "
+            f"not the string {namespaces!r}"
+        )
+    names = frozenset(namespaces)
+    for name in names:
+        if not isinstance(name, str):
+            raise ProgrammingError(
+                f"namespaces must hold namespace names (strings), not "
+                f"{type(name).__name__} {name!r}"
+            )
+    return names
+
+
+def namespaces_scope(view: ObjectOperations, namespaces: Iterable[str] | None) -> CatalogScope:
+    """The scope of exactly ``namespaces``, each looked up to exist; None gives :data:`EVERYTHING`.
+
+    For callers that expose a chosen set of namespaces (the DuckDB bridge's
+    ``attach(namespaces=...)``, Spark's ``register_views``): their tables are
+    then read as one key range each, and catalog rows cover those only.
+
+    Raises:
+        ProgrammingError: see :func:`namespace_names`.
+        NoSuchNamespaceError: a named namespace does not exist (the first
+            such name in sorted order).
+    """
+    names = namespace_names(namespaces)
+    if names is None:
+        return EVERYTHING
+    for name in sorted(names):
+        if not _existing_namespace(view, name):
+            raise NoSuchNamespaceError(name)
+    return CatalogScope(namespaces=names)
+
+
+#: Per catalog table ``(namespace, name)``: the column holding each row's
+#: namespace name and the one holding its table name (None: no table column).
+#: A condition on these narrows a scope; ``system.versions`` has neither.
+NAME_COLUMNS: Mapping[tuple[str, str], tuple[str, str | None]] = {
+    ("system", "namespaces"): ("namespace_name", None),
+    ("system", "tables"): ("namespace_name", "table_name"),
+    ("system", "columns"): ("namespace_name", "table_name"),
+    ("information_schema", "schemata"): ("schema_name", None),
+    ("information_schema", "tables"): ("table_schema", "table_name"),
+    ("information_schema", "columns"): ("table_schema", "table_name"),
+}

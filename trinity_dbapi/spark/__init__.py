@@ -2,14 +2,14 @@
 
 ``register(spark)`` makes ``spark.read.format("trinitylake")`` and
 ``df.write.format("trinitylake")`` available (PySpark 4's Python data source
-API); ``register_views(spark, uri)`` registers every table of a lakehouse,
-and its catalog tables, as temporary views for Spark SQL. Importing this
+API); ``register_views(spark, uri)`` registers every table of a lakehouse (or
+of the namespaces given), and its catalog tables, as temporary views for Spark SQL. Importing this
 package imports PySpark; ``import trinity_dbapi`` does not. See ``docs/spark.md``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from trinity_dbapi.spark.source import TrinityLakeDataSource
@@ -94,6 +94,7 @@ def register_views(
     storage_options: Mapping[str, Any] | None = None,
     version: int | None = None,
     catalog: bool = True,
+    namespaces: Iterable[str] | None = None,
 ) -> dict[str, str]:
     """Register each table of the lakehouse as a Spark temporary view ``<namespace>_<table>``.
 
@@ -107,17 +108,26 @@ def register_views(
         storage_options: fsspec options (credentials, endpoint).
         version: the lakehouse version all views read; the latest when None.
         catalog: also register ``system_tables``, ``system_columns``, ... .
+        namespaces: register the tables of these namespaces only (None: every
+            namespace). Only their key ranges are listed (no definition file
+            is read here), and the catalog views' rows cover these namespaces
+            only (``system_versions`` excepted: it is not per namespace).
 
     Returns:
         View name -> ``namespace.table``.
 
     Raises:
-        ProgrammingError: two tables would get the same view name.
+        NoSuchNamespaceError: a namespace of ``namespaces`` does not exist in
+            the pinned version.
+        ProgrammingError: two tables would get the same view name, or
+            ``namespaces`` is a string rather than a list of names.
     """
+    import dataclasses
     import json
 
     from trinity_dbapi.errors import ProgrammingError
     from trinity_dbapi.lakehouse.catalog import RESERVED_NAMESPACES, catalog_table_names
+    from trinity_dbapi.lakehouse.catalog_scope import namespaces_scope, scoped_tables
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
     register(spark, filter_pushdown=False)
@@ -125,11 +135,10 @@ def register_views(
     lakehouse = Lakehouse.open(uri, storage_options=dict(storage_options or {}) or None)
     pinned = lakehouse.latest_version() if version is None else version
     txn = lakehouse.begin(read_only=True, version=pinned)
-    names = [
-        (namespace, table)
-        for namespace in txn.list_namespaces()
-        for table in txn.list_tables(namespace)
-    ]
+    scope = namespaces_scope(txn, namespaces)  # NoSuchNamespaceError
+    # Names only: each view's read loads its own definition.
+    keys_only = dataclasses.replace(scope, definitions=False)
+    names = [(namespace, table.name) for namespace, table in scoped_tables(txn, keys_only)]
     if catalog:
         names += [
             (ns, table) for ns in sorted(RESERVED_NAMESPACES) for table in catalog_table_names(ns)
@@ -152,5 +161,7 @@ def register_views(
         )
         if storage_options:
             reader = reader.option("storageOptions", json.dumps(dict(storage_options)))
+        if scope.namespaces is not None and table.split(".")[0] in RESERVED_NAMESPACES:
+            reader = reader.option("namespaces", json.dumps(sorted(scope.namespaces)))
         reader.load(table).createOrReplaceTempView(view)
     return views

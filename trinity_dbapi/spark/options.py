@@ -72,6 +72,7 @@ class SourceOptions:
     create_table: bool = False
     partition_by: tuple[str, ...] = ()
     push_filters: bool = True
+    namespaces: frozenset[str] | None = None  # a catalog table's rows: these namespaces
 
 
 def parse_options(options: Mapping[str, str], *, push_filters: bool = True) -> SourceOptions:
@@ -98,6 +99,7 @@ def parse_options(options: Mapping[str, str], *, push_filters: bool = True) -> S
     if version is not None and timestamp is not None:
         raise ProgrammingError("give versionAsOf or timestampAsOf, not both")
     partition_by = _partition_by(values.get("partitionby") or "")
+    namespaces = values.get("namespaces")
     return SourceOptions(
         location=Location(uri, storage),
         namespace=namespace,
@@ -107,6 +109,7 @@ def parse_options(options: Mapping[str, str], *, push_filters: bool = True) -> S
         create_table=_boolean("createTable", values.get("createtable", "false")),
         push_filters=_boolean("pushFilters", values.get("pushfilters", str(push_filters))),
         partition_by=partition_by,
+        namespaces=None if namespaces is None else _namespaces(namespaces),
     )
 
 
@@ -130,6 +133,19 @@ def _partition_by(text: str) -> tuple[str, ...]:
         if isinstance(names, list) and names and all(isinstance(n, str) and n for n in names):
             return tuple(names)
     return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def _namespaces(text: str) -> frozenset[str]:
+    """``namespaces``: a JSON list of names (``[]``: none), or names comma-separated."""
+    if text.lstrip().startswith("["):
+        try:
+            names = json.loads(text)
+        except ValueError:
+            names = None
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            return frozenset(names)
+        raise ProgrammingError(f"option namespaces must be a JSON list of names, not {text!r}")
+    return frozenset(name.strip() for name in text.split(",") if name.strip())
 
 
 def _original_key(options: Mapping[str, str], lowered: str) -> str:

@@ -4,6 +4,11 @@ The driver pins one version, resolves the table and prunes its files with
 the pushed-down filters (partition values and secondary indices, as a SQL
 query does); each task then opens the storage itself and reads its file by
 column ID, yielding Arrow record batches with exactly the Spark schema.
+
+A catalog table is one partition whose value is the table itself, built
+when Spark asks for the partitions (after it pushed its filters): only the
+rows of the objects the filters can match are built
+(:mod:`~trinity_dbapi.spark.catalog_filters`), and Spark still applies every filter.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ class TableScan:
     partition_by: tuple[str, ...]
     definition: Any  # TableDefinition of the pinned version (None for catalog tables)
     meta: Any  # DatasetMetadata, immutable
-    catalog_rows: pa.Table | None = None  # a catalog table, computed on the driver
+    catalog: tuple[str, str] | None = None  # (namespace, name) of a catalog table
+    namespaces: frozenset[str] | None = None  # a catalog table's rows: these namespaces only
     predicate: dict[str, list[Any]] = field(default_factory=dict)
 
 
@@ -54,21 +60,41 @@ class TrinityLakeReader(DataSourceReader):
     is the one that does.
     """
 
-    def __init__(self, scan: TableScan) -> None:
+    def __init__(self, scan: TableScan, view: Any = None) -> None:
         self.scan = scan
         self.predicate: dict[str, list[Any]] = {}
+        self.pushed: list[Any] = []  # every filter Spark pushed (a catalog table's scope)
+        self._view = view  # the driver's read-only transaction; never pickled
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Spark pickles the reader into its tasks: the transaction stays behind.
+        return {**self.__dict__, "_view": None}
 
     def partitions(self) -> Sequence[InputPartition]:
         scan = self.scan
-        if scan.catalog_rows is not None:
-            return [InputPartition(None)]
+        if scan.catalog is not None:
+            return [InputPartition(self._catalog_rows())]
         labels = _pruned_labels(scan, self.predicate)
         return [InputPartition(label) for label in labels]
 
+    def _catalog_rows(self) -> pa.Table:
+        """The catalog table's rows of the objects the pushed filters can match."""
+        from trinity_dbapi.lakehouse import catalog
+        from trinity_dbapi.spark.catalog_filters import catalog_scope
+
+        scan = self.scan
+        assert scan.catalog is not None
+        view = self._view
+        if view is None:
+            view = scan.location.lakehouse().begin(read_only=True, version=scan.version)
+        namespace, name = scan.catalog
+        scope = catalog_scope(namespace, name, self.pushed, scan.namespaces)
+        return catalog.catalog_table(view, view.snapshot, namespace, name, scope)
+
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         scan = self.scan
-        if scan.catalog_rows is not None:
-            rows = scan.catalog_rows
+        if scan.catalog is not None:
+            rows = partition.value
         elif partition.value is None:
             # No file to read (an empty table, or filters pruned every file):
             # Spark then asks for one partition with no value.
@@ -90,9 +116,11 @@ class PruningReader(TrinityLakeReader):
         """Use ``col = v`` and ``col IN (...)`` on top-level columns to prune files.
 
         Pruning is by file, so every filter is also returned for Spark to
-        evaluate on the rows.
+        evaluate on the rows. A catalog table keeps them all to narrow the
+        objects whose rows it builds (and returns them all too).
         """
         for pushed in filters:
+            self.pushed.append(pushed)
             if isinstance(pushed, (EqualTo, In)) and len(pushed.attribute) == 1:
                 values = [pushed.value] if isinstance(pushed, EqualTo) else list(pushed.value)
                 column = pushed.attribute[0]

@@ -6,6 +6,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 
+from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.spark.options import SourceOptions, parse_options
 from trinity_dbapi.spark.read import (
     PruningReader,
@@ -24,7 +25,8 @@ class TrinityLakeDataSource(DataSource):
     (JSON) for the file system, ``versionAsOf`` / ``timestampAsOf`` and
     ``pushFilters`` for reads, ``createTable`` and ``partitionBy`` for writes. The path is
     ``"namespace.table"``; ``system.*`` and ``information_schema.*`` read
-    the catalog tables.
+    the catalog tables, whose rows the ``namespaces`` option (a JSON list or
+    comma-separated names) restricts to those namespaces.
     """
 
     #: Whether reads take Spark's filters unless the pushFilters option says.
@@ -42,23 +44,29 @@ class TrinityLakeDataSource(DataSource):
 
     def reader(self, schema: Any) -> DataSourceReader:
         options = self._options()
-        scan = _scan(options).scan
+        resolved = _scan(options)
         # Spark refuses a reader that takes filters while filter pushdown is
         # off; pushFilters=false reads (unpruned) in such a session.
-        return PruningReader(scan) if options.push_filters else TrinityLakeReader(scan)
+        kind = PruningReader if options.push_filters else TrinityLakeReader
+        return kind(resolved.scan, resolved.view)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
         return TrinityLakeWriter(prepare_write(self._options(), schema, overwrite))
 
 
 class _Resolved:
-    def __init__(self, scan: TableScan, spark_schema_struct: Any) -> None:
+    def __init__(self, scan: TableScan, spark_schema_struct: Any, view: Any) -> None:
         self.scan = scan
         self.spark_schema_struct = spark_schema_struct
+        self.view = view  # the read-only transaction on the pinned version
 
 
 def _scan(options: SourceOptions) -> _Resolved:
-    """Pin the version and resolve the table (or catalog table) it reads."""
+    """Pin the version and resolve the table (or catalog table) it reads.
+
+    A catalog table's rows are not built here: the reader builds them once
+    Spark has pushed its filters (:meth:`TrinityLakeReader.partitions`).
+    """
     from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
     from trinity_dbapi.format import type_mapping
@@ -69,11 +77,17 @@ def _scan(options: SourceOptions) -> _Resolved:
     version = pin_version(options, lakehouse)
     txn = lakehouse.begin(read_only=True, version=version)
     partition_by: tuple[str, ...] = ()
-    if options.namespace in catalog.RESERVED_NAMESPACES:
-        rows = catalog.catalog_table(txn, txn.snapshot, options.namespace, options.table)
-        schema, definition, meta = rows.schema, None, None
+    is_catalog = options.namespace in catalog.RESERVED_NAMESPACES
+    if options.namespaces is not None and not is_catalog:
+        raise ProgrammingError(
+            f"option namespaces restricts the rows of catalog tables (system.*, "
+            f"information_schema.*), not of table {options.namespace}.{options.table}; "
+            "drop the option"
+        )
+    if is_catalog:
+        schema = catalog.catalog_schema(options.namespace, options.table)
+        definition, meta = None, None
     else:
-        rows = None
         definition = txn.load_table(options.namespace, options.table)
         schema = type_mapping.arrow_schema(definition)
         meta = managed.metadata(lakehouse.storage, definition)
@@ -88,9 +102,10 @@ def _scan(options: SourceOptions) -> _Resolved:
         partition_by=partition_by,
         definition=definition,
         meta=meta,
-        catalog_rows=rows,
+        catalog=(options.namespace, options.table) if is_catalog else None,
+        namespaces=options.namespaces,
     )
-    return _Resolved(scan, struct)
+    return _Resolved(scan, struct, txn)
 
 
 class TrinityLakeDataSourceWithoutPushdown(TrinityLakeDataSource):

@@ -25,18 +25,14 @@ from typing import Any
 from sqlglot import exp
 
 from trinity_dbapi.lakehouse.catalog import INFORMATION_SCHEMA, SYSTEM
-from trinity_dbapi.lakehouse.catalog_scope import EVERYTHING, CatalogScope, VersionScope
+from trinity_dbapi.lakehouse.catalog_scope import (
+    EVERYTHING,
+    NAME_COLUMNS,
+    CatalogScope,
+    VersionScope,
+)
 from trinity_dbapi.sql.binding import as_utc, exact_timestamp
 
-#: Per catalog table: (namespace name column, table name column or None).
-_NAME_COLUMNS: Mapping[tuple[str, str], tuple[str, str | None]] = {
-    (SYSTEM, "namespaces"): ("namespace_name", None),
-    (SYSTEM, "tables"): ("namespace_name", "table_name"),
-    (SYSTEM, "columns"): ("namespace_name", "table_name"),
-    (INFORMATION_SCHEMA, "schemata"): ("schema_name", None),
-    (INFORMATION_SCHEMA, "tables"): ("table_schema", "table_name"),
-    (INFORMATION_SCHEMA, "columns"): ("table_schema", "table_name"),
-}
 #: Tables whose every row comes from a definition file unless only keys are read.
 _KEYS_ONLY_OK = frozenset({(SYSTEM, "tables"), (INFORMATION_SCHEMA, "tables")})
 _LIKE_WILDCARDS = "%_\\"
@@ -55,7 +51,7 @@ def catalog_scope(
     """
     if (namespace, table) == (SYSTEM, "versions"):
         return CatalogScope(versions=_version_scope(node, params))
-    names = _NAME_COLUMNS.get((namespace, table))
+    names = NAME_COLUMNS.get((namespace, table))
     if names is None:
         return EVERYTHING
     ns_column, table_column = names
