@@ -183,7 +183,8 @@ def test_other_shapes_go_to_duckdb(
 ) -> None:
     fast, slow, used = _both(con, monkeypatch, sql)
     assert not used
-    assert fast == slow
+    assert fast[:2] == slow[:2]
+    assert sorted(map(repr, fast[2])) == sorted(map(repr, slow[2]))  # no ORDER BY
 
 
 def test_time_travel_and_parameters(lake_path: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ one DuckDB transaction, and re-points or drops it on refresh and detach.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -323,6 +324,11 @@ class Attached:
             plan[namespaces[namespace]][definition.name] = obj
         if not self.catalog:
             return plan, namespaces
+        if scope.namespaces is not None:
+            # The catalog's own tables stay listed in information_schema, as
+            # in a full attachment: their rows belong to the reserved namespaces.
+            shown = scope.namespaces | catalog.RESERVED_NAMESPACES
+            scope = dataclasses.replace(scope, namespaces=shown)
         for namespace, name in catalog.CATALOG_TABLES:
             schema = namespaces[namespace] = self.prefix + CATALOG_SCHEMAS[namespace]
             data = catalog.catalog_table(view, snapshot, namespace, name, scope)
