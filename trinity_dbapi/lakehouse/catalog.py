@@ -93,6 +93,7 @@ __all__ = [
     "RESERVED_NAMESPACES",
     "SYSTEM",
     "CatalogTable",
+    "catalog_rows",
     "catalog_schema",
     "catalog_table",
     "catalog_table_names",
@@ -597,6 +598,20 @@ def catalog_schema(namespace: str, name: str) -> pa.Schema:
         NoSuchTableError: ``namespace.name`` is not a catalog table.
     """
     return _lookup(namespace, name).schema
+
+
+def catalog_rows(
+    view: ObjectOperations,
+    snapshot: Snapshot,
+    namespace: str,
+    name: str,
+    scope: CatalogScope = EVERYTHING,
+) -> Iterator[Row]:
+    """The rows :func:`catalog_table` would hold, as dicts (missing keys are NULL).
+
+    For a caller that keeps a few of them: it converts only those to Arrow.
+    """
+    return iter(_lookup(namespace, name).rows(_Catalog(view, snapshot, scope)))
 
 
 def catalog_table(

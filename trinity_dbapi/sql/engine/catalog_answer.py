@@ -25,11 +25,11 @@ path with DuckDB's answers, ``cursor.description`` included.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from trinity_dbapi.lakehouse import catalog
@@ -79,20 +79,30 @@ def answer(
         projection = plan.projection()
         filters = plan.filters(params)
         order = plan.order(projection)
-        allowed = [(column, pa.array(values, plan.type_of(column))) for column, values in filters]
-    except (_NotHere, pa.ArrowException, OverflowError):
-        return None  # an integer out of the column's range too: DuckDB says what it makes of it
+    except _NotHere:
+        return None
     view, snapshot = session.view_for(ref.as_of)
     scope = catalog_scope(ref.node, params, namespace, ref.table.name)
-    table = catalog.catalog_table(view, snapshot, namespace, ref.table.name, scope)
-    for column, values in allowed:
-        table = table.filter(pc.is_in(table[column], value_set=values))
-    if order:
-        table = table.sort_by(order)  # NULLs last, as DuckDB's default
-    fields = [pa.field(name, table.schema.field(source).type) for source, name in projection]
-    return pa.Table.from_arrays(
-        [table[source] for source, _ in projection], schema=pa.schema(fields)
-    )
+    rows = list(catalog.catalog_rows(view, snapshot, namespace, ref.table.name, scope))
+    for column, values in filters:
+        # Constants have the column's own kind (see _Plan.filters), so Python's
+        # equality is Arrow's and DuckDB's; a NULL never matches.
+        allowed = frozenset(values)
+        rows = [row for row in rows if row.get(column) in allowed]
+    for column, direction in reversed(order):  # stable sorts, the last key first
+        known = [row for row in rows if row.get(column) is not None]
+        known.sort(key=operator.itemgetter(column), reverse=direction == "descending")
+        rows = known + [row for row in rows if row.get(column) is None]  # NULLs last
+    # Python orders str by code point, which is UTF-8 byte order: DuckDB's.
+    schema = pa.schema([pa.field(name, plan.type_of(source)) for source, name in projection])
+    try:
+        columns = [
+            pa.array([row.get(source) for row in rows], plan.type_of(source))
+            for source, _ in projection
+        ]
+    except (pa.ArrowException, OverflowError):
+        return None  # a value Arrow would not take: DuckDB's path reports it
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 class _Plan:
