@@ -262,3 +262,36 @@ def test_utf8_byte_order_equals_code_point_order(ns1: str, t1: str, ns2: str, t2
     k1, k2 = keys.table_key(ns1, t1, LIMITS), keys.table_key(ns2, t2, LIMITS)
     assert (k1 < k2) == (k1.encode("utf-8") < k2.encode("utf-8"))
     assert (k1 == k2) == (k1.encode("utf-8") == k2.encode("utf-8"))
+
+
+@given(names, names)
+def test_table_name_under_is_decode_key(namespace: str, table: str) -> None:
+    prefix = keys.namespace_tables_prefix(namespace, LIMITS)
+    key = keys.table_key(namespace, table, LIMITS)
+    assert keys.table_name_under(key, prefix, LIMITS) == table
+
+
+_near_keys = st.one_of(
+    st.text(st.characters(codec="utf-8"), max_size=MAX_BYTES + 3),
+    # nearly right: a separator, a name (maybe with refused characters), padding
+    st.builds(
+        lambda sep, name, pad: sep + name + " " * pad,
+        st.sampled_from(["", " ", "  ", "x"]),
+        st.text(st.characters(codec="utf-8"), max_size=MAX_BYTES),
+        st.integers(0, MAX_BYTES + 2),
+    ),
+)
+
+
+@given(names, _near_keys)
+def test_table_name_under_refuses_what_decode_key_refuses(namespace: str, tail: str) -> None:
+    """A damaged key under the prefix: the fast path answers exactly as decode_key does."""
+    prefix = keys.namespace_tables_prefix(namespace, LIMITS)
+    key = prefix + tail
+    try:
+        expected = keys.decode_key(key, LIMITS).table
+    except InvalidNameError:
+        with pytest.raises(InvalidNameError):
+            keys.table_name_under(key, prefix, LIMITS)
+    else:
+        assert keys.table_name_under(key, prefix, LIMITS) == expected

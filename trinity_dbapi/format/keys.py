@@ -371,6 +371,30 @@ def _split_encoded(key: str, data: bytes, start: int, max_bytes: int, kind: str)
     return name
 
 
+def table_name_under(key: str, prefix: str, limits: KeyLimits) -> str:
+    """The table name of ``key``, a key found under ``prefix`` (:func:`namespace_tables_prefix`).
+
+    What :func:`decode_key` returns as ``.table``, faster: a listing of a
+    namespace decodes every key it returns. An ASCII key of the right length
+    whose name holds no refused character is sliced; any other key goes
+    through :func:`decode_key`, which decodes it or says what is wrong.
+
+    Raises:
+        InvalidNameError: ``key`` is not a table key for these limits.
+    """
+    start = len(prefix) + 1
+    name = key[start:].rstrip(_PAD_CHAR)
+    if (
+        key.isascii()
+        and len(key) == start + limits.table_max_bytes
+        and key.startswith(prefix + _PAD_CHAR)
+        and name
+        and _REFUSED.search(name) is None
+    ):
+        return name
+    return str(decode_key(key, limits).table)
+
+
 def is_table_key(key: str) -> bool:
     """Whether ``key`` is a table's key (by its schema ID prefix; not validated further)."""
     return key.startswith(_TABLE_PREFIX)

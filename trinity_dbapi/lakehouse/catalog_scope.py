@@ -177,12 +177,14 @@ def _table_paths(
         prefix = keys.namespace_tables_prefix(namespace, limits)
     except InvalidNameError:
         return []  # no namespace can have this name
+    scanned = prefix
     if scope.table_prefix is not None:
         # A table key is the prefix, a space, the name, padding spaces: a name
         # prefix is a key prefix (names hold no character at or below space).
-        prefix += " " + scope.table_prefix
+        scanned += " " + scope.table_prefix
     return [
-        (str(keys.decode_key(key, limits).table), path) for key, path in view.scan_prefix(prefix)
+        (keys.table_name_under(key, prefix, limits), path)
+        for key, path in view.scan_prefix(scanned)
     ]
 
 

@@ -192,10 +192,8 @@ class ObjectOperations(ABC):
         """
         self._require_namespace(namespace)
         limits = self._limits  # once, not per key: listings are hot (SHOW TABLES)
-        return [
-            str(keys.decode_key(key, limits).table)
-            for key, _ in self.scan_prefix(self._tables_prefix(namespace))
-        ]
+        prefix = self._tables_prefix(namespace)
+        return [keys.table_name_under(key, prefix, limits) for key, _ in self.scan_prefix(prefix)]
 
     def load_table(self, namespace: str, table: str) -> TableDefinition:
         """The definition of table ``namespace.table``.
