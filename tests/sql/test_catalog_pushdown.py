@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import trinity_dbapi
+from tests.sql.reads import definitions_read, lake_with_damaged_root, roots_read
 from trinity_dbapi.dbapi.connection import Connection
 from trinity_dbapi.errors import CorruptFileError, NoSuchNamespaceError, NoSuchTableError
 from trinity_dbapi.format.definitions import Column, DataType, TableDefinition
@@ -73,24 +74,6 @@ def _reads(con: Connection, sql: str, params: Any = ()) -> tuple[int, list[tuple
     return storage.stats.since(before).reads, rows
 
 
-def _definitions_read(con: Connection, sql: str) -> list[str]:
-    """The table definition files a statement read from storage."""
-    storage = con.lakehouse.storage
-    seen: list[str] = []
-    original = storage._read
-
-    def counting(path: str) -> bytes:
-        seen.append(path)
-        return original(path)
-
-    storage._read = counting  # type: ignore[method-assign]
-    try:
-        con.cursor().execute(sql).fetchall()
-    finally:
-        storage._read = original  # type: ignore[method-assign]
-    return [p for p in seen if "table-" in p and p.endswith(".binpb")]
-
-
 def test_describe_reads_the_tree_path_and_one_definition(con: Connection) -> None:
     depth = con.lakehouse.snapshot().depth()
     con.lakehouse.storage.clear_cache()
@@ -108,9 +91,9 @@ def test_show_tables_reads_no_definition(con: Connection) -> None:
     reads, rows = _reads(con, "SHOW TABLES IN n1 LIKE 'Mixed%'")
     assert rows == [("MixedCase",)]
     con.lakehouse.storage.clear_cache()
-    assert _definitions_read(con, "SHOW TABLES IN n0") == []
+    assert definitions_read(con, "SHOW TABLES IN n0") == []
     con.lakehouse.storage.clear_cache()
-    one = _definitions_read(
+    one = definitions_read(
         con, "SELECT * FROM information_schema.columns WHERE table_name = 't0001'"
     )
     assert len(one) == 3  # one per namespace holding a t0001
@@ -186,7 +169,9 @@ def test_pushdown_answers_what_the_full_build_answers(
         except trinity_dbapi.Error as exc:
             pushed = [type(exc).__name__]
         with monkeypatch.context() as m:
-            m.setattr("trinity_dbapi.sql.engine.query.catalog_scope", lambda *a: EVERYTHING)
+            m.setattr(
+                "trinity_dbapi.sql.engine.catalog_pushdown.catalog_scope", lambda *a: EVERYTHING
+            )
             try:
                 full = sorted(map(repr, con.cursor().execute(sql).fetchall()))
             except trinity_dbapi.Error as exc:
@@ -221,35 +206,16 @@ def versions_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     return path
 
 
-def _roots_read(con: Connection, sql: str, params: Any = ()) -> tuple[int, list[Any]]:
-    """How many root files a statement read from storage, and its rows."""
-    storage = con.lakehouse.storage
-    seen: list[str] = []
-    original = storage._read
-
-    def counting(path: str) -> bytes:
-        seen.append(path)
-        return original(path)
-
-    storage._read = counting  # type: ignore[method-assign]
-    try:
-        rows = con.cursor().execute(sql, params).fetchall()
-    finally:
-        storage._read = original  # type: ignore[method-assign]
-    roots = [p for p in seen if p.rsplit("/", 1)[-1].startswith("_") and p.endswith(".arrow")]
-    return len(roots), rows
-
-
 def test_newest_versions_read_k_roots(versions_path: str) -> None:
     con = trinity_dbapi.connect(versions_path)
     try:
         con.lakehouse.storage.clear_cache()
-        reads, rows = _roots_read(
+        reads, rows = roots_read(
             con, "SELECT version FROM system.versions ORDER BY version DESC LIMIT 3"
         )
         assert rows == [(30,), (29,), (28,)]
         assert reads <= 3
-        reads, rows = _roots_read(
+        reads, rows = roots_read(
             con, "SELECT version FROM system.versions ORDER BY version DESC LIMIT ? OFFSET 1", [2]
         )
         assert rows == [(29,), (28,)]
@@ -280,7 +246,9 @@ def test_newest_versions_answer_what_the_full_build_answers(
     con = trinity_dbapi.connect(versions_path)
     try:
         pushed = con.cursor().execute(sql).fetchall()
-        monkeypatch.setattr("trinity_dbapi.sql.engine.query.catalog_scope", lambda *a: EVERYTHING)
+        monkeypatch.setattr(
+            "trinity_dbapi.sql.engine.catalog_pushdown.catalog_scope", lambda *a: EVERYTHING
+        )
         assert pushed == con.cursor().execute(sql).fetchall()
     finally:
         con.close()
@@ -307,13 +275,7 @@ def test_newest_versions_read_no_older_damaged_root(tmp_path: Path) -> None:
 
 
 def test_newest_versions_raise_on_a_damaged_root_among_them(tmp_path: Path) -> None:
-    path = tmp_path / "lake"
-    lake = Lakehouse.create(str(path))
-    for i in range(6):
-        with lake.begin() as txn:
-            txn.create_namespace(f"v{i}")
-    (path / root_node_file_name(3)).write_bytes(b"damaged")
-    con = trinity_dbapi.connect(str(path))
+    con = trinity_dbapi.connect(lake_with_damaged_root(tmp_path / "lake"))
     try:
         newest = "SELECT version FROM system.versions ORDER BY version DESC LIMIT {}"
         assert con.cursor().execute(newest.format(2)).fetchall() == [(6,), (5,)]

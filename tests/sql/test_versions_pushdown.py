@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import trinity_dbapi
+from tests.sql.reads import lake_with_damaged_root, roots_read
 from trinity_dbapi.dbapi.connection import Connection
 from trinity_dbapi.format.definitions import LakehouseDefinition
 from trinity_dbapi.format.paths import root_node_file_name
@@ -76,30 +77,18 @@ def con(lake_path: str) -> Iterator[Connection]:
 @contextmanager
 def _full_build() -> Iterator[None]:
     """Every catalog table built whole, whatever the WHERE clause: the oracle."""
-    with mock.patch("trinity_dbapi.sql.engine.query.catalog_scope", lambda *a: EVERYTHING):
+    with mock.patch(
+        "trinity_dbapi.sql.engine.catalog_pushdown.catalog_scope", lambda *a: EVERYTHING
+    ):
         yield
 
 
 def _roots_read(con: Connection, sql: str, params: Any = ()) -> tuple[int, list[Any]]:
-    """How many root files a statement read from storage (or tried to), and its rows."""
-    storage = con.lakehouse.storage
-    storage.clear_cache()
+    """How many root files a statement read from storage (or tried to), from cold, and its rows."""
+    con.lakehouse.storage.clear_cache()
     con.lakehouse.nodes.clear_cache()
     con.lakehouse.snapshot()  # the statement's own snapshot: read by any statement
-    seen: list[str] = []
-    original = storage._read
-
-    def counting(path: str) -> bytes:
-        seen.append(path)
-        return original(path)
-
-    storage._read = counting  # type: ignore[method-assign]
-    try:
-        rows = con.cursor().execute(sql, params).fetchall()
-    finally:
-        storage._read = original  # type: ignore[method-assign]
-    roots = [p for p in seen if p.rsplit("/", 1)[-1].startswith("_") and p.endswith(".arrow")]
-    return len(roots), rows
+    return roots_read(con, sql, params)
 
 
 def _iso(moment: datetime) -> str:
@@ -429,13 +418,7 @@ def test_the_catalog_api_takes_a_version_scope(
 
 
 def test_a_damaged_root_in_range_is_what_the_full_history_says(tmp_path: Path) -> None:
-    path = tmp_path / "lake"
-    lake = Lakehouse.create(str(path))
-    for i in range(6):
-        with lake.begin() as txn:
-            txn.create_namespace(f"v{i}")
-    (path / root_node_file_name(3)).write_bytes(b"damaged")
-    con = trinity_dbapi.connect(str(path))
+    con = trinity_dbapi.connect(lake_with_damaged_root(tmp_path / "lake"))
     try:
         cur = con.cursor()
         assert cur.execute("SELECT version FROM system.versions WHERE version = 5").fetchall() == [

@@ -16,7 +16,7 @@ travel uses, and a ``LIMIT`` reads only that many roots of the range.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -45,6 +45,7 @@ __all__ = [
     "NAME_COLUMNS",
     "CatalogScope",
     "VersionScope",
+    "names_scope",
     "namespace_names",
     "namespaces_scope",
     "scoped_namespace_names",
@@ -284,3 +285,45 @@ NAME_COLUMNS: Mapping[tuple[str, str], tuple[str, str | None]] = {
     ("information_schema", "tables"): ("table_schema", "table_name"),
     ("information_schema", "columns"): ("table_schema", "table_name"),
 }
+
+
+def names_scope(
+    names: tuple[str, str | None],
+    conditions: Iterable[tuple[str, Sequence[str], bool]],
+    *,
+    namespaces: frozenset[str] | None = None,
+    definitions: bool = True,
+) -> CatalogScope:
+    """AND-ed conditions on a catalog table's name columns, as the scope they allow.
+
+    The SQL pushdown and Spark's pushed filters both end here.
+
+    Args:
+        names: the table's ``(namespace column, table column or None)``
+            (:data:`NAME_COLUMNS`).
+        conditions: ``(column, allowed values, whether the one value is a
+            prefix)``; conditions on other columns narrow nothing.
+        namespaces: the namespaces the read is already restricted to, or None.
+        definitions: see :attr:`CatalogScope.definitions`.
+    """
+    ns_column, table_column = names
+    allowed: dict[str, frozenset[str]] = {}
+    if namespaces is not None:
+        allowed[ns_column] = namespaces
+    prefix: str | None = None
+    for column, values, is_prefix in conditions:
+        if column not in (ns_column, table_column):
+            continue
+        if is_prefix:
+            # Two prefixes must both hold: keeping the longer still includes every match.
+            if column == table_column and (prefix is None or len(values[0]) > len(prefix)):
+                prefix = values[0]
+            continue
+        found = frozenset(values)
+        allowed[column] = found if column not in allowed else allowed[column] & found
+    return CatalogScope(
+        namespaces=allowed.get(ns_column),
+        tables=allowed.get(table_column) if table_column else None,
+        table_prefix=prefix,
+        definitions=definitions,
+    )

@@ -18,7 +18,12 @@ from typing import Any
 
 from pyspark.sql.datasource import EqualNullSafe, EqualTo, In, StringStartsWith
 
-from trinity_dbapi.lakehouse.catalog_scope import EVERYTHING, NAME_COLUMNS, CatalogScope
+from trinity_dbapi.lakehouse.catalog_scope import (
+    EVERYTHING,
+    NAME_COLUMNS,
+    CatalogScope,
+    names_scope,
+)
 
 __all__ = ["catalog_scope"]
 
@@ -46,30 +51,8 @@ def catalog_scope(
     names = NAME_COLUMNS.get((namespace, table))
     if names is None:  # system.versions: no name columns
         return EVERYTHING
-    ns_column, table_column = names
-    allowed: dict[str, frozenset[str]] = {}
-    if namespaces is not None:
-        allowed[ns_column] = namespaces
-    prefix: str | None = None
-    for pushed in filters:
-        usable = _condition(pushed)
-        if usable is None:
-            continue
-        column, values, is_prefix = usable
-        if column not in (ns_column, table_column):
-            continue
-        if is_prefix:
-            # Two prefixes must both hold: keeping the longer still includes every match.
-            if column == table_column and (prefix is None or len(values[0]) > len(prefix)):
-                prefix = values[0]
-            continue
-        found = frozenset(values)
-        allowed[column] = found if column not in allowed else allowed[column] & found
-    return CatalogScope(
-        namespaces=allowed.get(ns_column),
-        tables=allowed.get(table_column) if table_column else None,
-        table_prefix=prefix,
-    )
+    conditions = (usable for usable in map(_condition, filters) if usable is not None)
+    return names_scope(names, conditions, namespaces=namespaces)
 
 
 def _condition(pushed: Any) -> tuple[str, list[str], bool] | None:

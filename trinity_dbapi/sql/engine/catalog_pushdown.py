@@ -30,6 +30,7 @@ from trinity_dbapi.lakehouse.catalog_scope import (
     NAME_COLUMNS,
     CatalogScope,
     VersionScope,
+    names_scope,
 )
 from trinity_dbapi.sql.binding import as_utc, exact_timestamp
 
@@ -55,26 +56,10 @@ def catalog_scope(
     if names is None:
         return EVERYTHING
     ns_column, table_column = names
-    allowed: dict[str, frozenset[str]] = {}
-    prefix: str | None = None
-    for column, values, is_prefix in _conjuncts(node, params):
-        if column not in (ns_column, table_column):
-            continue
-        if is_prefix:
-            if column == table_column and (prefix is None or len(values[0]) > len(prefix)):
-                prefix = values[0]
-            continue
-        found = frozenset(values)
-        allowed[column] = found if column not in allowed else allowed[column] & found
     keys_only = (namespace, table) in _KEYS_ONLY_OK and _reads_only(
         node, {ns_column, table_column or ns_column}
     )
-    return CatalogScope(
-        namespaces=allowed.get(ns_column),
-        tables=allowed.get(table_column) if table_column else None,
-        table_prefix=prefix,
-        definitions=not keys_only,
-    )
+    return names_scope(names, _conjuncts(node, params), definitions=not keys_only)
 
 
 def _conjuncts(node: exp.Table, params: Sequence[Any]) -> list[tuple[str, list[str], bool]]:

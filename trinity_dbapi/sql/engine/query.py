@@ -29,7 +29,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format import type_mapping
 from trinity_dbapi.format.sql_text import quote_identifier, quote_string
 from trinity_dbapi.lakehouse import catalog
-from trinity_dbapi.sql.engine.catalog_pushdown import catalog_scope
+from trinity_dbapi.sql.engine import catalog_pushdown
 from trinity_dbapi.sql.engine.duck_errors import (
     NOT_FILE_ERRORS,
     QueryFiles,
@@ -131,7 +131,7 @@ def execute_marked(
                 unaliased.add((namespace, ref.table.name))
             predicate: Any = point_predicates(node, params)
             if namespace in catalog.RESERVED_NAMESPACES:
-                predicate = catalog_scope(node, params, namespace, ref.table.name)
+                predicate = catalog_pushdown.catalog_scope(node, params, namespace, ref.table.name)
             key: Any = ("override", index) if overrides and index in overrides else None
             shown = repr(sorted(predicate.items()) if isinstance(predicate, dict) else predicate)
             key = key or (namespace, ref.table.name, ref.as_of, shown)
