@@ -235,6 +235,21 @@ class Cursor:
 
         return pa.RecordBatchReader.from_batches(schema, batches())
 
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The remaining rows as an Arrow C stream: the Arrow PyCapsule interface.
+
+        Any Arrow consumer takes the result without Python objects:
+        ``pyarrow.table(cursor)``, ``duckdb.from_arrow(cursor)``, polars'
+        ``pl.DataFrame(cursor)``, pandas 3's ``DataFrame.from_arrow(cursor)``.
+        Rows are pulled from the query as the stream is read and are then
+        consumed, as with :meth:`fetch_record_batch`.
+
+        Args:
+            requested_schema: a schema capsule the consumer asks for; passed
+                on to pyarrow, which casts to it where it can.
+        """
+        return self.fetch_record_batch().__arrow_c_stream__(requested_schema)
+
     def fetch_df(self) -> Any:
         """The remaining rows as a pandas DataFrame (pandas must be installed)."""
         return self.fetch_arrow_table().to_pandas()
