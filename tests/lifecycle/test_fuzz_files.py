@@ -206,7 +206,11 @@ def _problem(
         return f"{read}: a damaged hint must be ignored, not raise {outcome['error']}: {message}"
     if "trinity_dbapi.errors.Error" not in mro:
         return f"{read}: {outcome['error']} is not a PEP 249 error: {message[:300]}"
-    if "trinity_dbapi.errors.InternalError" in mro and outcome["error"] != "CorruptFileError":
+    # CorruptFileError and its kinds (DamagedVersionError: the latest root or
+    # the definition it needs is damaged, docs/recovery.md) name the file;
+    # any other InternalError is a bug.
+    corrupt = "trinity_dbapi.errors.CorruptFileError" in mro
+    if "trinity_dbapi.errors.InternalError" in mro and not corrupt:
         return f"{read}: {outcome['error']} (an internal error): {message[:300]}"
     if damage.path not in message and not damage.unprotected:
         return f"{read}: {outcome['error']} does not name the damaged file: {message[:300]}"
