@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -254,6 +255,25 @@ def _trinity(*args: str) -> list[str]:
     return [sys.executable, "-m", "trinity_dbapi.cli", *args]
 
 
+def _spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """Start the shell with Ctrl-C's default disposition, whatever this test run inherited.
+
+    A run started in the background by a shell without job control (``cmd &``
+    in a script, ``nohup``) inherits SIGINT *ignored*, and an ignored signal
+    stays ignored across exec: the shell would then rightly never see the
+    Ctrl-C these tests send. A *handled* signal is reset to the default by
+    exec, so SIGINT is handled here while the child starts.
+    """
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(argv, **kwargs)
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.mark.parametrize("option", ["-c", "-f"])
 def test_ctrl_c_stops_a_script_with_exit_status_130(option: str, tmp_path: Path) -> None:
     script = f"SELECT 'started';\n{ENDLESS_COUNT};\nSELECT 'never';\n"
@@ -262,7 +282,7 @@ def test_ctrl_c_stops_a_script_with_exit_status_130(option: str, tmp_path: Path)
         argv = _trinity(str(tmp_path / "lake"), "-f", str(tmp_path / "script.sql"))
     else:
         argv = _trinity(str(tmp_path / "lake"), "-c", script)
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = _spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None
     # The first statement's output (its table's header line): the endless one starts now.
     assert process.stdout.readline().strip()
@@ -301,7 +321,7 @@ def test_ctrl_c_at_the_prompt_stops_the_statement_and_returns_to_the_prompt(
 ) -> None:
     controller, terminal = pty.openpty()
     env = {**os.environ, "TRINITY_HISTORY": str(tmp_path / "history")}
-    process = subprocess.Popen(
+    process = _spawn(
         _trinity(str(tmp_path / "lake"), "--no-progress"),
         stdin=terminal,
         stdout=terminal,
