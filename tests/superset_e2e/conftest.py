@@ -88,6 +88,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Lake:
     with trinity_dbapi.connect(str(path), autocommit=True) as conn:
         cur = conn.cursor()
         cur.execute("CREATE NAMESPACE sales")
+        cur.execute("CREATE NAMESPACE lab")  # where SQL Lab may write
         cur.execute(
             "CREATE TABLE sales.orders (id INT8, day DATE, ts TIMESTAMPTZ,"
             " amount DECIMAL(10, 2), customer VARCHAR, PRIMARY KEY (id))"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import uuid
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ def _sql_lab(
             "sql": sql,
             "schema": schema,
             "runAsync": False,
-            "client_id": f"c{abs(hash(sql)) % 10**9}",  # at most 11 characters
+            "client_id": uuid.uuid4().hex[:11],  # unique per query, at most 11 characters
             "queryLimit": 1000,
             "tab": "e2e",
             "expand_data": True,
@@ -313,7 +314,8 @@ def test_sql_lab_refuses_changes_on_a_database_without_dml(
 
 def test_sql_lab_changes_a_database_that_allows_dml(api: Api, lake: Lake) -> None:
     # The same lakehouse added a second time, with DML allowed: statements
-    # without a result set run, and what they change is committed.
+    # without a result set run, and what they change is committed (in the
+    # namespace lab, so the listing of sales stays as the other tests see it).
     created = api.post(
         "/api/v1/database/",
         {
@@ -326,16 +328,16 @@ def test_sql_lab_changes_a_database_that_allows_dml(api: Api, lake: Lake) -> Non
     )
     writable = int(created["id"])
     for sql in (
-        "CREATE TABLE sales.made_in_sql_lab (x INT8, note VARCHAR)",
-        "INSERT INTO sales.made_in_sql_lab VALUES (1, 'one'), (2, 'two')",
+        "CREATE TABLE lab.made_in_sql_lab (x INT8, note VARCHAR)",
+        "INSERT INTO lab.made_in_sql_lab VALUES (1, 'one'), (2, 'two')",
     ):
         answer = _sql_lab(api, writable, sql)
         assert answer["status"] == "success", answer
-    assert lake.query("SELECT x, note FROM sales.made_in_sql_lab ORDER BY x") == [
+    assert lake.query("SELECT x, note FROM lab.made_in_sql_lab ORDER BY x") == [
         (1, "one"),
         (2, "two"),
     ]
-    rows = _sql_lab(api, writable, "SELECT sum(x) AS s FROM made_in_sql_lab")["data"]
+    rows = _sql_lab(api, writable, "SELECT sum(x) AS s FROM made_in_sql_lab", schema="lab")["data"]
     assert rows == [{"s": 3}]
 
 
