@@ -1,156 +1,76 @@
-"""Apache Superset support: :class:`TrinityEngineSpec`, the ``trinity`` database engine spec.
-
-Superset describes each kind of database with an engine spec: a class of SQL
-snippets, flags and hooks that it reads while building chart queries. It finds
-this one through the package's entry point::
-
-    [options.entry_points]
-    superset.db_engine_specs =
-        trinity = trinity_dbapi.superset:TrinityEngineSpec
-
-and uses it for every database whose SQLAlchemy URL is a ``trinity://`` URL
-(the dialect of :mod:`trinity_dbapi.sqlalchemy`). docs/superset.md is the
-manual.
-
-What the spec declares, all of it DuckDB SQL, since the driver runs queries in
-DuckDB (Superset's own DuckDB spec is the model):
-
-* :data:`TIME_GRAIN_EXPRESSIONS`: the start of a column value's time bucket,
-  for every time grain of ``superset.constants.TimeGrain``. Grains of one
-  unit are ``date_trunc``; grains of several units (5 seconds, 6 hours, ...)
-  subtract the remainder from the truncation to one unit, as Superset's
-  Presto spec does, so every bucket is aligned to the minute, hour or day
-  (``time_bucket`` is not used: for ``TIMESTAMPTZ`` it buckets in UTC where
-  ``date_trunc`` uses the session's time zone, and the two would disagree).
-  Weeks start on Monday (ISO); the Sunday-based grains shift by a day.
-* epoch seconds and milliseconds to a ``TIMESTAMP`` (UTC), by adding an
-  interval to the epoch: exact for any numeric column, where ``col * 1000000``
-  overflows an ``INT4`` and ``epoch_ms()`` refuses a ``DOUBLE``;
-* :meth:`TrinityEngineSpec.convert_dttm`: a filter value as a ``DATE``,
-  ``TIMESTAMP`` or ``TIMESTAMPTZ`` literal for a column of that type. A naive
-  ``datetime`` is UTC, as everywhere in the driver (docs/sql.md).
-
-Superset is not a dependency of the package, and nothing but this module
-imports it; ``import trinity_dbapi`` never imports this module.
-"""
+"""The engine spec class, :class:`TrinityEngineSpec`; the package docstring is the overview."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-# Superset pins its own SQLAlchemy (<2), sqlglot, Flask and pandas, so it cannot be
-# installed beside the driver's development dependencies, and is not installed where
-# the tests run. Inside Superset's environment (the only place the spec is used) the
-# class subclasses Superset's BaseEngineSpec, which supplies every hook not declared
-# here: get_timestamp_expr, get_time_grains, fetch_data, ... Without Superset it
-# subclasses object and defines itself the hooks its tables feed
-# (get_time_grain_expressions), so the tests call the same hooks Superset calls.
-# mypy checks it as the class without Superset: Superset's types are not installed
-# for it to check against.
+from trinity_dbapi import errors
+from trinity_dbapi.superset import cancel, partitions
+from trinity_dbapi.superset.column_types import COLUMN_TYPE_MAPPINGS
+from trinity_dbapi.superset.grains import (
+    EPOCH_MS_TO_DTTM,
+    EPOCH_TO_DTTM,
+    FUNCTION_NAMES_SQL,
+    TIME_GRAIN_EXPRESSIONS,
+    dttm_literal,
+)
+from trinity_dbapi.superset.host import SUPERSET_INSTALLED, superset_exception
+
 if TYPE_CHECKING:
+    # mypy checks the class without Superset (host.py says why).
     _Base = object
-else:
-    try:
-        from superset.db_engine_specs.base import BaseEngineSpec as _Base
-    except ImportError:
-        _Base = object
-
-if TYPE_CHECKING:
+    from sqlalchemy.engine.reflection import Inspector
+    from sqlalchemy.sql import Select
     from superset.models.core import Database
+    from superset.models.sql_lab import Query
+    from superset.sql.parse import Table
+else:
+    from trinity_dbapi.superset.host import BaseEngineSpec as _Base
 
-__all__ = ["SUPERSET_INSTALLED", "TIME_GRAIN_EXPRESSIONS", "TrinityEngineSpec"]
+__all__ = ["HIDDEN_SCHEMAS", "SUPERSET_EXCEPTIONS", "TrinityEngineSpec", "exception_names"]
 
-#: Whether Superset could be imported: the spec then subclasses its BaseEngineSpec.
-SUPERSET_INSTALLED: bool = _Base is not object
+#: Namespaces not listed as schemas: ``information_schema`` repeats ``system``'s
+#: facts in the SQL standard's shape. It can still be queried by name.
+HIDDEN_SCHEMAS = frozenset({"information_schema"})
 
-#: ``superset.constants.TimeGrain`` value (None: no grain) -> DuckDB SQL of the
-#: start of the bucket of ``{col}``, in the order Superset sorts grains in.
-TIME_GRAIN_EXPRESSIONS: Mapping[str | None, str] = {
-    None: "{col}",
-    "PT1S": "date_trunc('second', {col})",
-    "PT5S": "date_trunc('second', {col}) - to_seconds(second({col}) % 5)",
-    "PT30S": "date_trunc('second', {col}) - to_seconds(second({col}) % 30)",
-    "PT1M": "date_trunc('minute', {col})",
-    "PT5M": "date_trunc('minute', {col}) - to_minutes(minute({col}) % 5)",
-    "PT10M": "date_trunc('minute', {col}) - to_minutes(minute({col}) % 10)",
-    "PT15M": "date_trunc('minute', {col}) - to_minutes(minute({col}) % 15)",
-    "PT30M": "date_trunc('minute', {col}) - to_minutes(minute({col}) % 30)",
-    # HALF_HOUR: the same bucket as PT30M, under the key older Superset versions list.
-    "PT0.5H": "date_trunc('minute', {col}) - to_minutes(minute({col}) % 30)",
-    "PT1H": "date_trunc('hour', {col})",
-    "PT6H": "date_trunc('hour', {col}) - to_hours(hour({col}) % 6)",
-    "P1D": "date_trunc('day', {col})",
-    "P1W": "date_trunc('week', {col})",
-    "P1M": "date_trunc('month', {col})",
-    "P3M": "date_trunc('quarter', {col})",
-    # QUARTER_YEAR: the same bucket as P3M, under the key older Superset versions list.
-    "P0.25Y": "date_trunc('quarter', {col})",
-    "P1Y": "date_trunc('year', {col})",
-    # Weeks labelled by their first day (Sunday, Monday) or their last (Saturday, Sunday).
-    "1969-12-28T00:00:00Z/P1W": "date_trunc('week', {col} + INTERVAL 1 DAY) - INTERVAL 1 DAY",
-    "1969-12-29T00:00:00Z/P1W": "date_trunc('week', {col})",
-    "P1W/1970-01-03T00:00:00Z": "date_trunc('week', {col} + INTERVAL 1 DAY) + INTERVAL 5 DAY",
-    "P1W/1970-01-04T00:00:00Z": "date_trunc('week', {col}) + INTERVAL 6 DAY",
-}
-
-#: DuckDB's function names for SQL Lab's autocompletion: functions, aggregates and
-#: macros callable by name (not operators such as ``%``, nor internal ``__`` names).
-FUNCTION_NAMES_SQL = (
-    "SELECT DISTINCT function_name FROM duckdb_functions()"
-    " WHERE regexp_matches(function_name, '^[a-z][a-z0-9_]*$') ORDER BY function_name"
+#: The driver's PEP 249 classes and the exception of
+#: ``superset.db_engine_specs.exceptions`` each becomes, the most specific first.
+SUPERSET_EXCEPTIONS: tuple[tuple[type[errors.Error], str], ...] = (
+    (errors.InterfaceError, "SupersetDBAPIConnectionError"),
+    (errors.ProgrammingError, "SupersetDBAPIProgrammingError"),
+    (errors.DataError, "SupersetDBAPIDataError"),
+    (errors.OperationalError, "SupersetDBAPIOperationalError"),
+    (errors.DatabaseError, "SupersetDBAPIDatabaseError"),
+    (errors.Error, "SupersetDBAPIError"),
 )
 
 
-def _date(value: datetime) -> str:
-    return f"DATE '{value.date().isoformat()}'"
+def _subclasses(cls: type[errors.Error]) -> Iterator[type[errors.Error]]:
+    yield cls
+    for sub in cls.__subclasses__():
+        yield from _subclasses(sub)
 
 
-def _utc(value: datetime) -> datetime:
-    """An aware UTC datetime: naive values are UTC already (the driver's rule)."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+def exception_names() -> dict[type[errors.Error], str]:
+    """Every error class of the driver -> the name of the Superset exception it becomes.
 
-
-def _timestamp(value: datetime) -> str:
-    text = _utc(value).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
-    return f"TIMESTAMP '{text}'"
-
-
-def _timestamptz(value: datetime) -> str:
-    return f"TIMESTAMPTZ '{_utc(value).isoformat(sep=' ', timespec='microseconds')}'"
-
-
-#: Column type name (upper case, without precision) -> the literal of a datetime for it.
-#: The names are DuckDB's (cursor descriptions, SQL Lab) and the dialect's
-#: (``TIMESTAMPTZ(6)``, reflected dataset columns).
-_LITERALS: Mapping[str, Callable[[datetime], str]] = {
-    "DATE": _date,
-    "TIMESTAMP": _timestamp,
-    "TIMESTAMP WITHOUT TIME ZONE": _timestamp,
-    "DATETIME": _timestamp,
-    "TIMESTAMP_S": _timestamp,
-    "TIMESTAMP_MS": _timestamp,
-    "TIMESTAMP_US": _timestamp,
-    "TIMESTAMP_NS": _timestamp,
-    "TIMESTAMPTZ": _timestamptz,
-    "TIMESTAMP WITH TIME ZONE": _timestamptz,
-    "TIMESTAMPTZ_NS": _timestamptz,
-}
-
-_PRECISION = re.compile(r"\(\s*\d*\s*\)")
-
-
-def _type_key(target_type: str) -> str:
-    """``timestamp(6) with time zone`` -> ``TIMESTAMP WITH TIME ZONE``."""
-    return " ".join(_PRECISION.sub(" ", target_type).upper().split())
+    Superset looks an exception's exact class up (``type(exception)``), so
+    every subclass (``NoSuchTableError``, ``QueryInterruptedError``, ...) is
+    listed under the Superset exception of its nearest PEP 249 class.
+    """
+    return {
+        cls: next(name for base, name in SUPERSET_EXCEPTIONS if issubclass(cls, base))
+        for cls in _subclasses(errors.Error)
+    }
 
 
 class TrinityEngineSpec(_Base):
     """The engine spec of TrinityLake lakehouses (``trinity://`` SQLAlchemy URLs).
+
+    Every hook has Superset 6.1's signature; docs/superset.md lists what each
+    answers.
 
     Attributes:
         engine: the SQLAlchemy dialect name of the URLs the spec serves.
@@ -160,6 +80,8 @@ class TrinityEngineSpec(_Base):
         supports_file_upload: False: Superset's CSV/Excel upload is not supported.
         supports_dynamic_schema: True: the namespace of unqualified table names
             follows SQL Lab's schema selector (:meth:`adjust_engine_params`).
+        column_type_mappings: type names -> SQLAlchemy and generic types
+            (:mod:`trinity_dbapi.superset.column_types`).
     """
 
     engine = "trinity"
@@ -169,6 +91,7 @@ class TrinityEngineSpec(_Base):
     sqlalchemy_uri_placeholder = "trinity:////absolute/path/to/lakehouse"
 
     _time_grain_expressions: ClassVar[dict[str | None, str]] = dict(TIME_GRAIN_EXPRESSIONS)
+    column_type_mappings: ClassVar[tuple[Any, ...]] = COLUMN_TYPE_MAPPINGS
 
     # Queries are DuckDB's: joins, subqueries, aliases and comments all work.
     allows_joins = True
@@ -184,6 +107,8 @@ class TrinityEngineSpec(_Base):
     supports_file_upload = False
     # A lakehouse is a folder or a bucket, never a host to tunnel to.
     disable_ssh_tunneling = True
+    # The cancel identifier exists before the query runs (it names the connection).
+    has_query_id_before_execute = True
 
     if not SUPERSET_INSTALLED:
 
@@ -196,15 +121,23 @@ class TrinityEngineSpec(_Base):
             """
             return dict(cls._time_grain_expressions)
 
+        @classmethod
+        def get_dbapi_mapped_exception(cls, exception: Exception) -> Exception:
+            """Superset's mapping of a driver exception (its own version when installed)."""
+            mapped = cls.get_dbapi_exception_mapping().get(type(exception))
+            return mapped(str(exception)) if mapped else exception
+
+    # -- time ---------------------------------------------------------------------------
+
     @classmethod
     def epoch_to_dttm(cls) -> str:
         """SQL of the UTC ``TIMESTAMP`` of ``{col}`` seconds since the epoch (fractions kept)."""
-        return "(TIMESTAMP '1970-01-01 00:00:00' + to_seconds({col}))"
+        return EPOCH_TO_DTTM
 
     @classmethod
     def epoch_ms_to_dttm(cls) -> str:
         """SQL of the UTC ``TIMESTAMP`` of ``{col}`` milliseconds since the epoch."""
-        return "(TIMESTAMP '1970-01-01 00:00:00' + to_milliseconds({col}))"
+        return EPOCH_MS_TO_DTTM
 
     @classmethod
     def convert_dttm(
@@ -224,8 +157,9 @@ class TrinityEngineSpec(_Base):
             or ``TIMESTAMPTZ '2024-05-15 13:47:23.654321+00:00'``; None for any
             other type (Superset then writes the value as a quoted string).
         """
-        literal = _LITERALS.get(_type_key(target_type))
-        return literal(dttm) if literal is not None else None
+        return dttm_literal(target_type, dttm)
+
+    # -- connections --------------------------------------------------------------------
 
     @classmethod
     def adjust_engine_params(
@@ -238,7 +172,8 @@ class TrinityEngineSpec(_Base):
         """Point a connection at namespace ``schema``: the ``namespace`` option of ``connect()``.
 
         Superset calls this for the schema chosen in SQL Lab; unqualified table
-        names then resolve in it. The URL is returned unchanged.
+        names then resolve in it. The URL is returned unchanged, and a
+        ``namespace`` in ``connect_args`` overrides one in the URL.
         """
         if schema:
             connect_args = {**connect_args, "namespace": schema}
@@ -253,6 +188,191 @@ class TrinityEngineSpec(_Base):
         if isinstance(namespace, tuple):  # a repeated URL option: the last one counts
             namespace = namespace[-1]
         return str(namespace) if namespace else None
+
+    # -- listing and reflection (the dialect's point lookups and key scans) --------------
+
+    @classmethod
+    def get_schema_names(cls, inspector: Inspector) -> set[str]:
+        """Every namespace and the ``system`` catalog namespace (not :data:`HIDDEN_SCHEMAS`)."""
+        return set(inspector.get_schema_names()) - HIDDEN_SCHEMAS
+
+    @classmethod
+    def get_table_names(
+        cls, database: Database, inspector: Inspector, schema: str | None
+    ) -> set[str]:
+        """The tables of namespace ``schema`` (of the connection's namespace if None)."""
+        return set(inspector.get_table_names(schema))
+
+    @classmethod
+    def get_view_names(
+        cls, database: Database, inspector: Inspector, schema: str | None
+    ) -> set[str]:
+        """None: a lakehouse holds tables only."""
+        return set()
+
+    @classmethod
+    def get_table_comment(cls, inspector: Inspector, table: Table) -> str | None:
+        """The table's comment, or None; a table that cannot be read raises."""
+        comment = inspector.get_table_comment(table.table, table.schema)
+        text = comment.get("text") if isinstance(comment, dict) else None
+        return str(text) if text is not None else None
+
+    @classmethod
+    def get_columns(
+        cls, inspector: Inspector, table: Table, options: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """The reflected columns, each with Superset's ``column_name`` key added."""
+        return [
+            {"column_name": column["name"], **column}
+            for column in inspector.get_columns(table.table, table.schema)
+        ]
+
+    @classmethod
+    def get_indexes(
+        cls, database: Database, inspector: Inspector, table: Table
+    ) -> list[dict[str, Any]]:
+        """The partition columns as the index ``partition`` (first), then the secondary indices."""
+        columns = partitions.partition_columns(inspector, table)
+        found = [dict(index) for index in inspector.get_indexes(table.table, table.schema)]
+        return ([partitions.partition_index(columns)] if columns else []) + found
+
+    @classmethod
+    def get_datatype(cls, type_code: Any) -> str | None:
+        """The type name of a ``cursor.description`` type code: the code itself, upper case."""
+        return type_code.upper() if isinstance(type_code, str) and type_code else None
+
+    # -- partitions ---------------------------------------------------------------------
+
+    @classmethod
+    def latest_partition(
+        cls,
+        database: Database,
+        table: Table,
+        show_first: bool = False,
+        indexes: list[dict[str, Any]] | None = None,
+    ) -> tuple[list[str], list[Any] | None]:
+        """The partition columns and the values of the latest partition.
+
+        Args:
+            database: the Superset database.
+            table: the table.
+            show_first: accepted for Presto's signature; every column's value
+                is always returned.
+            indexes: what :meth:`get_indexes` returned, to save reading them again.
+
+        Returns:
+            ``(columns, values)``; ``([], None)`` for an unpartitioned table,
+            ``(columns, None)`` for an empty one.
+        """
+        if indexes is not None:
+            columns = next(
+                (
+                    list(index["column_names"])
+                    for index in indexes
+                    if index.get("name") == partitions.PARTITION_INDEX
+                ),
+                [],
+            )
+        else:
+            with database.get_inspector(catalog=table.catalog, schema=table.schema) as inspector:
+                columns = partitions.partition_columns(inspector, table)
+        if not columns:
+            return [], None
+        return columns, partitions.latest_values(database, table, columns)
+
+    @classmethod
+    def where_latest_partition(
+        cls,
+        database: Database,
+        table: Table,
+        query: Select,
+        columns: list[dict[str, Any]] | None = None,
+    ) -> Select | None:
+        """``query`` limited to the latest partition, or None (no partitions, no rows)."""
+        from sqlalchemy import column, literal
+
+        names, values = cls.latest_partition(database, table)
+        if values is None:
+            return None
+        for name, value in zip(names, values, strict=True):
+            target: Any = column(name)
+            query = query.where(target.is_(None) if value is None else target == literal(value))
+        return query
+
+    @classmethod
+    def get_extra_table_metadata(cls, database: Database, table: Table) -> dict[str, Any]:
+        """``{"partitions": {"cols", "latest", "partitionQuery"}}`` for a partitioned table.
+
+        ``latest`` maps each partition column to its value in the latest
+        partition (None for an empty table), in JSON form: dates and times as
+        ISO text. An unpartitioned table gives ``{}``.
+        """
+        columns, values = cls.latest_partition(database, table)
+        if not columns:
+            return {}
+        latest = values if values is not None else [None] * len(columns)
+        return {
+            "partitions": {
+                "cols": columns,
+                "latest": {
+                    name: partitions.json_value(value)
+                    for name, value in zip(columns, latest, strict=True)
+                },
+                "partitionQuery": partitions.partition_query(table, columns),
+            }
+        }
+
+    # -- running queries ----------------------------------------------------------------
+
+    @classmethod
+    def fetch_data(cls, cursor: Any, limit: int | None = None) -> list[tuple[Any, ...]]:
+        """At most ``limit`` rows (all if None), read through the cursor's Arrow batches.
+
+        The driver converts each Arrow batch to tuples column by column;
+        ``fetchmany(limit)`` pulls only the batches it needs from DuckDB, so a
+        statement the SQL limit does not reach (``SHOW``, ``DESCRIBE``) is
+        still cut at SQL Lab's limit. Superset 6.1 has no hook that takes Arrow
+        data: its result set rebuilds Arrow arrays from these tuples.
+        """
+        try:
+            return list(cursor.fetchmany(limit) if limit else cursor.fetchall())
+        except Exception as ex:
+            raise cls.get_dbapi_mapped_exception(ex) from ex
+
+    @classmethod
+    def get_dbapi_exception_mapping(cls) -> dict[type[Exception], type[Exception]]:
+        """Every driver error class -> its Superset exception (:func:`exception_names`).
+
+        Empty without Superset: its exception classes are not there to map to.
+        """
+        mapping: dict[type[Exception], type[Exception]] = {}
+        for cls_, name in exception_names().items():
+            target = superset_exception(name)
+            if target is not None:
+                mapping[cls_] = target
+        return mapping
+
+    @classmethod
+    def has_implicit_cancel(cls) -> bool:
+        """False: stopping a query takes :meth:`cancel_query`."""
+        return False
+
+    @classmethod
+    def get_cancel_query_id(cls, cursor: Any, query: Query) -> str | None:
+        """An identifier of the connection ``cursor`` runs on (:mod:`~trinity_dbapi.superset.cancel`)."""
+        return cancel.register(cursor)
+
+    @classmethod
+    def cancel_query(cls, cursor: Any, query: Query, cancel_query_id: str) -> bool:
+        """Interrupt the statement on the connection ``cancel_query_id`` names.
+
+        ``cursor`` (on a new connection Superset opens for the purpose) is not
+        needed. Returns False when the connection is not in this process or
+        is gone.
+        """
+        return cancel.cancel(cancel_query_id)
+
+    # -- SQL Lab ------------------------------------------------------------------------
 
     @classmethod
     def get_function_names(cls, database: Database) -> list[str]:
