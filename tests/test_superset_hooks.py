@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import sys
 import threading
 import time
@@ -462,3 +463,27 @@ def test_cancel_query_of_what_is_not_there(lake: str) -> None:
     gc.collect()
     assert dropped not in cancel._CONNECTIONS
     assert Spec.get_cancel_query_id(object(), None) is None  # not a trinity_dbapi cursor
+
+
+def test_docs_type_table_matches_the_mapping() -> None:
+    """docs/superset.md's table of column types says what column_type answers."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "superset.md").read_text()
+    table = text[text.index("| TrinityLake type (reflected name)") : text.index("`get_datatype(")]
+    placeholders = {
+        "(p, s)": "(10, 2)",
+        "(p)": "(6)",
+        "(n)": "(3)",
+        "<...>": "<INT4>",
+        "T[]": "INT4[]",
+    }
+    checked = 0
+    for line in table.strip().splitlines()[2:]:
+        names, codes, generic = (cell.strip() for cell in line.strip("|").split("|"))
+        for name in re.findall(r"`([^`]+)`", f"{names} {codes}"):
+            for placeholder, value in placeholders.items():
+                name = name.replace(placeholder, value)
+            name = f"TIMESTAMP{name}" if name.startswith("_") else name
+            found = column_type(name)
+            assert found is not None and found[1].name == generic.split(":")[0], name
+            checked += 1
+    assert checked > 40
