@@ -185,8 +185,8 @@ TRINITY_TYPES = [
     ("VARCHAR(10)", "VARCHAR(10)", STRING),
     ("VARCHAR", "VARCHAR", STRING),
     ("DATE", "DATE", TEMPORAL),
-    ("TIME(6)", "TIME(6)", TEMPORAL),
-    ("TIMETZ(6)", "TIMETZ(6)", TEMPORAL),
+    ("TIME(6)", "TIME(6)", STRING),
+    ("TIMETZ(6)", "TIMETZ(6)", STRING),
     ("TIMESTAMP(6)", "TIMESTAMP(6)", TEMPORAL),
     ("TIMESTAMPTZ(6)", "TIMESTAMPTZ(6)", TEMPORAL),
     ("FIXED(16)", "FIXED(16)", STRING),
@@ -229,7 +229,7 @@ RESULT_TYPES = [
     ("uuid()", "VARCHAR", STRING),
     ("'x'::BLOB", "BLOB", STRING),
     ("DATE '2024-01-01'", "DATE", TEMPORAL),
-    ("TIME '12:00'", "TIME", TEMPORAL),
+    ("TIME '12:00'", "TIME", STRING),
     ("TIMESTAMP '2024-01-01 10:00'", "TIMESTAMP", TEMPORAL),
     ("'2024-01-01 10:00'::TIMESTAMP_NS", "TIMESTAMP", TEMPORAL),
     ("TIMESTAMPTZ '2024-01-01 10:00+00'", "TIMESTAMP WITH TIME ZONE", TEMPORAL),
@@ -247,6 +247,20 @@ def test_every_result_type_code_maps(lake: str) -> None:
     codes = [Spec.get_datatype(d[1]) for d in description]
     assert codes == [code for _, code, _ in RESULT_TYPES]
     assert [column_type(code)[1] for code in codes] == [g for _, _, g in RESULT_TYPES]  # type: ignore[index]
+
+
+def test_times_of_day_and_intervals_are_no_time_columns(lake: str) -> None:
+    """Time grains and time ranges do not apply: Superset must not offer them as time columns."""
+    grain = Spec.get_time_grain_expressions()["P1D"]
+    with trinity_dbapi.connect(lake, read_only=True) as conn:
+        day = grain.format(col="DATE '2024-05-15'")
+        assert conn.execute(f"SELECT {day}").fetchall() == [(datetime(2024, 5, 15),)]
+        with pytest.raises(errors.ProgrammingError, match="date_trunc"):
+            conn.execute("SELECT " + grain.format(col="TIME '12:00'"))
+        for value in ("TIME '12:00'", "INTERVAL 1 DAY"):
+            with pytest.raises(errors.ProgrammingError, match="Cannot compare"):
+                conn.execute(f"SELECT {value} >= TIMESTAMP '2024-05-15 00:00:00'")
+    assert Spec.convert_dttm("TIME(6)", datetime(2024, 5, 15)) is None
 
 
 def test_every_type_code_the_driver_reports_maps() -> None:

@@ -11,12 +11,14 @@ no ``FIXED``, ``STRUCT``, ``HUGEINT`` or ``TIMESTAMP_NS``.
 :data:`COLUMN_TYPE_MAPPINGS` therefore names every TrinityLake type and every
 type code of the driver, whole names only, so the defaults are never reached
 for them. The generic type decides what Superset offers: ``TEMPORAL``
-columns are time columns (``is_dttm``) for time grains and ranges,
+columns (``DATE``, ``TIMESTAMP``, ``TIMESTAMPTZ``) are time columns
+(``is_dttm``) for time grains and ranges,
 ``NUMERIC`` ones are summed, ``STRING`` ones grouped by, ``BOOLEAN`` ones
 filtered as true or false.
 
-Nested values (``STRUCT``, ``MAP``, ``LIST``) and binary ones are ``STRING``:
-Superset shows them as text and can group by them, nothing more.
+Times of day (``TIME``, ``TIMETZ``), intervals, nested values (``STRUCT``,
+``MAP``, ``LIST``) and binary ones are ``STRING``: Superset shows them as
+text and can group by them, but no time grain or range applies to them.
 """
 
 from __future__ import annotations
@@ -87,12 +89,14 @@ COLUMN_TYPE_MAPPINGS: tuple[tuple[re.Pattern[str], Any, Any], ...] = (
         types.TIMESTAMP(),
         GenericDataType.TEMPORAL,
     ),
+    # A time of day and a duration are no points in time: DuckDB's date_trunc
+    # refuses a TIME (no time grain), neither compares with a time range's
+    # bounds, so Superset must not offer them as time columns.
     (
         _names("TIME", "TIMETZ", "TIME WITH TIME ZONE", "TIME_NS", precision=True),
         types.Time(),
-        GenericDataType.TEMPORAL,
+        GenericDataType.STRING,
     ),
-    # A duration is no point in time: a chart cannot put it on a time axis.
     (_names("INTERVAL"), types.Interval(), GenericDataType.STRING),
     (
         _names("FIXED", "BINARY", "VARBINARY", "BLOB", "BYTEA", precision=True),
