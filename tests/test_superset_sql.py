@@ -1,8 +1,8 @@
 """Superset's SQL parser on the trinity dialect: parse, mutating or not, limit, format.
 
 Superset parses every SQL Lab statement with sqlglot in the dialect its
-``SQLGLOT_DIALECTS`` names for the engine (registered by
-``trinity_dbapi.superset``), refuses a mutating one where the database does
+``SQLGLOT_DIALECTS`` names for the engine (``SupersetTrinity``, registered by
+``trinity_dbapi.superset``; it also parses the bare clauses Superset checks), refuses a mutating one where the database does
 not allow DML (``is_mutating``: the statement holds an ``exp.Insert``,
 ``exp.Update``, ``exp.Delete``, ``exp.Merge``, ``exp.Create``, ``exp.Drop``,
 ``exp.TruncateTable`` or ``exp.Alter``), sets a read-only statement's limit
@@ -37,6 +37,7 @@ import trinity_dbapi
 from trinity_dbapi.sql import expressions as nodes
 from trinity_dbapi.sql.dialect import Trinity
 from trinity_dbapi.superset import host
+from trinity_dbapi.superset.dialect import SupersetTrinity
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,13 +126,17 @@ def _is_mutating(tree: exp.Expression) -> bool:
 def _limited_and_formatted(tree: exp.Expression, limit: int) -> str:
     """Superset's ``set_limit_value`` (FORCE_LIMIT) and ``format()``, step for step."""
     tree.args["limit"] = exp.Limit(expression=exp.Literal(this=str(limit), is_string=False))
-    return Dialect.get_or_raise(Trinity).generate(tree, copy=True, comments=True, pretty=True)
+    return Dialect.get_or_raise(SupersetTrinity).generate(
+        tree, copy=True, comments=True, pretty=True
+    )
 
 
 @pytest.mark.parametrize("sql", list(STATEMENTS))
 def test_mutating_contract(sql: str) -> None:
-    (tree,) = sqlglot.parse(sql, dialect=Trinity)
+    (tree,) = sqlglot.parse(sql, dialect=SupersetTrinity)
     assert _is_mutating(tree) is STATEMENTS[sql]
+    # The same tree as the driver's dialect parses.
+    assert tree == sqlglot.parse_one(sql, dialect=Trinity)
 
 
 def test_the_lakehouse_statements_are_sqlglot_kinds() -> None:
@@ -160,7 +165,7 @@ def test_the_lakehouse_statements_are_sqlglot_kinds() -> None:
 @pytest.mark.parametrize("sql", [sql for sql, mutating in STATEMENTS.items() if not mutating])
 def test_read_only_statements_take_a_limit_and_print_back(lake: str, sql: str) -> None:
     """A limited, pretty-printed statement parses again to the same tree and runs."""
-    (tree,) = sqlglot.parse(sql, dialect=Trinity)
+    (tree,) = sqlglot.parse(sql, dialect=SupersetTrinity)
     printed = _limited_and_formatted(tree, 2)
     (again,) = sqlglot.parse(printed, dialect=Trinity)
     assert again.sql(dialect=Trinity) == tree.sql(dialect=Trinity)
@@ -174,13 +179,58 @@ def test_read_only_statements_take_a_limit_and_print_back(lake: str, sql: str) -
 
 def test_time_travel_text_survives_formatting(lake: str) -> None:
     sql = "SELECT count(*) FROM sales.orders FOR SYSTEM_VERSION AS OF 3"
-    (tree,) = sqlglot.parse(sql, dialect=Trinity)
+    (tree,) = sqlglot.parse(sql, dialect=SupersetTrinity)
     printed = _limited_and_formatted(tree, 1001)
     assert printed == "SELECT\n  COUNT(*)\nFROM sales.orders FOR SYSTEM_VERSION AS OF 3\nLIMIT 1001"
     assert _rows(lake, printed) == [(2,)]
     # The generic dialect, which Superset would use unregistered, cannot parse it.
     with pytest.raises(sqlglot.errors.ParseError):
         sqlglot.parse(sql)
+
+
+#: Clauses Superset checks on their own (SQL metrics, custom WHERE and HAVING,
+#: row-level security) -> how they print back.
+CLAUSES = {
+    "SUM(id)": "SUM(id)",
+    "COUNT(*)": "COUNT(*)",
+    "id": "id",
+    '"id"': '"id"',
+    "id > 1 AND day = DATE '2024-01-02'": "id > 1 AND day = DATE '2024-01-02'",
+    "day IN (DATE '2024-01-01', DATE '2024-01-03')": "day IN (DATE '2024-01-01', DATE '2024-01-03')",
+    "day::VARCHAR": "CAST(day AS TEXT)",
+    "CASE WHEN id > 1 THEN 'big' END": "CASE WHEN id > 1 THEN 'big' END",
+    "id / 2": "id / 2",
+    "id IN (SELECT max(id) FROM sales.orders)": "id IN (SELECT MAX(id) FROM sales.orders)",
+}
+
+
+@pytest.mark.parametrize("clause", list(CLAUSES))
+def test_clauses_parse_on_their_own(lake: str, clause: str) -> None:
+    """What Superset's sanitize_clause does: parse as a statement, print back."""
+    (tree,) = sqlglot.parse(clause, dialect=SupersetTrinity)
+    assert not _is_mutating(tree)
+    printed = Dialect.get_or_raise(SupersetTrinity).generate(tree, copy=True, pretty=False)
+    assert printed == CLAUSES[clause]
+    # The printed clause means what the original does, in a query.
+    query = "SELECT {} FROM sales.orders"
+    assert sorted(_rows(lake, query.format(printed)), key=repr) == sorted(
+        _rows(lake, query.format(clause)), key=repr
+    )
+    # The driver's dialect takes statements only.
+    with pytest.raises(sqlglot.errors.ParseError, match="Expected a statement"):
+        sqlglot.parse(clause, dialect=Trinity)
+
+
+def test_unsupported_statements_are_parse_errors_for_superset() -> None:
+    with pytest.raises(
+        sqlglot.errors.ParseError, match="The COPY statement is not supported"
+    ) as caught:
+        sqlglot.parse("COPY sales.orders TO 'x.csv'", dialect=SupersetTrinity)
+    assert caught.value.errors[0]["line"] == 1
+    assert caught.value.errors[0]["highlight"] == "COPY"
+    assert isinstance(caught.value.__cause__, trinity_dbapi.NotSupportedError)
+    with pytest.raises(sqlglot.errors.ParseError):
+        sqlglot.parse("id +", dialect=SupersetTrinity)
 
 
 def test_register_sqlglot_dialect_with_a_stand_in_parser(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,7 +240,7 @@ def test_register_sqlglot_dialect_with_a_stand_in_parser(monkeypatch: pytest.Mon
     parse.SQLGLOT_DIALECTS = {"duckdb": "duckdb"}  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "superset.sql.parse", parse)
     assert host.register_sqlglot_dialect() is True
-    assert {"duckdb": "duckdb", "trinity": Trinity} == parse.SQLGLOT_DIALECTS  # type: ignore[attr-defined]
+    assert {"duckdb": "duckdb", "trinity": SupersetTrinity} == parse.SQLGLOT_DIALECTS  # type: ignore[attr-defined]
     # A deployment's own choice is kept.
     parse.SQLGLOT_DIALECTS = {"trinity": "duckdb"}  # type: ignore[attr-defined]
     assert host.register_sqlglot_dialect() is True
@@ -252,7 +302,7 @@ def superset_parse(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_superset_parser_on_every_statement(lake: str, superset_parse: Any) -> None:
-    assert superset_parse.SQLGLOT_DIALECTS["trinity"] is Trinity
+    assert superset_parse.SQLGLOT_DIALECTS["trinity"] is SupersetTrinity
     for sql, mutating in STATEMENTS.items():
         script = superset_parse.SQLScript(sql, "trinity")
         assert script.has_mutation() is mutating, sql
@@ -274,3 +324,10 @@ def test_superset_parser_on_every_statement(lake: str, superset_parse: Any) -> N
     assert _rows(
         lake, superset_parse.SQLScript("SELECT DATE '2024-01-02' AS d", "trinity").format()
     ) == [(date(2024, 1, 2),)]
+    # Clauses: SQL metrics, custom filters (sanitize_clause), and sub-queries in them.
+    for clause, printed in CLAUSES.items():
+        assert superset_parse.sanitize_clause(clause, "trinity") == printed, clause
+        statement = superset_parse.SQLStatement(clause, "trinity")
+        assert statement.has_subquery() is ("SELECT" in clause), clause
+    with pytest.raises(_SupersetParseError):
+        superset_parse.SQLScript("COPY sales.orders TO 'x.csv'", "trinity")

@@ -23,11 +23,14 @@ manual. The modules:
   partition of a ``PARTITIONED BY`` table;
 * :mod:`~trinity_dbapi.superset.cancel`: the registry that lets SQL Lab's
   *Stop* interrupt a running statement;
+* :mod:`~trinity_dbapi.superset.dialect`: the sqlglot dialect Superset parses
+  with: the trinity dialect, which also takes bare clauses (SQL metrics,
+  filters);
 * :mod:`~trinity_dbapi.superset.host`: what comes from Superset when it is
   importable, and the stand-ins when it is not.
 
-Importing this package inside Superset's environment also registers the
-trinity sqlglot dialect with Superset's SQL parser
+Importing this package inside Superset's environment also registers that
+dialect with Superset's SQL parser
 (:func:`~trinity_dbapi.superset.host.register_sqlglot_dialect`), so SQL Lab
 parses time travel, ``SHOW``, ``DESCRIBE`` and ``CALL``, and
 ``allow_dml=False`` recognises the lakehouse's DDL.

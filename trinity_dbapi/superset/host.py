@@ -67,8 +67,12 @@ def register_sqlglot_dialect() -> bool:
     dialect ``superset.sql.parse.SQLGLOT_DIALECTS`` maps the engine to; an
     engine it does not list gets sqlglot's generic dialect, which cannot parse
     time travel (``FOR SYSTEM_VERSION AS OF 3``), ``SHOW``, ``DESCRIBE`` or
-    ``CALL``. The entry is set only where there is none, so a deployment's
-    ``SQLGLOT_DIALECTS_EXTENSIONS`` (applied later, at app start) still wins.
+    ``CALL``. The dialect registered is
+    :class:`~trinity_dbapi.superset.dialect.SupersetTrinity`: the trinity
+    dialect, which also parses the bare clauses (metrics, filters) Superset
+    checks on their own. The entry is set only where there is none, so a
+    deployment's ``SQLGLOT_DIALECTS_EXTENSIONS`` (applied later, at app start)
+    still wins.
 
     Returns:
         Whether Superset's parser was there to register with.
@@ -77,9 +81,9 @@ def register_sqlglot_dialect() -> bool:
         from superset.sql.parse import SQLGLOT_DIALECTS
     except ImportError:
         return False
-    from trinity_dbapi.sql.dialect import Trinity
+    from trinity_dbapi.superset.dialect import SupersetTrinity
 
-    SQLGLOT_DIALECTS.setdefault("trinity", Trinity)
+    SQLGLOT_DIALECTS.setdefault("trinity", SupersetTrinity)
     return True
 
 
