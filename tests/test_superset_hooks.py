@@ -378,6 +378,11 @@ def test_fetch_data_limits_through_fetchmany(lake: str) -> None:
         assert len(Spec.fetch_data(cursor, 2)) == 2
         cursor.execute("SELECT id FROM sales.orders ORDER BY id")
         assert Spec.fetch_data(cursor) == [(1,), (2,), (3,), (4,)]
+        cursor.execute("BEGIN")  # no result set: no rows, not the driver's error
+        assert cursor.description is None
+        assert Spec.fetch_data(cursor) == []
+        assert Spec.fetch_data(cursor, 5) == []
+        cursor.execute("ROLLBACK")
         cursor.close()
         with pytest.raises(errors.InterfaceError):
             Spec.fetch_data(cursor)  # no Superset: the driver's own error

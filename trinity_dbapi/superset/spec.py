@@ -174,9 +174,13 @@ class TrinityEngineSpec(_Base):
         Superset calls this for the schema chosen in SQL Lab; unqualified table
         names then resolve in it. The URL is returned unchanged, and a
         ``namespace`` in ``connect_args`` overrides one in the URL.
+
+        ``connect_args`` is changed in place: Superset 6.1 ignores the returned
+        dict and creates the engine with the one it passed in
+        (``Database._get_sqla_engine``), as its own specs expect.
         """
         if schema:
-            connect_args = {**connect_args, "namespace": schema}
+            connect_args["namespace"] = schema
         return uri, connect_args
 
     @classmethod
@@ -334,6 +338,11 @@ class TrinityEngineSpec(_Base):
         still cut at SQL Lab's limit. Superset 6.1 has no hook that takes Arrow
         data: its result set rebuilds Arrow arrays from these tuples.
         """
+        if cursor.description is None and not getattr(cursor, "closed", False):
+            # A statement without a result set (DDL, INSERT: SQL Lab with Allow
+            # DML): no rows, rather than the driver's "no result set" error,
+            # which would fail the query and leave its change uncommitted.
+            return []
         try:
             return list(cursor.fetchmany(limit) if limit else cursor.fetchall())
         except Exception as ex:
