@@ -18,6 +18,7 @@ there is no apt-get to install it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import uuid
@@ -394,8 +395,6 @@ def test_chart_data_equals_the_driver(api: Api, dataset_id: int, chart_id: int, 
 
 def _copy_to_docs(screenshot: Path) -> None:
     """Refresh the docs' picture only when asked or missing: each run's pixels differ."""
-    import os
-
     if os.environ.get("TRINITY_SUPERSET_DOCS_IMAGE") or not DOCS_IMAGE.exists():
         DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(screenshot, DOCS_IMAGE)

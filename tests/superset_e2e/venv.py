@@ -230,7 +230,8 @@ def prepare() -> SupersetVenv:
     seconds: dict[str, float] = {}
     with _locked(path), tempfile.TemporaryDirectory(prefix="trinity-ss-src-") as tmp:
         source = source_copy(Path(tmp) / "trinity-dbapi")
-        cold = not marker.exists()
+        # A cache whose interpreter went away (a Python upgrade) is made again.
+        cold = not marker.exists() or not (path / "bin" / "python").exists()
         if cold:
             python = find_python()
             start = time.monotonic()
