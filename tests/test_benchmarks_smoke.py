@@ -129,6 +129,16 @@ def test_pandas_io_benchmark_quick(tmp_path: Path) -> None:
     assert report["same_result"] is True
     for method in ("to_sql_default", "to_sql_arrow_insert"):
         assert report["write"][method]["commits_per_run"] == [1] * report["write_runs"]
+    # The peers ran on the same frame; their reads hold the frame's numbers too.
+    assert set(report["peers"]) == {"duckdb_engine", "sqlite3"}
+    for peer in report["peers"].values():
+        assert peer["to_sql_seconds"] > 0
+        assert peer["read_sql_checksum"]["id_sum"] == report["frame"]["id_sum"]
+        assert peer["read_sql_checksum"]["names_match"] is True
+    assert set(report["versus_peers"]) == {
+        f"{op}_vs_{peer}" for op in ("to_sql", "read_sql") for peer in report["peers"]
+    }
+    assert {f"{key}_below_1" for key in report["versus_peers"]} <= set(checks)
 
 
 def test_spark_io_benchmark_quick(tmp_path: Path) -> None:

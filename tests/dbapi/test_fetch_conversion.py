@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import trinity_dbapi
-from trinity_dbapi.dbapi.cursor import _pylist
+from trinity_dbapi.dbapi.pyvalues import UTC_ZONES
+from trinity_dbapi.dbapi.pyvalues import pylist as _pylist
 
 _SECONDS = np.arange(1_000).astype("datetime64[s]").astype("datetime64[us]")
 
@@ -39,10 +40,18 @@ def _described(values: list[Any]) -> list[tuple[Any, type, Any]]:
     return [(value, type(value), getattr(value, "tzinfo", None)) for value in values]
 
 
+def _expected(column: Any) -> list[tuple[Any, type, Any]]:
+    """``to_pylist``'s values, with UTC as ``datetime.timezone.utc`` (docs/dbapi.md)."""
+    values = column.to_pylist()
+    if pa.types.is_timestamp(column.type) and column.type.tz in UTC_ZONES:
+        values = [None if v is None else v.replace(tzinfo=datetime.timezone.utc) for v in values]
+    return _described(values)
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_bulk_conversion_matches_to_pylist(name: str) -> None:
     column = CASES[name]
-    assert _described(_pylist(column)) == _described(column.to_pylist())
+    assert _described(_pylist(column)) == _expected(column)
 
 
 def test_a_timestamp_past_year_9999_fails_the_same_way() -> None:
@@ -63,7 +72,7 @@ def test_timestamps_of_any_unit_and_zone(
 ) -> None:
     column = pa.array(values, pa.timestamp(unit, tz))
     try:
-        expected: Any = _described(column.to_pylist())
+        expected: Any = _expected(column)
     except (ValueError, OverflowError):
         expected = "error"
     try:
@@ -80,8 +89,49 @@ def test_fetchall_of_dates_and_timestamps_through_the_driver() -> None:
         " i FROM range(3) AS r(i)"
     ).fetchall()
     utc = datetime.timezone.utc
-    assert [(d, t.astimezone(utc), i) for d, t, i in rows] == [
+    assert all(t.tzinfo is utc for _, t, _ in rows)
+    assert [(d, t, i) for d, t, i in rows] == [
         (datetime.date(2026, 1, 2 + i), datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, utc), i)
         for i in range(3)
     ]
     conn.close()
+
+
+_MICROS_RANGE = (-62_135_596_800_000_000, 253_402_300_799_999_999)  # datetime.min, max
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.integers(*_MICROS_RANGE)), max_size=50),
+    st.sampled_from(["s", "ms", "us"]),
+    st.sampled_from(["UTC", "Etc/UTC", "+00:00", None]),
+)
+def test_in_range_timestamps_take_the_bulk_path_exactly(
+    values: list[int | None], unit: str, tz: str | None
+) -> None:
+    # Values are microseconds scaled down to the unit: every one is a valid datetime.
+    per_unit = {"s": 1_000_000, "ms": 1_000, "us": 1}[unit]
+    scaled = [None if v is None else v // per_unit for v in values]
+    column = pa.array(scaled, pa.timestamp(unit, tz))
+    assert _described(_pylist(column)) == _expected(column)
+
+
+def test_calendar_edges_of_the_bulk_utc_path() -> None:
+    utc_values = [
+        datetime.datetime(1, 1, 1),
+        datetime.datetime(1, 12, 31, 23, 59, 59, 999_999),
+        datetime.datetime(1600, 2, 29, 12),
+        datetime.datetime(1900, 2, 28, 23, 59, 59),
+        datetime.datetime(1900, 3, 1),
+        datetime.datetime(1969, 12, 31, 23, 59, 59, 999_999),
+        datetime.datetime(1970, 1, 1),
+        datetime.datetime(2000, 2, 29, 0, 0, 0, 1),
+        datetime.datetime(2024, 12, 31, 23, 59, 59, 65_536),
+        datetime.datetime(9999, 12, 31, 23, 59, 59, 999_999),
+    ]
+    column = pa.array(utc_values, pa.timestamp("us", "UTC"))
+    got = _pylist(column)
+    assert [value.replace(tzinfo=None) for value in got] == utc_values
+    assert _described(got) == _expected(column)
+    # Chunked, with NULLs at both ends of a chunk.
+    chunked = pa.chunked_array([pa.array([None, 0, None], column.type), column])
+    assert _described(_pylist(chunked)) == _expected(chunked)

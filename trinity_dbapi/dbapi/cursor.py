@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from trinity_dbapi.dbapi import pyvalues
 from trinity_dbapi.errors import Error, InterfaceError, InternalError, ProgrammingError
 
 if TYPE_CHECKING:
@@ -200,12 +201,12 @@ class Cursor:
                 chunk = self._take(count - len(rows))
                 if chunk is None:
                     break
-                rows.extend(_tuples(chunk))
+                rows.extend(pyvalues.rows(chunk))
         return rows
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         """Every remaining row."""
-        return _tuples(self.fetch_arrow_table())
+        return pyvalues.rows(self.fetch_arrow_table())
 
     def fetch_arrow_table(self) -> pa.Table:
         """The remaining rows as one Arrow table."""
@@ -322,50 +323,6 @@ class Cursor:
             raise InterfaceError("the cursor is closed: create a new one with connection.cursor()")
         if self.connection.closed:
             raise InterfaceError("the connection is closed: open a new one with connect()")
-
-
-def _tuples(data: Any) -> list[tuple[Any, ...]]:
-    """Rows of an Arrow table or batch as tuples."""
-    columns = [_pylist(column) for column in data.columns]
-    return list(zip(*columns, strict=True)) if columns else []
-
-
-#: Time zones whose local time is UTC: their values take the fast path.
-_UTC_ZONES = frozenset({"UTC", "Etc/UTC", "+00:00"})
-
-
-def _pylist(column: Any) -> list[Any]:
-    """A column's values as Python objects, exactly as ``to_pylist`` gives them.
-
-    ``to_pylist`` builds dates and datetimes one call per value (a million
-    timestamps with a time zone take seconds); NumPy converts them in bulk,
-    and plain numbers without NULLs too. Anything else, or a value NumPy
-    cannot make a Python object of (nanoseconds, years past 9999), goes
-    through ``to_pylist``.
-    """
-    import pyarrow as pa
-
-    kind = column.type
-    temporal = pa.types.is_date32(kind) or (pa.types.is_timestamp(kind) and kind.unit != "ns")
-    numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind)
-    if temporal and (getattr(kind, "tz", None) in (None, *_UTC_ZONES)):
-        values = _numpy(column).astype(object).tolist()
-        if any(type(value) is int for value in values):  # outside datetime's range
-            return column.to_pylist()  # type: ignore[no-any-return]
-        if getattr(kind, "tz", None) is not None:
-            zone = pa.scalar(0, kind).as_py().tzinfo  # the zone to_pylist attaches
-            values = [None if v is None else v.replace(tzinfo=zone) for v in values]
-        return values  # type: ignore[no-any-return]
-    if numeric and column.null_count == 0:
-        return _numpy(column).tolist()  # type: ignore[no-any-return]
-    return column.to_pylist()  # type: ignore[no-any-return]
-
-
-def _numpy(column: Any) -> Any:
-    # NumPy is a dependency of ours: pyarrow converts to it, but no longer installs it.
-    import numpy as np
-
-    return np.asarray(column)
 
 
 def _reader_type() -> type:

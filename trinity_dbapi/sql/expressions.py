@@ -7,6 +7,16 @@ declared the sqlglot way: an :class:`~sqlglot.exp.Expression` subclass whose
 ``arg_types`` name its children (``True`` = required). The generator renders
 each with a ``<key>_sql`` method (``key`` is the lower-cased class name).
 
+Statements that change the lakehouse subclass the sqlglot node of their kind
+(``exp.Create``, ``exp.Drop``, ``exp.Alter``, ``exp.TruncateTable``), so tools
+that classify sqlglot trees see them for what they are: Superset's
+``is_mutating`` (which refuses DDL and DML where a database does not allow
+them) looks for exactly those classes. ``CALL`` is an ``exp.Alter``: sqlglot
+has no procedure call node, most procedures change the lakehouse, and the
+syntax cannot tell which do. ``DESCRIBE TABLE`` and ``SHOW CREATE TABLE`` are
+``exp.Describe``, whose table a reader of the tree finds. Keys and generator
+dispatch stay by class name, and every node declares its own ``arg_types``.
+
 Conventions shared by the nodes:
 
 * ``this`` is the object the statement acts on: an ``exp.Identifier`` for a
@@ -47,7 +57,7 @@ class PropertyItem(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "value": True}
 
 
-class CreateNamespace(exp.Expression):
+class CreateNamespace(exp.Create):
     """``CREATE NAMESPACE|SCHEMA [IF NOT EXISTS] ns [COMMENT c] [WITH (...)]``."""
 
     arg_types: ClassVar[dict[str, bool]] = {
@@ -59,7 +69,7 @@ class CreateNamespace(exp.Expression):
     }
 
 
-class DropNamespace(exp.Expression):
+class DropNamespace(exp.Drop):
     """``DROP NAMESPACE|SCHEMA [IF EXISTS] ns [RESTRICT|CASCADE]`` (``mode``)."""
 
     arg_types: ClassVar[dict[str, bool]] = {
@@ -70,7 +80,7 @@ class DropNamespace(exp.Expression):
     }
 
 
-class AlterNamespace(exp.Expression):
+class AlterNamespace(exp.Alter):
     """``ALTER NAMESPACE|SCHEMA ns <action>``: ``SetProperties`` or ``UnsetProperties``."""
 
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "kind": True, "action": True}
@@ -99,7 +109,7 @@ class ColumnDefinition(exp.Expression):
     }
 
 
-class CreateTable(exp.Expression):
+class CreateTable(exp.Create):
     """``CREATE TABLE [IF NOT EXISTS] t (columns [, PRIMARY KEY (...)]) ...``."""
 
     arg_types: ClassVar[dict[str, bool]] = {
@@ -113,7 +123,7 @@ class CreateTable(exp.Expression):
     }
 
 
-class CreateTableAs(exp.Expression):
+class CreateTableAs(exp.Create):
     """``CREATE TABLE [IF NOT EXISTS] t [PARTITIONED BY (...)] ... AS query`` (``expression``)."""
 
     arg_types: ClassVar[dict[str, bool]] = {
@@ -126,13 +136,13 @@ class CreateTableAs(exp.Expression):
     }
 
 
-class DropTable(exp.Expression):
+class DropTable(exp.Drop):
     """``DROP TABLE [IF EXISTS] t``."""
 
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "exists": False}
 
 
-class AlterTable(exp.Expression):
+class AlterTable(exp.Alter):
     """``ALTER TABLE t <action>``."""
 
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "action": True}
@@ -168,11 +178,13 @@ class UnsetProperties(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"expressions": True}
 
 
-class Truncate(exp.Expression):
-    """``TRUNCATE [TABLE] t``; not sqlglot's ``exp.TruncateTable``, which takes many tables."""
+class Truncate(exp.TruncateTable):
+    """``TRUNCATE [TABLE] t``: one table, where sqlglot's ``exp.TruncateTable`` takes many."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True}
 
 
-class CreateIndex(exp.Expression):
+class CreateIndex(exp.Create):
     """``CREATE INDEX [IF NOT EXISTS] name ON t (column)``: ``table`` and ``column`` args."""
 
     arg_types: ClassVar[dict[str, bool]] = {
@@ -183,7 +195,7 @@ class CreateIndex(exp.Expression):
     }
 
 
-class DropIndex(exp.Expression):
+class DropIndex(exp.Drop):
     """``DROP INDEX [IF EXISTS] name ON t``."""
 
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "table": True, "exists": False}
@@ -195,12 +207,16 @@ class ShowTables(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"this": False, "like": False}
 
 
-class DescribeTable(exp.Expression):
+class DescribeTable(exp.Describe):
     """``DESCRIBE TABLE t``."""
 
+    arg_types: ClassVar[dict[str, bool]] = {"this": True}
 
-class ShowCreateTable(exp.Expression):
+
+class ShowCreateTable(exp.Describe):
     """``SHOW CREATE TABLE t``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True}
 
 
 class Begin(exp.Expression):
@@ -219,7 +235,7 @@ class UseNamespace(exp.Expression):
     """``USE ns``."""
 
 
-class Call(exp.Expression):
+class Call(exp.Alter):
     """``CALL [ns.]procedure(args)``: positional args, then ``exp.Kwarg`` named ones."""
 
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "expressions": False}

@@ -321,6 +321,17 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+#: Zone names (``ZoneInfo.key``, pytz's ``zone``) that are UTC itself.
+_UTC_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/Universal", "Universal", "Zulu", "Etc/Zulu"})
+
+
+def _is_utc(zone: Any) -> bool:
+    """Whether ``zone`` is UTC at every instant (not merely at some)."""
+    if type(zone) is datetime.timezone:
+        return zone.utcoffset(None) == datetime.timedelta(0)
+    return (getattr(zone, "key", None) or getattr(zone, "zone", None)) in _UTC_NAMES
+
+
 def _kind_array(kind: str, values: list[Any]) -> pa.Array:
     """An Arrow array of the values' own type, as DuckDB would bind them."""
     if kind == "int" and not all(-(2**63) <= v < 2**63 for v in values if v is not None):
@@ -329,9 +340,12 @@ def _kind_array(kind: str, values: list[Any]) -> pa.Array:
         fits = all(v is None or len(v.as_tuple().digits) <= 38 for v in exact)
         return pa.array(exact, pa.decimal128(38, 0) if fits else pa.decimal256(76, 0))
     if kind == "datetime_tz":
-        # As DuckDB binds an aware datetime: a TIMESTAMPTZ in UTC.
-        utc = [None if v is None else v.astimezone(datetime.timezone.utc) for v in values]
-        return pa.array(utc, pa.timestamp("us", tz="UTC"))
+        # As DuckDB binds an aware datetime: a TIMESTAMPTZ in UTC. Values already
+        # in UTC (pandas' and most clients' case) need no per-value astimezone.
+        zones = {v.tzinfo for v in values if v is not None}
+        if not all(_is_utc(zone) for zone in zones):
+            values = [None if v is None else v.astimezone(datetime.timezone.utc) for v in values]
+        return pa.array(values, pa.timestamp("us", tz="UTC"))
     return pa.array(values)
 
 
