@@ -5,6 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine.reflection import Inspector
+
+#: SQLAlchemy 2's inspector: ``has_schema`` and a cached ``has_table`` (1.4 has neither).
+INSPECTOR_2 = hasattr(Inspector, "has_schema")
+
+
+def has_schema(inspector: Inspector, name: str) -> bool:
+    """``inspector.has_schema(name)``; on SQLAlchemy 1.4, the dialect's method it calls."""
+    if INSPECTOR_2:
+        return bool(inspector.has_schema(name))
+    with inspector._operation_context() as conn:
+        return bool(inspector.dialect.has_schema(conn, name, info_cache=inspector.info_cache))
 
 
 def latest_version(engine: sa.Engine) -> int:

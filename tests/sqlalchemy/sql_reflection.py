@@ -2,7 +2,8 @@
 
 Kept for the tests only, to show that the lookups report exactly what these
 queries reported. It is the dialect's reflection of the commit before
-``trinity_dbapi.sqlalchemy.lookups``, verbatim, with SQLAlchemy's default
+``trinity_dbapi.sqlalchemy.lookups``, verbatim (but for the SQLAlchemy 1.4
+stand-ins of ``compat.py``), with SQLAlchemy's default
 ``get_multi_*`` methods (each calling the single-table method per table).
 """
 
@@ -11,8 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import exc
-from sqlalchemy.engine import default, reflection
-from sqlalchemy.engine.interfaces import (
+from sqlalchemy.engine import default
+
+from trinity_dbapi.sqlalchemy.base import CATALOG_NAMESPACES
+from trinity_dbapi.sqlalchemy.compat import (
     ReflectedCheckConstraint,
     ReflectedColumn,
     ReflectedForeignKeyConstraint,
@@ -20,9 +23,9 @@ from sqlalchemy.engine.interfaces import (
     ReflectedPrimaryKeyConstraint,
     ReflectedTableComment,
     ReflectedUniqueConstraint,
+    driver_connection,
+    reflection_cache,
 )
-
-from trinity_dbapi.sqlalchemy.base import CATALOG_NAMESPACES
 from trinity_dbapi.sqlalchemy.driver import TrinityDialect_trinity_dbapi
 from trinity_dbapi.sqlalchemy.types import sqlalchemy_type
 
@@ -50,22 +53,22 @@ class SqlReflectionDialect(TrinityDialect_trinity_dbapi):  # type: ignore[misc]
         return schema_name or self.default_schema_name
 
     def _get_default_schema_name(self, connection: Any) -> str:
-        return str(connection.connection.dbapi_connection.namespace)
+        return str(driver_connection(connection).namespace)
 
-    @reflection.cache
+    @reflection_cache
     def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
         rows = self._rows(connection, "SELECT namespace_name FROM system.namespaces")
         # The catalog namespaces are browsable too (has_schema agrees).
         return sorted([row[0] for row in rows] + list(CATALOG_NAMESPACES))
 
-    @reflection.cache
+    @reflection_cache
     def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
         if schema_name in CATALOG_NAMESPACES:
             return True
         sql = "SELECT 1 FROM system.namespaces WHERE namespace_name = ?"
         return bool(self._rows(connection, sql, schema_name))
 
-    @reflection.cache
+    @reflection_cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         namespace = self._schema(schema)
         if namespace in CATALOG_NAMESPACES:
@@ -77,17 +80,17 @@ class SqlReflectionDialect(TrinityDialect_trinity_dbapi):  # type: ignore[misc]
         sql = "SELECT table_name FROM system.tables WHERE namespace_name = ? ORDER BY 1"
         return [row[0] for row in self._rows(connection, sql, namespace)]
 
-    @reflection.cache
+    @reflection_cache
     def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         return []  # the lakehouse holds tables only
 
-    @reflection.cache
+    @reflection_cache
     def get_sequence_names(
         self, connection: Any, schema: str | None = None, **kw: Any
     ) -> list[str]:
         return []
 
-    @reflection.cache
+    @reflection_cache
     def has_table(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> bool:
@@ -98,7 +101,7 @@ class SqlReflectionDialect(TrinityDialect_trinity_dbapi):  # type: ignore[misc]
         sql = "SELECT 1 FROM system.tables WHERE namespace_name = ? AND table_name = ?"
         return bool(self._rows(connection, sql, namespace, table_name))
 
-    @reflection.cache
+    @reflection_cache
     def get_columns(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedColumn]:
@@ -144,35 +147,35 @@ class SqlReflectionDialect(TrinityDialect_trinity_dbapi):  # type: ignore[misc]
             for field in catalog.catalog_schema(namespace, table_name)
         ]
 
-    @reflection.cache
+    @reflection_cache
     def get_pk_constraint(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> ReflectedPrimaryKeyConstraint:
         columns = self._table_row(connection, table_name, schema)["primary_key"]
         return {"constrained_columns": list(columns or ()), "name": None}
 
-    @reflection.cache
+    @reflection_cache
     def get_foreign_keys(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedForeignKeyConstraint]:
         self._table_row(connection, table_name, schema)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_unique_constraints(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedUniqueConstraint]:
         self._table_row(connection, table_name, schema)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_check_constraints(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedCheckConstraint]:
         self._table_row(connection, table_name, schema)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_indexes(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedIndex]:
@@ -188,13 +191,13 @@ class SqlReflectionDialect(TrinityDialect_trinity_dbapi):  # type: ignore[misc]
             for name, column in found
         ]
 
-    @reflection.cache
+    @reflection_cache
     def get_table_comment(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> ReflectedTableComment:
         return {"text": self._table_row(connection, table_name, schema)["comment"]}
 
-    @reflection.cache
+    @reflection_cache
     def get_table_options(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> dict[str, Any]:
@@ -236,4 +239,5 @@ class SqlReflectionDialect(TrinityDialect_trinity_dbapi):  # type: ignore[misc]
 
 
 for _name in MULTI:
-    setattr(SqlReflectionDialect, _name, getattr(default.DefaultDialect, _name))
+    if hasattr(default.DefaultDialect, _name):  # SQLAlchemy 2 (1.4 has no get_multi_*)
+        setattr(SqlReflectionDialect, _name, getattr(default.DefaultDialect, _name))

@@ -360,9 +360,9 @@ def test_snapshot_isolation_per_connection(engine: sa.Engine) -> None:
     with engine.connect().execution_options(isolation_level="SNAPSHOT") as conn:
         assert conn.get_isolation_level() == "SNAPSHOT"
         assert conn.connection.dbapi_connection.isolation_level == "SNAPSHOT ISOLATION"
-        conn.exec_driver_sql("CREATE TABLE ns.t (id INT4)")
-        conn.exec_driver_sql("INSERT INTO ns.t VALUES (1)")
-        conn.commit()
+        with conn.begin():
+            conn.exec_driver_sql("CREATE TABLE ns.t (id INT4)")
+            conn.exec_driver_sql("INSERT INTO ns.t VALUES (1)")
     assert rows(engine, "SELECT id FROM ns.t") == [(1,)]
     with engine.connect() as conn:
         assert conn.get_isolation_level() == "SERIALIZABLE"

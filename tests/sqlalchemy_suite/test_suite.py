@@ -2,7 +2,8 @@
 
 Overrides, each with its reason, as SQLAlchemy's README.dialects describes.
 Cases are skipped (never changed) where the lakehouse lacks what they need
-but upstream forgot to declare the requirement.
+but upstream forgot to declare the requirement. The same file runs SQLAlchemy
+1.4's suite: the classes only 2.x's suite has are overridden only where present.
 """
 
 import functools
@@ -10,16 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from sqlalchemy.testing import suite as _suite
 from sqlalchemy.testing.suite import *
-from sqlalchemy.testing.suite import BizarroCharacterTest as _BizarroCharacterTest
 from sqlalchemy.testing.suite import ComponentReflectionTest as _ComponentReflectionTest
 from sqlalchemy.testing.suite import HasTableTest as _HasTableTest
 from sqlalchemy.testing.suite import InsertBehaviorTest as _InsertBehaviorTest
 from sqlalchemy.testing.suite import LongNameBlowoutTest as _LongNameBlowoutTest
 from sqlalchemy.testing.suite import QuotedNameArgumentTest as _QuotedNameArgumentTest
 from sqlalchemy.testing.suite import ServerSideCursorsTest as _ServerSideCursorsTest
-from sqlalchemy.testing.suite import TableViaSelectTest as _TableViaSelectTest
-from sqlalchemy.testing.suite import TrueDivTest as _TrueDivTest
 
 
 def _skip_when(
@@ -58,12 +57,14 @@ class QuotedNameArgumentTest(_QuotedNameArgumentTest):  # type: ignore[misc]
     __requires__ = ("names_with_spaces",)
 
 
-class BizarroCharacterTest(_BizarroCharacterTest):  # type: ignore[misc]
-    test_reflect_comments = _skip_when(
-        _BizarroCharacterTest.test_reflect_comments,
-        "table name with a space: not allowed by the TrinityLake format",
-        lambda kw: " " in kw["tablename"],
-    )
+if hasattr(_suite, "BizarroCharacterTest"):  # not in SQLAlchemy 1.4's suite
+
+    class BizarroCharacterTest(_suite.BizarroCharacterTest):  # type: ignore[misc,name-defined]
+        test_reflect_comments = _skip_when(
+            _suite.BizarroCharacterTest.test_reflect_comments,
+            "table name with a space: not allowed by the TrinityLake format",
+            lambda kw: " " in kw["tablename"],
+        )
 
 
 class ServerSideCursorsTest(_ServerSideCursorsTest):  # type: ignore[misc]
@@ -81,24 +82,39 @@ class ServerSideCursorsTest(_ServerSideCursorsTest):  # type: ignore[misc]
 
 
 class InsertBehaviorTest(_InsertBehaviorTest):  # type: ignore[misc]
-    test_no_results_for_non_returning_insert = _skip_when(
-        _InsertBehaviorTest.test_no_results_for_non_returning_insert, _NO_AUTOINCREMENT, _always
-    )
+    if hasattr(_InsertBehaviorTest, "test_no_results_for_non_returning_insert"):  # not in 1.4
+        test_no_results_for_non_returning_insert = _skip_when(
+            _InsertBehaviorTest.test_no_results_for_non_returning_insert,
+            _NO_AUTOINCREMENT,
+            _always,
+        )
     test_insert_from_select_autoinc = _skip_when(
         _InsertBehaviorTest.test_insert_from_select_autoinc, _NO_AUTOINCREMENT, _always
     )
 
 
 class ComponentReflectionTest(_ComponentReflectionTest):  # type: ignore[misc]
-    test_get_view_names = _skip_when(
-        _ComponentReflectionTest.test_get_view_names, _NO_VIEWS, _always
+    # Its fixture's indexes cover several columns each (not created here); 1.4's
+    # suite omits the index_reflection requirement that 2.x's declares.
+    test_get_indexes = _skip_when(
+        _ComponentReflectionTest.test_get_indexes,
+        "indexes several columns at once; a TrinityLake index covers one column",
+        _always,
     )
+    if hasattr(_ComponentReflectionTest, "test_get_view_names"):  # not in 1.4
+        test_get_view_names = _skip_when(
+            _ComponentReflectionTest.test_get_view_names, _NO_VIEWS, _always
+        )
 
 
-class TableViaSelectTest(_TableViaSelectTest):  # type: ignore[misc]
-    test_without_metadata = _skip_when(
-        _TableViaSelectTest.test_without_metadata, _NO_VIEWS, lambda kw: kw["use_view"]
-    )
+if hasattr(_suite, "TableViaSelectTest"):  # not in SQLAlchemy 1.4's suite
+
+    class TableViaSelectTest(_suite.TableViaSelectTest):  # type: ignore[misc,name-defined]
+        test_without_metadata = _skip_when(
+            _suite.TableViaSelectTest.test_without_metadata,
+            _NO_VIEWS,
+            lambda kw: kw["use_view"],
+        )
 
 
 class LongNameBlowoutTest(_LongNameBlowoutTest):  # type: ignore[misc]
@@ -109,17 +125,19 @@ class LongNameBlowoutTest(_LongNameBlowoutTest):  # type: ignore[misc]
     )
 
 
-class TrueDivTest(_TrueDivTest):  # type: ignore[misc]
-    # DuckDB divides decimals in DOUBLE precision, so 5.52 / 2.4 is 2.3 as a
-    # float and 21 / 3 of 38-digit decimals is 7.000000000000001.
-    test_truediv_numeric = _skip_when(
-        _TrueDivTest.test_truediv_numeric, "DuckDB divides decimals as doubles", _always
-    )
-    test_truediv_divisor = _skip_when(
-        _TrueDivTest.test_truediv_divisor,
-        "DuckDB divides decimals as doubles: more than 15 digits are not exact",
-        lambda kw: any(_digits(kw[side]) > 15 for side in ("left", "right")),
-    )
+if hasattr(_suite, "TrueDivTest"):  # not in SQLAlchemy 1.4's suite
+
+    class TrueDivTest(_suite.TrueDivTest):  # type: ignore[misc,name-defined]
+        # DuckDB divides decimals in DOUBLE precision, so 5.52 / 2.4 is 2.3 as a
+        # float and 21 / 3 of 38-digit decimals is 7.000000000000001.
+        test_truediv_numeric = _skip_when(
+            _suite.TrueDivTest.test_truediv_numeric, "DuckDB divides decimals as doubles", _always
+        )
+        test_truediv_divisor = _skip_when(
+            _suite.TrueDivTest.test_truediv_divisor,
+            "DuckDB divides decimals as doubles: more than 15 digits are not exact",
+            lambda kw: any(_digits(kw[side]) > 15 for side in ("left", "right")),
+        )
 
 
 def _digits(value: Any) -> int:

@@ -172,7 +172,9 @@ def test_sqlalchemy_engines_and_urls_hide_secrets(secret: str) -> None:
     engine = sa.create_engine(url)
     _assert_hidden(secret, repr(engine), str(engine), repr(engine.url), str(engine.url))
     # Nothing lost: the full rendering still has it, and connecting works.
-    assert quote(secret, safe=" +") in engine.url.render_as_string(hide_password=False)
+    # (How the password is escaped differs between SQLAlchemy 1.4 and 2.)
+    assert "***" not in engine.url.render_as_string(hide_password=False)
+    assert (engine.url.password, engine.url.query["storage.token"]) == (secret, secret)
     args = engine.dialect.create_connect_args(engine.url)[1]
     assert args["storage_options"]["secret"] == secret
     assert args["storage_options"]["key"] == "AKIDEXAMPLE"

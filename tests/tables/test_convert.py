@@ -155,6 +155,12 @@ def test_nested_values_follow_the_rule_inside() -> None:
 
 
 def test_text_with_a_large_negative_exponent_is_not_zero() -> None:
-    with pytest.raises(DataError, match="beyond the type's scale"):
+    # Newer pyarrow parses the text as 0 and the rule finds the lost digits;
+    # pyarrow 18 (Superset 6.1's) refuses the cast itself: refused either way.
+    with pytest.raises(
+        DataError,
+        match=r"cannot hold the value '1\.3247213420481442e-180' exactly as its type "
+        r"decimal128\(38, 2\): (its digits beyond the type's scale would be lost|Rescaling)",
+    ):
         convert(pa.array(["1.3247213420481442e-180"]), pa.decimal128(38, 2), "v")
     assert convert(pa.array(["123e-2"]), pa.decimal128(5, 2), "v").to_pylist() == [D("1.23")]

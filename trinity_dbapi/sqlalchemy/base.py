@@ -16,6 +16,9 @@ without sequences, SQLAlchemy leaves a column's ``Sequence`` out of the DDL;
 ``RETURNING`` goes to the driver, which refuses it (SQLAlchemy's own rule). Foreign key, unique and check
 constraints are not rendered (TrinityLake records primary keys only, and as
 information), which SQLAlchemy's reflection then reports as absent.
+
+One code base serves SQLAlchemy 1.4 and 2.x: the names only 2.x has come
+from :mod:`trinity_dbapi.sqlalchemy.compat`, found by feature detection.
 """
 
 from __future__ import annotations
@@ -25,8 +28,15 @@ from typing import Any
 
 from sqlalchemy import exc, schema
 from sqlalchemy import types as sqltypes
-from sqlalchemy.engine import default, reflection
-from sqlalchemy.engine.interfaces import (
+from sqlalchemy.engine import default
+from sqlalchemy.sql import compiler, elements
+from sqlalchemy.sql import expression as sql_expression
+from sqlalchemy.sql.visitors import InternalTraversal
+
+from trinity_dbapi.sqlalchemy import lookups
+from trinity_dbapi.sqlalchemy.compat import (
+    ObjectKind,
+    ObjectScope,
     ReflectedCheckConstraint,
     ReflectedColumn,
     ReflectedForeignKeyConstraint,
@@ -34,13 +44,11 @@ from sqlalchemy.engine.interfaces import (
     ReflectedPrimaryKeyConstraint,
     ReflectedTableComment,
     ReflectedUniqueConstraint,
+    driver_connection,
+    flexi_cache,
+    reflection_cache,
+    type_compiler,
 )
-from sqlalchemy.engine.reflection import ObjectKind, ObjectScope
-from sqlalchemy.sql import compiler, elements
-from sqlalchemy.sql import expression as sql_expression
-from sqlalchemy.sql.visitors import InternalTraversal
-
-from trinity_dbapi.sqlalchemy import lookups
 from trinity_dbapi.sqlalchemy.types import COLSPECS, TrinityTypeCompiler
 
 #: Namespaces holding the read-only catalog tables.
@@ -178,7 +186,7 @@ class TrinityDDLCompiler(compiler.DDLCompiler):
             # compiled; keys are not rendered here, so resolve it directly.
             column_type = next(iter(column.foreign_keys)).column.type
         text = self.preparer.format_column(column) + " "
-        text += self.dialect.type_compiler_instance.process(column_type, type_expression=column)
+        text += type_compiler(self.dialect).process(column_type, type_expression=column)
         if not column.nullable:
             text += " NOT NULL"
         if column.comment is not None:
@@ -288,6 +296,8 @@ class TrinityDialect(default.DefaultDialect):
     statement_compiler = TrinityCompiler
     ddl_compiler = TrinityDDLCompiler
     type_compiler_cls = TrinityTypeCompiler
+    # SQLAlchemy 1.4 reads the class here; 2.x takes it too (as a legacy name).
+    type_compiler = TrinityTypeCompiler
     preparer = TrinityIdentifierPreparer
     execution_ctx_cls = TrinityExecutionContext
     colspecs = COLSPECS
@@ -338,15 +348,15 @@ class TrinityDialect(default.DefaultDialect):
         return schema_name or self.default_schema_name
 
     def _get_default_schema_name(self, connection: Any) -> str:
-        return str(connection.connection.dbapi_connection.namespace)
+        return str(driver_connection(connection).namespace)
 
-    @reflection.cache
+    @reflection_cache
     def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
         names = lookups.read(connection, lookups.namespace_names, "list the namespaces")
         # The catalog namespaces are browsable too (has_schema agrees).
         return sorted(names + list(CATALOG_NAMESPACES))
 
-    @reflection.cache
+    @reflection_cache
     def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
         if schema_name in CATALOG_NAMESPACES:
             return True
@@ -356,7 +366,7 @@ class TrinityDialect(default.DefaultDialect):
             f"look up namespace {schema_name}",
         )
 
-    @reflection.cache
+    @reflection_cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         namespace = self._schema(schema)
         if namespace in CATALOG_NAMESPACES:
@@ -371,17 +381,17 @@ class TrinityDialect(default.DefaultDialect):
             f"list the tables of {namespace}",
         )
 
-    @reflection.cache
+    @reflection_cache
     def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         return []  # the lakehouse holds tables only
 
-    @reflection.cache
+    @reflection_cache
     def get_sequence_names(
         self, connection: Any, schema: str | None = None, **kw: Any
     ) -> list[str]:
         return []
 
-    @reflection.cache
+    @reflection_cache
     def has_table(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> bool:
@@ -395,7 +405,7 @@ class TrinityDialect(default.DefaultDialect):
             f"look up table {namespace}.{table_name}",
         )
 
-    @reflection.cache
+    @reflection_cache
     def _table_facts(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> lookups.TableFacts:
@@ -412,6 +422,13 @@ class TrinityDialect(default.DefaultDialect):
             raise exc.NoSuchTableError(f"{namespace}.{table_name}")
         return found
 
+    def _facts(
+        self, connection: Any, table_name: str, schema: str | None, kw: dict[str, Any]
+    ) -> lookups.TableFacts:
+        # Cached under the names alone: SQLAlchemy 1.4 passes a table's reflected
+        # options on to the later methods, which must not read the definition again.
+        return self._table_facts(connection, table_name, schema, info_cache=kw.get("info_cache"))
+
     def _catalog_facts(self, namespace: str, table_name: str) -> lookups.TableFacts:
         from trinity_dbapi.lakehouse import catalog
 
@@ -419,56 +436,56 @@ class TrinityDialect(default.DefaultDialect):
             raise exc.NoSuchTableError(f"{namespace}.{table_name}")
         return lookups.catalog_table_facts(namespace, table_name)
 
-    @reflection.cache
+    @reflection_cache
     def get_columns(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedColumn]:
-        return lookups.columns(self._table_facts(connection, table_name, schema, **kw))
+        return lookups.columns(self._facts(connection, table_name, schema, kw))
 
-    @reflection.cache
+    @reflection_cache
     def get_pk_constraint(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> ReflectedPrimaryKeyConstraint:
-        return lookups.pk_constraint(self._table_facts(connection, table_name, schema, **kw))
+        return lookups.pk_constraint(self._facts(connection, table_name, schema, kw))
 
-    @reflection.cache
+    @reflection_cache
     def get_foreign_keys(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedForeignKeyConstraint]:
-        self._table_facts(connection, table_name, schema, **kw)
+        self._facts(connection, table_name, schema, kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_unique_constraints(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedUniqueConstraint]:
-        self._table_facts(connection, table_name, schema, **kw)
+        self._facts(connection, table_name, schema, kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_check_constraints(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedCheckConstraint]:
-        self._table_facts(connection, table_name, schema, **kw)
+        self._facts(connection, table_name, schema, kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_indexes(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedIndex]:
-        return lookups.indexes(self._table_facts(connection, table_name, schema, **kw))
+        return lookups.indexes(self._facts(connection, table_name, schema, kw))
 
-    @reflection.cache
+    @reflection_cache
     def get_table_comment(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> ReflectedTableComment:
-        return lookups.table_comment(self._table_facts(connection, table_name, schema, **kw))
+        return lookups.table_comment(self._facts(connection, table_name, schema, kw))
 
-    @reflection.cache
+    @reflection_cache
     def get_table_options(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> dict[str, Any]:
-        return lookups.table_options(self._table_facts(connection, table_name, schema, **kw))
+        return lookups.table_options(self._facts(connection, table_name, schema, kw))
 
     # -- reflection of many tables (SQLAlchemy 2's get_multi_*) -----------------------
     #
@@ -477,7 +494,7 @@ class TrinityDialect(default.DefaultDialect):
     # once (cached in the inspector's cache like PostgreSQL's table OIDs), and
     # every facet is computed from them.
 
-    @reflection.flexi_cache(
+    @flexi_cache(
         ("schema", InternalTraversal.dp_string),
         ("filter_names", InternalTraversal.dp_string_list),
     )

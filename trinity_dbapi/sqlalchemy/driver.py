@@ -28,6 +28,7 @@ from sqlalchemy.engine import URL
 
 from trinity_dbapi.errors import InterfaceError
 from trinity_dbapi.sqlalchemy.base import TrinityDialect
+from trinity_dbapi.sqlalchemy.compat import DIALECT_SETS_ISOLATION_LEVEL
 
 #: ``connect()`` options a URL query may carry, with their value parsers.
 _BOOLEAN_OPTIONS = ("autocommit", "read_only", "create")
@@ -36,6 +37,8 @@ _SECONDS_OPTIONS = ("statement_timeout",)
 _VERSION_OPTIONS = ("version",)
 _BYTES_OPTIONS = ("definition_cache_bytes",)
 _STORAGE_PREFIX = "storage."
+#: The isolation levels SQLAlchemy may set, in its spelling.
+ISOLATION_LEVELS = ("AUTOCOMMIT", "SERIALIZABLE", "SNAPSHOT")
 
 
 def _boolean(name: str, value: str) -> bool:
@@ -128,6 +131,11 @@ class RedactingURL(URL):
     def __repr__(self) -> str:
         return self.render_as_string()
 
+    def __str__(self) -> str:
+        # SQLAlchemy 2's str() hides the password; 1.4's shows it (and a
+        # secret storage.* value would show on both without this).
+        return self.render_as_string()
+
 
 class TrinityDialect_trinity_dbapi(TrinityDialect):
     """``trinity://`` (and ``trinity+trinity_dbapi://``) through :mod:`trinity_dbapi`."""
@@ -135,11 +143,19 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
     driver = "trinity_dbapi"
     supports_statement_cache = True
 
+    # SQLAlchemy 2 calls import_dbapi() (found in this class's own namespace,
+    # so its deprecation warning for dbapi() never fires); 1.4 calls dbapi(),
+    # and 2.x then replaces it on the instance with the module it returned.
     @classmethod
     def import_dbapi(cls) -> Any:
         import trinity_dbapi
 
         return trinity_dbapi
+
+    @classmethod
+    def dbapi(cls) -> Any:  # type: ignore[override]
+        """The DB-API module, under the name SQLAlchemy 1.4 calls."""
+        return cls.import_dbapi()
 
     @classmethod
     def engine_created(cls, engine: Any) -> None:
@@ -151,13 +167,13 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
         changes what is shown, nothing else (``render_as_string(hide_password=False)``
         still renders everything).
         """
-        engine.url = RedactingURL(*engine.url)
+        engine.url = RedactingURL._make(engine.url)
 
     def create_connect_args(self, url: Any) -> tuple[list[Any], dict[str, Any]]:
         # User info is only ever an S3 key pair, "KEY:SECRET@" (see below).
         if url.host or url.port or (url.username is not None and url.password is None):
             raise exc.ArgumentError(
-                f"trinity URL {RedactingURL(*url).render_as_string()!r} has a host part; "
+                f"trinity URL {RedactingURL._make(url).render_as_string()!r} has a host part; "
                 "the lakehouse location follows 'trinity:///': trinity:////abs/path, "
                 "trinity:///relative/path or trinity:///s3://bucket/prefix (an S3 key pair "
                 "may come before it: trinity://KEY:SECRET@/s3://bucket/prefix)"
@@ -204,7 +220,7 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
             if part:
                 if option in storage:
                     raise exc.ArgumentError(
-                        f"trinity URL {RedactingURL(*url).render_as_string()!r} gives storage.{option} twice: in "
+                        f"trinity URL {RedactingURL._make(url).render_as_string()!r} gives storage.{option} twice: in "
                         "its user info and in its query; keep one"
                     )
                 storage[option] = part
@@ -215,8 +231,26 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
     # -- isolation levels -----------------------------------------------------------
 
     # SNAPSHOT is outside SQLAlchemy's literal type of level names: typed Any.
+    def __init__(self, isolation_level: Any = None, **kwargs: Any) -> None:
+        if DIALECT_SETS_ISOLATION_LEVEL:  # SQLAlchemy 2: its on_connect sets the level
+            super().__init__(isolation_level=isolation_level, **kwargs)
+            self._connect_isolation_level = None
+        else:  # SQLAlchemy 1.4: the dialect's on_connect does, as 1.4's own dialects
+            super().__init__(**kwargs)
+            self._connect_isolation_level = isolation_level
+
+    def on_connect(self) -> Any:
+        level = self._connect_isolation_level
+        if level is None:
+            return None
+
+        def set_level(dbapi_connection: Any) -> None:
+            self.set_isolation_level(dbapi_connection, level)
+
+        return set_level
+
     def get_isolation_level_values(self, dbapi_conn: Any) -> Any:
-        return ["AUTOCOMMIT", "SERIALIZABLE", "SNAPSHOT"]
+        return list(ISOLATION_LEVELS)
 
     def get_isolation_level(self, dbapi_connection: Any) -> Any:
         if dbapi_connection.autocommit:
@@ -225,6 +259,17 @@ class TrinityDialect_trinity_dbapi(TrinityDialect):
         return str(dbapi_connection.isolation_level).split()[0]
 
     def set_isolation_level(self, dbapi_connection: Any, level: str) -> None:
+        level = level.replace("_", " ").upper()  # as SQLAlchemy 2 spells it before calling
+        # SQLAlchemy 1.4 may pass the pool's proxy (its reset_isolation_level does):
+        # an attribute set on the proxy would not reach the driver's connection.
+        dbapi_connection = getattr(dbapi_connection, "dbapi_connection", dbapi_connection)
+        if level not in ISOLATION_LEVELS:
+            # SQLAlchemy 2 checks the name against get_isolation_level_values()
+            # before calling here; 1.4 does not, so the same message is given here.
+            raise exc.ArgumentError(
+                f"Invalid value {level!r} for isolation_level. Valid isolation levels "
+                f"for {self.name!r} are {', '.join(ISOLATION_LEVELS)}"
+            )
         if level == "AUTOCOMMIT":
             dbapi_connection.autocommit = True
             return

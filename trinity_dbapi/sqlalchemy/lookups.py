@@ -26,12 +26,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy import exc
-from sqlalchemy.engine.interfaces import (
-    ReflectedColumn,
-    ReflectedIndex,
-    ReflectedPrimaryKeyConstraint,
-    ReflectedTableComment,
-)
 
 from trinity_dbapi.errors import (
     Error,
@@ -41,6 +35,13 @@ from trinity_dbapi.errors import (
     NoSuchTableError,
 )
 from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sqlalchemy.compat import (
+    ReflectedColumn,
+    ReflectedIndex,
+    ReflectedPrimaryKeyConstraint,
+    ReflectedTableComment,
+    driver_connection,
+)
 from trinity_dbapi.sqlalchemy.types import sqlalchemy_type
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ def read(connection: Any, work: Callable[[Transaction], T], what: str) -> T:
 
     if not connection.in_transaction():
         connection.begin()  # as executing a statement autobegins
-    dbapi_connection = connection.connection.dbapi_connection
+    dbapi_connection = driver_connection(connection)
     session = dbapi_connection.session
     try:
         with dbapi_connection.lock:

@@ -12,6 +12,8 @@ from typing import Any
 
 from sqlalchemy.testing.provision import post_configure_engine, temp_table_keyword_args
 
+from trinity_dbapi.sqlalchemy.compat import driver_connection
+
 #: Schemas (namespaces) the suite's cross-schema tests expect to exist.
 TEST_SCHEMAS = ("test_schema", "test_schema_2")
 
@@ -19,7 +21,7 @@ TEST_SCHEMAS = ("test_schema", "test_schema_2")
 @post_configure_engine.for_db("trinity")
 def _create_test_schemas(url: Any, engine: Any, follower_ident: Any) -> None:
     with engine.connect() as connection:
-        dbapi_connection = connection.connection.dbapi_connection
+        dbapi_connection = driver_connection(connection)
         dbapi_connection.autocommit = True
         cursor = dbapi_connection.cursor()
         for name in TEST_SCHEMAS:

@@ -28,6 +28,7 @@ from sqlalchemy.sql import compiler
 from trinity_dbapi.format.definitions import DataType
 from trinity_dbapi.format.sql_text import quote_identifier
 from trinity_dbapi.sql.types_sql import UNBOUNDED_LENGTH
+from trinity_dbapi.sqlalchemy.compat import DOUBLE, type_compiler
 
 #: ``Numeric()`` without a precision: the widest decimal with room for fractions.
 DEFAULT_NUMERIC = (38, 10)
@@ -92,7 +93,7 @@ def _duckdb_text(type_: Any) -> str:
     from trinity_dbapi.sql.types_sql import parse_type_sql
     from trinity_dbapi.sqlalchemy.base import TrinityDialect
 
-    return duckdb_type(parse_type_sql(TrinityDialect().type_compiler_instance.process(type_)))
+    return duckdb_type(parse_type_sql(type_compiler(TrinityDialect()).process(type_)))
 
 
 class STRUCT(_NestedValue):
@@ -256,7 +257,7 @@ _PLAIN: dict[str, Any] = {
     "int4": sqltypes.INTEGER,
     "int8": sqltypes.BIGINT,
     "float4": sqltypes.REAL,
-    "float8": sqltypes.DOUBLE,
+    "float8": DOUBLE,
     "date": sqltypes.DATE,
 }
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from trinity_dbapi.sqlalchemy.compat import driver_connection
+
 
 def arrow_insert(table: Any, conn: Any, keys: Sequence[str], data_iter: Iterator[Any]) -> int:
     """A ``method`` for ``DataFrame.to_sql``: insert one chunk as one Arrow write.
@@ -49,7 +51,7 @@ def arrow_insert(table: Any, conn: Any, keys: Sequence[str], data_iter: Iterator
         rows = [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
         conn.execute(table.table.insert(), rows)
         return len(rows)
-    cursor = conn.connection.driver_connection.cursor()
+    cursor = driver_connection(conn).cursor()
     try:
         return int(cursor.ingest(table.name, data, namespace=table.schema))
     finally:
