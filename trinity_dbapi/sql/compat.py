@@ -1,0 +1,205 @@
+"""The parts of sqlglot's API that differ between the releases the dialect supports.
+
+trinity-dbapi runs on sqlglot 28.10 (the line Apache Superset 6.1 pins,
+``sqlglot>=28.10,<29``) up to the newest release (30.x). Between the two,
+sqlglot moved the DuckDB parser and generator into modules of their own,
+added ``exp.DType``, ``exp.Expr`` and ``Expression.meta_get``, changed what
+``Parser.expression`` takes, and put a falsy sentinel token where 28 leaves
+``None`` at the end of the input. Each of those symbols is chosen here, once,
+by feature detection (never by comparing version strings); the rest of
+:mod:`trinity_dbapi.sql` imports them from here and is written against the
+newest API. Nothing here changes sqlglot's own modules.
+
+============================  ======================================  ===============================
+symbol                        newest sqlglot                          sqlglot 28.10
+============================  ======================================  ===============================
+:data:`DuckDBParser`          ``sqlglot.parsers.duckdb.DuckDBParser`` ``DuckDB.Parser``, adapted
+:data:`DuckDBGenerator`       ``sqlglot.generators.duckdb...``        ``DuckDB.Generator``
+:data:`DType`                 ``exp.DType``                           ``exp.DataType.Type``
+:data:`Expr`                  ``exp.Expr`` (base of every node)       ``exp.Expression``
+:func:`meta_get`              ``node.meta_get(key)``                  ``node._meta``, read in place
+:data:`DUCKDB_RESERVED_WORDS` the DuckDB generator's list             that list plus 56 words
+:func:`duckdb_sql`            ``node.sql(dialect="duckdb")``          the same, those words quoted
+============================  ======================================  ===============================
+
+Where the parser lacks the newest behaviour (28.10), :data:`DuckDBParser` is
+a subclass of sqlglot's that adds it, so the trinity parser is one code base:
+
+* ``expression(instance, token=None, comments=None)`` takes a built node, as
+  the newest parser's does. sqlglot's own rules still pass a class and keyword
+  arguments, which go to sqlglot's method unchanged. (Given a token, 28's
+  method would also set ``this`` to the token's text: never wanted for a
+  built node.)
+* Past the end of the input, ``_curr`` and ``_next`` are :data:`END_OF_INPUT`,
+  a falsy token, as the newest parser's sentinel is, instead of ``None``: so
+  ``self._next.token_type`` is safe at the end, and ``if self._curr`` still
+  means "there is another token".
+
+mypy checks the package against the newest sqlglot, so under
+``TYPE_CHECKING`` the names are the newest ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import Token, TokenType
+
+#: Whether the installed sqlglot's parser puts a falsy token (its sentinel) past the
+#: end of the input. Where it does not, it leaves ``None`` there.
+END_TOKEN_IS_FALSY = hasattr(Token, "__bool__")
+
+
+def _falsy_token_class() -> type[Token]:
+    class EndOfInput(Token):
+        """The falsy token past the end of a statement (what the newest sqlglot has)."""
+
+        __slots__ = ()
+
+        def __bool__(self) -> bool:
+            return False
+
+        def __repr__(self) -> str:
+            # The shape of the newest sentinel's repr, which parser_base's messages recognise.
+            return "<Token token_type: TokenType.SENTINEL, text: , line: 1, col: 1>"
+
+    return EndOfInput
+
+
+#: The token ``_curr`` / ``_next`` hold past the end of the input on sqlglot 28.10 (the
+#: newest parser has its own). A SEMICOLON: the type that never occurs inside a
+#: statement's tokens, since sqlglot splits statements on it before parsing.
+END_OF_INPUT: Token | None = (
+    None if END_TOKEN_IS_FALSY else _falsy_token_class()(TokenType.SEMICOLON, "SENTINEL")
+)
+
+
+def expression_takes_class(parser_class: Any) -> bool:
+    """Whether ``parser_class.expression`` takes a node class and its arguments (28.10).
+
+    The newest parser's takes a built node (``instance``); 28.10's takes
+    ``exp_class`` plus keyword arguments.
+    """
+    try:
+        parameters = inspect.signature(parser_class.expression).parameters
+    except (TypeError, ValueError):  # a compiled build without a signature: the newest API
+        return False
+    return "exp_class" in parameters
+
+
+def _adapted_parser(base: Any) -> Any:
+    """``base``, or a subclass of it with the newest parser's behaviour where it lacks it."""
+    methods: dict[str, Any] = {}
+    if expression_takes_class(base):
+
+        def expression(
+            self: Any,
+            instance: Any,
+            token: Token | None = None,
+            comments: list[str] | None = None,
+            **kwargs: Any,
+        ) -> Any:
+            if not isinstance(instance, exp.Expression):  # a class: sqlglot's own rules
+                return base.expression(self, instance, token, comments, **kwargs)
+            if token:
+                instance.update_positions(token)
+            if comments:
+                instance.add_comments(comments)
+            else:
+                self._add_comments(instance)
+            return self.validate_expression(instance)
+
+        methods["expression"] = expression
+    if END_OF_INPUT is not None:
+        end = END_OF_INPUT
+
+        def _advance(self: Any, times: int = 1) -> None:
+            base._advance(self, times)
+            if self._curr is None:
+                self._curr = end
+            if self._next is None:
+                self._next = end
+
+        methods["_advance"] = _advance
+    if not methods:
+        return base
+    doc = "sqlglot's DuckDB parser with the newest parser's expression() and end of input."
+    namespace = {"__module__": __name__, "__qualname__": "DuckDBParser", "__doc__": doc}
+    return type("DuckDBParser", (base,), {**namespace, **methods})
+
+
+def _duckdb_classes() -> tuple[Any, Any]:
+    """The DuckDB parser (adapted where needed) and generator of the installed sqlglot."""
+    try:
+        from sqlglot.generators.duckdb import DuckDBGenerator as generator
+        from sqlglot.parsers.duckdb import DuckDBParser as parser
+    except ImportError:  # sqlglot 28: classes nested in the dialect
+        from sqlglot.dialects.duckdb import DuckDB
+
+        return _adapted_parser(DuckDB.Parser), DuckDB.Generator
+    return _adapted_parser(parser), generator
+
+
+if TYPE_CHECKING:
+    from sqlglot.expressions import DType, Expr
+    from sqlglot.generators.duckdb import DuckDBGenerator
+    from sqlglot.parsers.duckdb import DuckDBParser
+else:
+    #: The enum of type names (``DType.TIMESTAMPTZ``): ``exp.DataType.Type`` before 29.
+    DType = getattr(exp, "DType", None) or exp.DataType.Type
+    #: The base class of every syntax tree node.
+    Expr = getattr(exp, "Expr", exp.Expression)
+    DuckDBParser, DuckDBGenerator = _duckdb_classes()
+
+
+if hasattr(exp.Expression, "meta_get"):
+
+    def meta_get(node: exp.Expression, key: str, default: Any = None) -> Any:
+        """``node.meta[key]`` (or ``default``) without allocating the node's meta dict."""
+        return node.meta_get(key, default)
+
+else:
+
+    def meta_get(node: exp.Expression, key: str, default: Any = None) -> Any:
+        """``node.meta[key]`` (or ``default``) without allocating the node's meta dict."""
+        meta = node._meta
+        return default if meta is None else meta.get(key, default)
+
+
+#: Words DuckDB takes as keywords where a name may stand, which the newest sqlglot's DuckDB
+#: generator quotes and 28.10's does not (its list misses them, or spells them as DuckDB's
+#: grammar tokens: ``asc_p``). Unquoted, ``SELECT min(at) FROM t`` fails in DuckDB.
+_NEWER_RESERVED_WORDS = frozenset(
+    {
+        "anti", "asc", "asof", "at", "authorization", "binary", "by", "check", "collation",
+        "columns", "concurrently", "create", "cross", "desc", "describe", "end", "false",
+        "freeze", "full", "generated", "glob", "group", "ilike", "in", "inner", "is", "isnull",
+        "join", "lambda", "lateral", "left", "like", "map", "natural", "notnull", "null", "outer",
+        "overlaps", "pivot", "pivot_longer", "pivot_wider", "positional", "qualify", "right",
+        "semi", "show", "similar", "struct", "summarize", "tablesample", "true", "try_cast",
+        "tuple", "unpack", "unpivot", "verbose",
+    }
+)  # fmt: skip
+#: Every identifier the trinity generator quotes because DuckDB reserves it: the installed
+#: DuckDB generator's list, completed (a no-op on the newest sqlglot).
+DUCKDB_RESERVED_WORDS: frozenset[str] = (
+    frozenset(DuckDBGenerator.RESERVED_KEYWORDS) | _NEWER_RESERVED_WORDS
+)
+
+
+class _DuckDBText(DuckDBGenerator):
+    """sqlglot's DuckDB generator, quoting every word of :data:`DUCKDB_RESERVED_WORDS`."""
+
+    RESERVED_KEYWORDS: ClassVar[set[str]] = set(DUCKDB_RESERVED_WORDS)
+
+
+def duckdb_sql(expression: exp.Expression) -> str:
+    """The SQL text DuckDB runs for ``expression``.
+
+    ``expression.sql(dialect="duckdb")``, except that every name DuckDB reserves
+    is quoted on every supported sqlglot (the text is the same on the newest).
+    """
+    return _DuckDBText(dialect=Dialect.get_or_raise("duckdb")).generate(expression)
