@@ -42,10 +42,9 @@ mypy checks the package against the newest sqlglot, so under
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import Token, TokenType
 
 #: Whether the installed sqlglot's parser puts a falsy token (its sentinel) past the
@@ -63,8 +62,11 @@ def _falsy_token_class() -> type[Token]:
             return False
 
         def __repr__(self) -> str:
-            # The shape of the newest sentinel's repr, which parser_base's messages recognise.
-            return "<Token token_type: TokenType.SENTINEL, text: , line: 1, col: 1>"
+            # The newest sentinel's repr, which parser_base recognises in sqlglot's messages.
+            return (
+                f"<Token token_type: TokenType.SENTINEL, text: {self.text}, line: {self.line}, "
+                f"col: {self.col}, start: {self.start}, end: {self.end}, comments: []>"
+            )
 
     return EndOfInput
 
@@ -189,17 +191,23 @@ DUCKDB_RESERVED_WORDS: frozenset[str] = (
     frozenset(DuckDBGenerator.RESERVED_KEYWORDS) | _NEWER_RESERVED_WORDS
 )
 
-
-class _DuckDBText(DuckDBGenerator):
-    """sqlglot's DuckDB generator, quoting every word of :data:`DUCKDB_RESERVED_WORDS`."""
-
-    RESERVED_KEYWORDS: ClassVar[set[str]] = set(DUCKDB_RESERVED_WORDS)
+#: The words of :data:`DUCKDB_RESERVED_WORDS` the installed DuckDB generator does not quote.
+_UNQUOTED_RESERVED_WORDS = DUCKDB_RESERVED_WORDS - frozenset(DuckDBGenerator.RESERVED_KEYWORDS)
 
 
 def duckdb_sql(expression: exp.Expression) -> str:
     """The SQL text DuckDB runs for ``expression``.
 
     ``expression.sql(dialect="duckdb")``, except that every name DuckDB reserves
-    is quoted on every supported sqlglot (the text is the same on the newest).
+    is quoted on every supported sqlglot: where the DuckDB generator would leave
+    one bare, a copy of the tree marks it quoted first (a quoted name means the
+    same to DuckDB, whose names are case-insensitive quoted or not). On the
+    newest sqlglot this is ``expression.sql(dialect="duckdb")`` itself.
     """
-    return _DuckDBText(dialect=Dialect.get_or_raise("duckdb")).generate(expression)
+    if not _UNQUOTED_RESERVED_WORDS:
+        return expression.sql(dialect="duckdb")
+    expression = expression.copy()
+    for identifier in expression.find_all(exp.Identifier):
+        if not identifier.quoted and identifier.name.lower() in _UNQUOTED_RESERVED_WORDS:
+            identifier.set("quoted", True)
+    return expression.sql(dialect="duckdb", copy=False)
