@@ -39,12 +39,20 @@ def test_the_duckdb_classes_are_the_installed_sqlglots() -> None:
         from sqlglot.generators.duckdb import DuckDBGenerator
         from sqlglot.parsers.duckdb import DuckDBParser
 
-        assert compat.DuckDBGenerator is DuckDBGenerator
+        assert issubclass(compat.DuckDBGenerator, DuckDBGenerator)
         assert issubclass(compat.DuckDBParser, DuckDBParser)
-    assert compat.DuckDBGenerator is DuckDB.Generator
+    assert issubclass(compat.DuckDBGenerator, DuckDB.Generator)
     assert issubclass(compat.DuckDBParser, DuckDB.Parser)
     assert issubclass(Trinity.Parser, compat.DuckDBParser)
     assert issubclass(Trinity.Generator, compat.DuckDBGenerator)
+
+
+def test_the_generator_is_adapted_only_where_sqlglot_lacks_the_newest_printing() -> None:
+    own = DuckDB.Generator
+    needed = compat.prints_arrow_lambdas(own) or not {"at", "map"} <= set(own.RESERVED_KEYWORDS)
+    assert (compat.DuckDBGenerator is not own) == needed
+    assert not compat.prints_arrow_lambdas(compat.DuckDBGenerator)
+    assert compat.lambda_text(compat.DuckDBGenerator) == "LAMBDA x : x"
 
 
 def test_the_parser_is_adapted_only_where_sqlglot_lacks_the_newest_behaviour() -> None:
@@ -171,13 +179,32 @@ def test_reserved_words_print_quoted_and_run_in_duckdb() -> None:
 
 def test_every_reserved_word_is_a_name_duckdb_takes_quoted() -> None:
     duck = duckdb.connect()
-    for word in sorted(compat.DUCKDB_RESERVED_WORDS):
+    words = compat.DuckDBGenerator.RESERVED_KEYWORDS
+    assert {"at", "map", "left", "group", "struct", "select"} <= words
+    for word in sorted(words):
         tree = exp.select(exp.column(word)).from_(
             exp.Subquery(this=exp.select(exp.alias_("1", word, quoted=True)), alias="s")
         )
         text = compat.duckdb_sql(tree)
         assert f'"{word}"' in text, text
         assert duck.execute(text).fetchall() == [(1,)], text
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT list_transform([1, 2], x -> x + 1) AS l",
+        "SELECT list_transform([1, 2], lambda x: x + 1) AS l",
+        "SELECT list_transform([1, 2], LAMBDA x : x + 1) AS l",
+    ],
+)
+def test_lambdas_print_in_the_form_duckdb_runs(sql: str) -> None:
+    (parsed,) = parse(sql)
+    expected = "SELECT LIST_TRANSFORM([1, 2], LAMBDA x : x + 1) AS l"
+    assert parsed.expression.sql(dialect="trinity") == expected
+    text = compat.duckdb_sql(parsed.expression)
+    assert text == expected
+    assert duckdb.connect().execute(text).fetchall() == [([2, 3],)]
 
 
 def test_duckdb_sql_keeps_explain_and_placeholders() -> None:

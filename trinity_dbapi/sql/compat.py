@@ -1,29 +1,28 @@
-"""The parts of sqlglot's API that differ between the releases the dialect supports.
+"""The parts of sqlglot that differ between the releases the dialect supports.
 
 trinity-dbapi runs on sqlglot 28.10 (the line Apache Superset 6.1 pins,
 ``sqlglot>=28.10,<29``) up to the newest release (30.x). Between the two,
 sqlglot moved the DuckDB parser and generator into modules of their own,
 added ``exp.DType``, ``exp.Expr`` and ``Expression.meta_get``, changed what
-``Parser.expression`` takes, and put a falsy sentinel token where 28 leaves
-``None`` at the end of the input. Each of those symbols is chosen here, once,
-by feature detection (never by comparing version strings); the rest of
-:mod:`trinity_dbapi.sql` imports them from here and is written against the
-newest API. Nothing here changes sqlglot's own modules.
+``Parser.expression`` takes, put a falsy sentinel token where 28 leaves
+``None`` at the end of the input, and changed how DuckDB's SQL is printed.
+Each difference is bridged here, once, by feature detection (never by
+comparing version strings); the rest of :mod:`trinity_dbapi.sql` imports from
+here and is written against the newest API. Nothing here changes sqlglot's
+own modules or classes: where 28.10 lacks a behaviour, a subclass adds it.
 
-============================  ======================================  ===============================
-symbol                        newest sqlglot                          sqlglot 28.10
-============================  ======================================  ===============================
-:data:`DuckDBParser`          ``sqlglot.parsers.duckdb.DuckDBParser`` ``DuckDB.Parser``, adapted
-:data:`DuckDBGenerator`       ``sqlglot.generators.duckdb...``        ``DuckDB.Generator``
-:data:`DType`                 ``exp.DType``                           ``exp.DataType.Type``
-:data:`Expr`                  ``exp.Expr`` (base of every node)       ``exp.Expression``
-:func:`meta_get`              ``node.meta_get(key)``                  ``node._meta``, read in place
-:data:`DUCKDB_RESERVED_WORDS` the DuckDB generator's list             that list plus 56 words
-:func:`duckdb_sql`            ``node.sql(dialect="duckdb")``          the same, those words quoted
-============================  ======================================  ===============================
+=======================  =======================================  ==================================
+name                     newest sqlglot                           sqlglot 28.10
+=======================  =======================================  ==================================
+:data:`DuckDBParser`     ``sqlglot.parsers.duckdb.DuckDBParser``  a subclass of ``DuckDB.Parser``
+:data:`DuckDBGenerator`  ``sqlglot.generators.duckdb....``        a subclass of ``DuckDB.Generator``
+:data:`DType`            ``exp.DType``                            ``exp.DataType.Type``
+:data:`Expr`             ``exp.Expr`` (base of every node)        ``exp.Expression``
+:func:`meta_get`         ``node.meta_get(key)``                   ``node._meta``, read in place
+:func:`duckdb_sql`       ``node.sql(dialect="duckdb")``           the same, on a marked copy
+=======================  =======================================  ==================================
 
-Where the parser lacks the newest behaviour (28.10), :data:`DuckDBParser` is
-a subclass of sqlglot's that adds it, so the trinity parser is one code base:
+The 28.10 parser subclass:
 
 * ``expression(instance, token=None, comments=None)`` takes a built node, as
   the newest parser's does. sqlglot's own rules still pass a class and keyword
@@ -35,6 +34,15 @@ a subclass of sqlglot's that adds it, so the trinity parser is one code base:
   ``self._next.token_type`` is safe at the end, and ``if self._curr`` still
   means "there is another token".
 
+The 28.10 generator subclass, and :func:`duckdb_sql` for the text the engine
+sends to DuckDB (which sqlglot's own DuckDB dialect prints), print DuckDB's SQL
+as the newest generator does:
+
+* the 56 reserved words 28.10's list lacks are quoted (``MIN("at")``; bare,
+  DuckDB refuses them);
+* a lambda prints as ``LAMBDA x : ...``, the form DuckDB 1.3 introduced
+  (28.10 keeps ``x -> ...``, which DuckDB 2 refuses by default).
+
 mypy checks the package against the newest sqlglot, so under
 ``TYPE_CHECKING`` the names are the newest ones.
 """
@@ -45,6 +53,8 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.generator import Generator
 from sqlglot.tokens import Token, TokenType
 
 #: Whether the installed sqlglot's parser puts a falsy token (its sentinel) past the
@@ -133,16 +143,67 @@ def _adapted_parser(base: Any) -> Any:
     return type("DuckDBParser", (base,), {**namespace, **methods})
 
 
+#: Words DuckDB takes as keywords where a name may stand, which the newest sqlglot's DuckDB
+#: generator quotes and 28.10's does not (its list misses them, or spells them as DuckDB's
+#: grammar tokens: ``asc_p``). Unquoted, ``SELECT min(at) FROM t`` fails in DuckDB.
+_NEWER_RESERVED_WORDS = frozenset(
+    {
+        "anti", "asc", "asof", "at", "authorization", "binary", "by", "check", "collation",
+        "columns", "concurrently", "create", "cross", "desc", "describe", "end", "false",
+        "freeze", "full", "generated", "glob", "group", "ilike", "in", "inner", "is", "isnull",
+        "join", "lambda", "lateral", "left", "like", "map", "natural", "notnull", "null", "outer",
+        "overlaps", "pivot", "pivot_longer", "pivot_wider", "positional", "qualify", "right",
+        "semi", "show", "similar", "struct", "summarize", "tablesample", "true", "try_cast",
+        "tuple", "unpack", "unpivot", "verbose",
+    }
+)  # fmt: skip
+
+
+def lambda_text(generator_class: Any, **args: Any) -> str:
+    """How ``generator_class`` prints the lambda ``x -> x`` (with extra node ``args``)."""
+    node = exp.Lambda(this=exp.column("x"), expressions=[exp.to_identifier("x")], **args)
+    return str(generator_class(dialect="duckdb").generate(node))
+
+
+def prints_arrow_lambdas(generator_class: Any) -> bool:
+    """Whether ``generator_class`` prints a lambda as ``x -> ...``.
+
+    DuckDB 1.3 deprecated that form and DuckDB 2 refuses it unless a setting
+    allows it; the newest sqlglot prints ``LAMBDA x : ...`` whatever the input
+    was, 28.10 only when the input was written so.
+    """
+    return not lambda_text(generator_class).startswith("LAMBDA ")
+
+
+def _adapted_generator(base: Any) -> Any:
+    """``base``, or a subclass of it that prints DuckDB's SQL as the newest generator does."""
+    attributes: dict[str, Any] = {}
+    if not set(base.RESERVED_KEYWORDS) >= _NEWER_RESERVED_WORDS:
+        attributes["RESERVED_KEYWORDS"] = {*base.RESERVED_KEYWORDS, *_NEWER_RESERVED_WORDS}
+    if prints_arrow_lambdas(base):
+
+        def lambda_sql(
+            self: Any, expression: exp.Lambda, arrow_sep: str = "->", wrap: bool = True
+        ) -> str:
+            # What the newest DuckDB generator prints (for DuckDB 1.3 and later).
+            return "LAMBDA " + Generator.lambda_sql(self, expression, arrow_sep=":", wrap=False)
+
+        attributes["lambda_sql"] = lambda_sql
+    if not attributes:
+        return base
+    doc = "sqlglot's DuckDB generator printing reserved words and lambdas as the newest does."
+    namespace = {"__module__": __name__, "__qualname__": "DuckDBGenerator", "__doc__": doc}
+    return type("DuckDBGenerator", (base,), {**namespace, **attributes})
+
+
 def _duckdb_classes() -> tuple[Any, Any]:
-    """The DuckDB parser (adapted where needed) and generator of the installed sqlglot."""
+    """The DuckDB parser and generator of the installed sqlglot, adapted where needed."""
     try:
         from sqlglot.generators.duckdb import DuckDBGenerator as generator
         from sqlglot.parsers.duckdb import DuckDBParser as parser
     except ImportError:  # sqlglot 28: classes nested in the dialect
-        from sqlglot.dialects.duckdb import DuckDB
-
-        return _adapted_parser(DuckDB.Parser), DuckDB.Generator
-    return _adapted_parser(parser), generator
+        return _adapted_parser(DuckDB.Parser), _adapted_generator(DuckDB.Generator)
+    return _adapted_parser(parser), _adapted_generator(generator)
 
 
 if TYPE_CHECKING:
@@ -171,43 +232,31 @@ else:
         return default if meta is None else meta.get(key, default)
 
 
-#: Words DuckDB takes as keywords where a name may stand, which the newest sqlglot's DuckDB
-#: generator quotes and 28.10's does not (its list misses them, or spells them as DuckDB's
-#: grammar tokens: ``asc_p``). Unquoted, ``SELECT min(at) FROM t`` fails in DuckDB.
-_NEWER_RESERVED_WORDS = frozenset(
-    {
-        "anti", "asc", "asof", "at", "authorization", "binary", "by", "check", "collation",
-        "columns", "concurrently", "create", "cross", "desc", "describe", "end", "false",
-        "freeze", "full", "generated", "glob", "group", "ilike", "in", "inner", "is", "isnull",
-        "join", "lambda", "lateral", "left", "like", "map", "natural", "notnull", "null", "outer",
-        "overlaps", "pivot", "pivot_longer", "pivot_wider", "positional", "qualify", "right",
-        "semi", "show", "similar", "struct", "summarize", "tablesample", "true", "try_cast",
-        "tuple", "unpack", "unpivot", "verbose",
-    }
-)  # fmt: skip
-#: Every identifier the trinity generator quotes because DuckDB reserves it: the installed
-#: DuckDB generator's list, completed (a no-op on the newest sqlglot).
-DUCKDB_RESERVED_WORDS: frozenset[str] = (
-    frozenset(DuckDBGenerator.RESERVED_KEYWORDS) | _NEWER_RESERVED_WORDS
-)
-
-#: The words of :data:`DUCKDB_RESERVED_WORDS` the installed DuckDB generator does not quote.
-_UNQUOTED_RESERVED_WORDS = DUCKDB_RESERVED_WORDS - frozenset(DuckDBGenerator.RESERVED_KEYWORDS)
+#: The words of :data:`_NEWER_RESERVED_WORDS` sqlglot's own DuckDB generator leaves bare.
+_UNQUOTED_RESERVED_WORDS = _NEWER_RESERVED_WORDS - set(DuckDB.Generator.RESERVED_KEYWORDS)
+#: Whether sqlglot's own DuckDB generator prints lambdas as ``x -> ...`` (and prints
+#: ``LAMBDA x : ...`` for a lambda marked as written so).
+_ARROW_LAMBDAS = prints_arrow_lambdas(DuckDB.Generator) and lambda_text(
+    DuckDB.Generator, colon=True
+).startswith("LAMBDA ")
 
 
 def duckdb_sql(expression: exp.Expression) -> str:
     """The SQL text DuckDB runs for ``expression``.
 
-    ``expression.sql(dialect="duckdb")``, except that every name DuckDB reserves
-    is quoted on every supported sqlglot: where the DuckDB generator would leave
-    one bare, a copy of the tree marks it quoted first (a quoted name means the
-    same to DuckDB, whose names are case-insensitive quoted or not). On the
-    newest sqlglot this is ``expression.sql(dialect="duckdb")`` itself.
+    ``expression.sql(dialect="duckdb")`` as the newest sqlglot prints it, on
+    every supported sqlglot. Where sqlglot's DuckDB generator would leave a
+    reserved word bare or print a lambda as ``x -> ...``, a copy of the tree is
+    marked first: the word quoted (the same name to DuckDB, whose names are
+    case-insensitive quoted or not), the lambda written ``LAMBDA x : ...``.
     """
-    if not _UNQUOTED_RESERVED_WORDS:
+    if not _UNQUOTED_RESERVED_WORDS and not _ARROW_LAMBDAS:
         return expression.sql(dialect="duckdb")
     expression = expression.copy()
-    for identifier in expression.find_all(exp.Identifier):
-        if not identifier.quoted and identifier.name.lower() in _UNQUOTED_RESERVED_WORDS:
-            identifier.set("quoted", True)
+    for node in expression.walk():
+        if isinstance(node, exp.Identifier):
+            if not node.quoted and node.name.lower() in _UNQUOTED_RESERVED_WORDS:
+                node.set("quoted", True)
+        elif isinstance(node, exp.Lambda) and _ARROW_LAMBDAS:
+            node.set("colon", True)
     return expression.sql(dialect="duckdb", copy=False)

@@ -18,14 +18,11 @@ from sqlglot import exp
 
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import types_sql
-from trinity_dbapi.sql.compat import DUCKDB_RESERVED_WORDS, DuckDBGenerator, meta_get
+from trinity_dbapi.sql.compat import DuckDBGenerator, meta_get
 
 
 class TrinityGenerator(DuckDBGenerator):
     """The trinity dialect's generator."""
-
-    #: Names DuckDB would read as keywords print quoted, on every supported sqlglot.
-    RESERVED_KEYWORDS: ClassVar[set[str]] = set(DUCKDB_RESERVED_WORDS)
 
     # -- queries -------------------------------------------------------------------------
 
