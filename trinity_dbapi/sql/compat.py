@@ -211,7 +211,7 @@ if TYPE_CHECKING:
     from sqlglot.generators.duckdb import DuckDBGenerator
     from sqlglot.parsers.duckdb import DuckDBParser
 else:
-    #: The enum of type names (``DType.TIMESTAMPTZ``): ``exp.DataType.Type`` before 29.
+    #: The enum of type names (``DType.TIMESTAMPTZ``): ``exp.DataType.Type`` on 28.10.
     DType = getattr(exp, "DType", None) or exp.DataType.Type
     #: The base class of every syntax tree node.
     Expr = getattr(exp, "Expr", exp.Expression)
