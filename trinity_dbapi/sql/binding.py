@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.sql import expressions as texp
+from trinity_dbapi.sql.compat import DType, meta_get
 
 _TIMESTAMP_RE = re.compile(
     r"\s*(\d{4})-(\d{1,2})-(\d{1,2})"
@@ -80,9 +81,9 @@ def literal_value(node: exp.Expression, binder: Binder) -> object:
         return bool(node.this)
     if isinstance(node, exp.Null):
         return None
-    if isinstance(node, exp.Cast) and node.meta_get(texp.TYPED_LITERAL):
+    if isinstance(node, exp.Cast) and meta_get(node, texp.TYPED_LITERAL):
         text = node.this.name
-        if node.to.this == exp.DType.DATE:
+        if node.to.this == DType.DATE:
             return parse_timestamp(text, "DATE literal").date()
         if node.to.this in _TIMESTAMP_TYPES:
             return parse_timestamp(text, "TIMESTAMP literal")
@@ -93,7 +94,7 @@ def literal_value(node: exp.Expression, binder: Binder) -> object:
 
 
 _TIMESTAMP_TYPES = frozenset(
-    {exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPLTZ}
+    {DType.TIMESTAMP, DType.TIMESTAMPNTZ, DType.TIMESTAMPTZ, DType.TIMESTAMPLTZ}
 )
 
 
@@ -189,7 +190,7 @@ def value_node(value: object) -> exp.Expression:
     if isinstance(value, datetime):
         cast = exp.Cast(
             this=exp.Literal.string(as_utc(value).isoformat(sep=" ")),
-            to=exp.DataType(this=exp.DType.TIMESTAMPTZ),
+            to=exp.DataType(this=DType.TIMESTAMPTZ),
         )
         cast.meta[texp.TYPED_LITERAL] = True
         return cast

@@ -43,8 +43,10 @@ from trinity_dbapi.sql.generator import TrinityGenerator
 from trinity_dbapi.sql.parser import TrinityParser
 
 #: Keywords of DuckDB's tokenizer the trinity tokenizer drops: statements it would turn
-#: into opaque commands, and operators that would swallow a ``?`` placeholder.
-_DROPPED_KEYWORDS = frozenset({"CALL", "EXPLAIN", "?::", "??"})
+#: into opaque commands, operators that would swallow a ``?`` placeholder, and the
+#: two-word time travel tokens of sqlglot 28 (``FOR VERSION`` / ``FOR TIMESTAMP`` as one
+#: token each, newer releases have none): the parser reads time travel word by word.
+_DROPPED_KEYWORDS = frozenset({"CALL", "EXPLAIN", "?::", "??", "FOR VERSION", "FOR TIMESTAMP"})
 
 
 class Trinity(DuckDB):

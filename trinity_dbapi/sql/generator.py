@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from sqlglot import exp
-from sqlglot.generators.duckdb import DuckDBGenerator
 
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import types_sql
+from trinity_dbapi.sql.compat import DuckDBGenerator, meta_get
 
 
 class TrinityGenerator(DuckDBGenerator):
@@ -30,7 +30,7 @@ class TrinityGenerator(DuckDBGenerator):
         return "?"
 
     def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
-        if expression.meta_get(texp.TYPED_LITERAL):
+        if meta_get(expression, texp.TYPED_LITERAL):
             return f"{self.sql(expression, 'to')} {self.sql(expression, 'this')}"
         return super().cast_sql(expression, safe_prefix)
 

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from sqlglot import exp
-from sqlglot.parsers.duckdb import DuckDBParser
 from sqlglot.tokens import TokenType
 from sqlglot.trie import new_trie
 
 from trinity_dbapi.sql import expressions as texp
+from trinity_dbapi.sql.compat import DType, DuckDBParser, meta_get
 from trinity_dbapi.sql.parser_ddl import DDLParser
 
 _StatementParser = Callable[["TrinityParser"], exp.Expression]
@@ -148,7 +148,7 @@ class TrinityParser(DDLParser):
 
     #: Every ``TYPE 'text'`` literal is a Cast marked to print back as written.
     TYPE_LITERAL_PARSERS: ClassVar[dict] = {
-        **dict.fromkeys(exp.DType, _typed_literal),
+        **dict.fromkeys(DType, _typed_literal),
         **DuckDBParser.TYPE_LITERAL_PARSERS,
     }
 
@@ -343,7 +343,7 @@ class TrinityParser(DDLParser):
 def _is_typed_string(value: exp.Expr | None) -> bool:
     return (
         isinstance(value, exp.Cast)
-        and bool(value.meta_get(texp.TYPED_LITERAL))
+        and bool(meta_get(value, texp.TYPED_LITERAL))
         and isinstance(value.this, exp.Literal)
         and value.this.is_string
     )
@@ -377,10 +377,10 @@ def _is_time_value(value: exp.Expr | None) -> bool:
 #: Types of the typed literals the grammar takes: TIMESTAMP, TIMESTAMPTZ and DATE.
 _TIME_TYPES = frozenset(
     {
-        exp.DType.TIMESTAMP,
-        exp.DType.TIMESTAMPNTZ,
-        exp.DType.TIMESTAMPTZ,
-        exp.DType.TIMESTAMPLTZ,
-        exp.DType.DATE,
+        DType.TIMESTAMP,
+        DType.TIMESTAMPNTZ,
+        DType.TIMESTAMPTZ,
+        DType.TIMESTAMPLTZ,
+        DType.DATE,
     }
 )

@@ -19,12 +19,12 @@ from typing import Any, ClassVar, NoReturn
 
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError
-from sqlglot.parsers.duckdb import DuckDBParser
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from trinity_dbapi.errors import UnsupportedStatementError
 from trinity_dbapi.sql import expressions as texp
+from trinity_dbapi.sql.compat import DuckDBParser
 
 #: Hint attached to errors that have no better one.
 DEFAULT_HINT = (

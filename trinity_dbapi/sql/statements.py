@@ -28,6 +28,7 @@ from trinity_dbapi.format.definitions import Column
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql.binding import Binder, as_utc, literal_value, parse_timestamp, text_value
 from trinity_dbapi.sql.binding import value_node as _value_node
+from trinity_dbapi.sql.compat import meta_get
 from trinity_dbapi.sql.diagnostics import syntax_error, token_error
 from trinity_dbapi.sql.dialect import Trinity
 from trinity_dbapi.sql.model import (
@@ -415,7 +416,7 @@ def _cte_visible(with_: exp.With, name: str, table: exp.Table, path: set[int]) -
 
 def _text_position(table: exp.Table) -> int:
     """Where a table reference starts in the statement text (parsed identifiers know)."""
-    start = table.this.meta_get("start") if isinstance(table.this, exp.Expression) else None
+    start = meta_get(table.this, "start") if isinstance(table.this, exp.Expression) else None
     return start if isinstance(start, int) else -1
 
 

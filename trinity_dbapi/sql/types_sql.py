@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.format.definitions import TYPE_KINDS, Column, DataType
+from trinity_dbapi.sql.compat import DType
 
 #: Length of ``varchar`` and ``binary`` written without one: the largest the format allows.
 UNBOUNDED_LENGTH = 2**32 - 1
@@ -38,7 +39,7 @@ DEFAULT_CHAR_LENGTH = 1
 #: Fractional second digits of ``time`` / ``timestamp`` types without a precision.
 DEFAULT_TIME_PRECISION = 6
 
-D = exp.DType
+D = DType
 _LOWER_PLAIN = re.compile(r"[a-z_][a-z0-9_]*")
 
 #: Every type name of the grammar (upper case, words one space apart) and its kind.
@@ -87,7 +88,7 @@ TYPE_NAMES: Mapping[str, str] = {
 }
 
 #: The ``exp.DType`` that stands for each kind in the dialect's syntax trees.
-KIND_DTYPES: Mapping[str, exp.DType] = {
+KIND_DTYPES: Mapping[str, DType] = {
     "boolean": D.BOOLEAN,
     "int2": D.SMALLINT,
     "int4": D.INT,
@@ -110,7 +111,7 @@ KIND_DTYPES: Mapping[str, exp.DType] = {
 }
 
 #: Kind of every ``exp.DType`` that has one (also the types sqlglot's DuckDB parser makes).
-DTYPE_KINDS: Mapping[exp.DType, str] = {
+DTYPE_KINDS: Mapping[DType, str] = {
     **{dtype: kind for kind, dtype in KIND_DTYPES.items()},
     D.NCHAR: "char",
     D.NVARCHAR: "varchar",

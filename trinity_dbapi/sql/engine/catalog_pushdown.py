@@ -33,6 +33,7 @@ from trinity_dbapi.lakehouse.catalog_scope import (
     names_scope,
 )
 from trinity_dbapi.sql.binding import as_utc, exact_timestamp
+from trinity_dbapi.sql.compat import DType
 
 #: Tables whose every row comes from a definition file unless only keys are read.
 _KEYS_ONLY_OK = frozenset({(SYSTEM, "tables"), (INFORMATION_SCHEMA, "tables")})
@@ -357,9 +358,9 @@ def _micros(node: exp.Expr, params: Sequence[Any]) -> int | None:
         instant = exact_timestamp(str(node.this), zoned=True)
     elif isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
         kind = node.to.this
-        if kind == exp.DType.TIMESTAMPTZ:
+        if kind == DType.TIMESTAMPTZ:
             instant = exact_timestamp(str(node.this.this), zoned=True)
-        elif kind in (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ):
+        elif kind in (DType.TIMESTAMP, DType.TIMESTAMPNTZ):
             instant = exact_timestamp(str(node.this.this), zoned=False)
     elif isinstance(node, exp.Placeholder) and str(node.this).isdigit():
         index = int(node.this) - 1

@@ -29,6 +29,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format import type_mapping
 from trinity_dbapi.format.sql_text import quote_identifier, quote_string
 from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sql.compat import duckdb_sql
 from trinity_dbapi.sql.engine import catalog_pushdown
 from trinity_dbapi.sql.engine.duck_errors import (
     NOT_FILE_ERRORS,
@@ -157,7 +158,7 @@ def execute_marked(
             _rewrite(node, name, namespace if written in clashing else None)
         _unqualify_columns(query, unaliased, clashing)
         query, used = _bind_used(query, params)
-        sql = query.sql(dialect="duckdb")
+        sql = duckdb_sql(query)
         for name, subquery in natives.items():
             sql = sql.replace(quote_identifier(name), subquery)
         session.control.check()
