@@ -240,21 +240,7 @@ def test_every_package_shared_with_superset_has_a_resolved_version() -> None:
     assert shared == set(SUPERSET_ENVIRONMENT)
 
 
-@pytest.mark.parametrize(
-    ("name", "version"),
-    [
-        pytest.param(
-            name,
-            version,
-            marks=pytest.mark.xfail(
-                strict=True, reason="sqlglot>=28.10 comes with branch i17-sg: drop on merge"
-            ),
-        )
-        if name == "sqlglot"
-        else (name, version)
-        for name, version in SUPERSET_ENVIRONMENT.items()
-    ],
-)
+@pytest.mark.parametrize(("name", "version"), sorted(SUPERSET_ENVIRONMENT.items()))
 def test_our_ranges_admit_superset_6_1(name: str, version: str) -> None:
     assert _superset_requirements()[name].specifier.contains(version)
     ours = [r for r in _our_requirements() if canonicalize_name(r.name) == name]
