@@ -286,7 +286,7 @@ def test_bulk_check_agrees_with_checking_each_set(sets: list[list[Any]]) -> None
     except Error as exc:
         expected = (type(exc), str(exc))
     try:
-        got: Any = check_seq_of_params(sets)
+        got: Any = [tuple(params) for params in check_seq_of_params(sets)]
     except Error as exc:
         got = (type(exc), re.sub(r"^parameter set \d+: ", "", str(exc)))
     assert got == expected

@@ -250,7 +250,7 @@ def check_params(params: object) -> tuple[object, ...]:
     return _check(params, "")
 
 
-def check_seq_of_params(seq_of_params: object) -> list[tuple[object, ...]]:
+def check_seq_of_params(seq_of_params: object) -> list[Sequence[object]]:
     """Check the parameter sets of ``executemany`` and return them normalized.
 
     Args:
@@ -258,7 +258,9 @@ def check_seq_of_params(seq_of_params: object) -> list[tuple[object, ...]]:
             sequences; it may be empty.
 
     Returns:
-        One normalized tuple per parameter set, in order.
+        The parameter sets in order: each as given (a tuple or a list) when
+        all of them hold only values of plain types, else each normalized
+        to a tuple as :func:`check_params` does.
 
     Raises:
         ProgrammingError: ``seq_of_params`` is a str, bytes, mapping or not
@@ -314,8 +316,8 @@ def _decimals_fit(values: list[decimal.Decimal]) -> bool:
     return True
 
 
-def _plain_sets(sets: list[Any]) -> list[tuple[object, ...]] | None:
-    """The parameter sets as tuples when every value is of a plain type; else None.
+def _plain_sets(sets: list[Any]) -> list[Sequence[object]] | None:
+    """The parameter sets as given when every value is of a plain type; else None.
 
     A bulk insert binds millions of values: checking them a column at a time
     with C builtins (``zip``, ``map``, ``min``, ``max``) is an order of
@@ -323,10 +325,15 @@ def _plain_sets(sets: list[Any]) -> list[tuple[object, ...]] | None:
     (a subclass, a container, a bad value, a mapping, sets of different
     lengths) goes through the value-by-value check, which names the culprit.
     """
-    containers = set(map(type, sets))
-    if not containers <= {tuple, list} or len(set(map(len, sets))) > 1:
+    if not set(map(type, sets)) <= {tuple, list}:
         return None
-    for column in zip(*sets, strict=True):
+    widths = set(map(len, sets))
+    if len(widths) > 1:
+        return None
+    # A list comprehension per column: zip(*sets) would make an iterator per
+    # set (a million objects for the garbage collector to walk).
+    for index in range(widths.pop() if widths else 0):
+        column = [params[index] for params in sets]
         kinds = set(map(type, column))
         if not kinds <= _PLAIN_TYPES:
             return None
@@ -338,4 +345,5 @@ def _plain_sets(sets: list[Any]) -> list[tuple[object, ...]] | None:
             [value for value in column if type(value) is decimal.Decimal]
         ):
             return None
-    return sets if containers <= {tuple} else [tuple(params) for params in sets]
+    # Lists stay lists: a tuple per set would cost more than the whole check.
+    return sets

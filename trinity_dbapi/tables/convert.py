@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -325,6 +326,9 @@ def _kind(value: Any) -> str:
 _UTC_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/Universal", "Universal", "Zulu", "Etc/Zulu"})
 
 
+_TZINFO = operator.attrgetter("tzinfo")
+
+
 def _is_utc(zone: Any) -> bool:
     """Whether ``zone`` is UTC at every instant (not merely at some)."""
     if type(zone) is datetime.timezone:
@@ -342,7 +346,10 @@ def _kind_array(kind: str, values: list[Any]) -> pa.Array:
     if kind == "datetime_tz":
         # As DuckDB binds an aware datetime: a TIMESTAMPTZ in UTC. Values already
         # in UTC (pandas' and most clients' case) need no per-value astimezone.
-        zones = {v.tzinfo for v in values if v is not None}
+        try:
+            zones = set(map(_TZINFO, values))
+        except AttributeError:  # a None among them
+            zones = {v.tzinfo for v in values if v is not None}
         if not all(_is_utc(zone) for zone in zones):
             values = [None if v is None else v.astimezone(datetime.timezone.utc) for v in values]
         return pa.array(values, pa.timestamp("us", tz="UTC"))

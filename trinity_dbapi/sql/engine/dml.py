@@ -270,10 +270,10 @@ def insert_rows(session: Session, parsed: st.Parsed, rows: Sequence[Sequence[Any
             f"INSERT INTO {target.namespace}.{target.name} gives {width} values per row for "
             f"{len(columns)} columns ({', '.join(columns)}); make them match"
         )
-    # One transposition in C rather than a Python loop per column (a bulk insert's rows).
+    # A list comprehension per column: zip(*rows) would make an iterator per row
+    # (a million objects for the garbage collector to walk).
     arrays = [
-        _column_array(target, name, list(values))
-        for name, values in zip(columns, zip(*rows, strict=False), strict=True)
+        _column_array(target, name, [row[i] for row in rows]) for i, name in enumerate(columns)
     ]
     added, count = target.write(pa.table(arrays, names=columns), "insert into")
     target.stage(added)
