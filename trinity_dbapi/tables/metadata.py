@@ -62,7 +62,7 @@ COMPRESS_ABOVE_BYTES = 256 * 1024
 PARTITION_BY_KEY = "trinity.partition_by"
 
 _REQUIRED = ("dataset_metadata_version", "dataset_uuid", "partitions")
-_OPTIONAL = ("metadata", "indices")
+_OPTIONAL = ("metadata", "indices", "partition_keys")
 _FORMATS = ("auto", *layout.METADATA_FORMATS)
 
 
@@ -105,6 +105,8 @@ class DatasetMetadata:
         indices: indexed column -> index file path.
         metadata: free string annotations (``trinity.partition_by``).
         dataset_metadata_version: always 4.
+        partition_keys: Kartothek's ``partition_keys`` attribute (the partition
+            columns, outermost first) when the file has one, else None.
         sequence: the commit sequence of the metadata file this state was read
             from (0 for a new dataset); not stored in the file body but in its
             name, and ignored by ``==``. :func:`write_metadata` writes ``sequence + 1``.
@@ -116,12 +118,15 @@ class DatasetMetadata:
     metadata: Mapping[str, str] = field(default_factory=dict)
     dataset_metadata_version: int = DATASET_METADATA_VERSION
     sequence: int = field(default=0, compare=False)
+    partition_keys: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         parts = {label: _frozen(files) for label, files in self.partitions.items()}
         object.__setattr__(self, "partitions", MappingProxyType(parts))
         object.__setattr__(self, "indices", _frozen(self.indices))
         object.__setattr__(self, "metadata", _frozen(self.metadata))
+        if self.partition_keys is not None:
+            object.__setattr__(self, "partition_keys", tuple(self.partition_keys))
 
     __hash__ = None  # type: ignore[assignment]  # maps are not hashable
 
@@ -131,8 +136,24 @@ class DatasetMetadata:
         fields = (partitions, dict(self.indices), dict(self.metadata))
         return (
             DatasetMetadata,
-            (self.dataset_uuid, *fields, self.dataset_metadata_version, self.sequence),
+            (
+                self.dataset_uuid,
+                *fields,
+                self.dataset_metadata_version,
+                self.sequence,
+                self.partition_keys,
+            ),
         )
+
+    def partition_columns(self) -> list[str] | None:
+        """The partition columns the file records, outermost first; None if it records none.
+
+        ``trinity.partition_by`` (our own files) wins over Kartothek's ``partition_keys``.
+        """
+        recorded = self.metadata.get(PARTITION_BY_KEY)
+        if recorded is not None:
+            return list(json.loads(recorded))
+        return None if self.partition_keys is None else list(self.partition_keys)
 
     def files(self) -> dict[str, str]:
         """Partition label -> data file path of the dataset's table."""
@@ -178,8 +199,8 @@ class DatasetMetadata:
         return dataclasses.replace(self, indices=indices)
 
     def to_dict(self) -> dict[str, Any]:
-        """The seed-004 attribute dict, in the seed's order."""
-        return {
+        """The seed-004 attribute dict, in the seed's order (``partition_keys`` last, if set)."""
+        body: dict[str, Any] = {
             "dataset_metadata_version": self.dataset_metadata_version,
             "dataset_uuid": self.dataset_uuid,
             "metadata": dict(self.metadata),
@@ -188,6 +209,9 @@ class DatasetMetadata:
             },
             "indices": dict(self.indices),
         }
+        if self.partition_keys is not None:
+            body["partition_keys"] = list(self.partition_keys)
+        return body
 
 
 # --- encoding ---------------------------------------------------------------------
@@ -202,7 +226,9 @@ def encode_metadata(meta: DatasetMetadata, format: str = "auto") -> tuple[str, b
     if format not in _FORMATS:
         raise ProgrammingError(f"unknown metadata format {format!r}; use one of {_FORMATS}")
     body = meta.to_dict()
-    problem = _problem(body, meta.dataset_uuid)
+    # Reading ignores non-string annotations (Kartothek user metadata); writing
+    # keeps the seed's MAP<STRING, STRING> so nothing we write is dropped on read.
+    problem = _string_map_problem(body["metadata"], "metadata") or _problem(body, meta.dataset_uuid)
     if problem is not None:
         raise ProgrammingError(f"invalid dataset metadata: {problem}")
     if format != "msgpack.zstd":
@@ -269,23 +295,28 @@ def decode_metadata(path: str, data: bytes) -> DatasetMetadata:
     problem = _problem(body, name.dataset_uuid)
     if problem is not None:
         raise CorruptFileError(path, problem)
+    keys = body.get("partition_keys")
     return DatasetMetadata(
         dataset_uuid=body["dataset_uuid"],
         partitions={label: p["files"] for label, p in body["partitions"].items()},
-        indices=body.get("indices", {}),
-        metadata=body.get("metadata", {}),
+        # Accepted and ignored (docs/datasets.md): an index embedded in the
+        # metadata (a map, not a file path) only speeds lookups up, and an
+        # annotation whose value is not a string is Kartothek user metadata.
+        indices={k: v for k, v in body.get("indices", {}).items() if type(v) is str},
+        metadata={k: v for k, v in body.get("metadata", {}).items() if type(v) is str},
         sequence=name.sequence,
+        partition_keys=None if keys is None else tuple(keys),
     )
 
 
 # --- validation -------------------------------------------------------------------
 
 
-def _string_map_problem(value: Any, what: str) -> str | None:
+def _string_map_problem(value: Any, what: str, any_value: bool = False) -> str | None:
     if not isinstance(value, dict):
         return f"{what} must be a MAP<STRING, STRING>"
     for key, item in value.items():
-        if type(key) is not str or type(item) is not str:
+        if type(key) is not str or (type(item) is not str and not any_value):
             return f"{what} must be a MAP<STRING, STRING>; entry {key!r}: {item!r} is not"
     return None
 
@@ -298,6 +329,13 @@ def _label_problem(uuid: str, label: str, files: Any) -> str | None:
     if problem is not None:
         return problem
     expected = layout.data_file_path(uuid, label)
+    if len(files) == 1 and layout.TABLE not in files:
+        (table,) = files
+        return (
+            f"partition {label!r} holds a file of table {table!r}; this reader reads "
+            f"only Kartothek datasets whose one table is named {layout.TABLE!r} "
+            "(plateau's default table_name)"
+        )
     if files != {layout.TABLE: expected}:
         return (
             f"partition {label!r} must hold exactly one file, table {layout.TABLE!r} "
@@ -319,17 +357,29 @@ def _partitions_problem(uuid: str, partitions: Any) -> str | None:
 
 
 def _indices_problem(uuid: str, indices: Any) -> str | None:
-    problem = _string_map_problem(indices, "indices")
+    problem = _string_map_problem(indices, "indices", any_value=True)
     if problem is not None:
         return problem
     for column, path in indices.items():
         if not column:
             return "indices has an empty column name"
+        if isinstance(path, dict):
+            continue  # an index embedded by Kartothek: accepted, not used
+        if type(path) is not str:
+            return f"index of column {column!r} must be a STRING file path, found {path!r}"
         if not (path.startswith(f"{uuid}/indices/") and path.endswith(layout.INDEX_SUFFIX)):
             return (
                 f"index of column {column!r} must be a file "
                 f"'{uuid}/indices/.../*{layout.INDEX_SUFFIX}', found {path!r}"
             )
+    return None
+
+
+def _partition_keys_problem(keys: Any) -> str | None:
+    if not isinstance(keys, list) or any(type(key) is not str or not key for key in keys):
+        return f"partition_keys must be a LIST<STRING> of column names, found {keys!r}"
+    if len(set(keys)) != len(keys):
+        return f"partition_keys {keys!r} repeats a column"
     return None
 
 
@@ -339,6 +389,12 @@ def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
     if unknown:
         return f"unknown attributes {unknown}; version 4 defines {[*_REQUIRED, *_OPTIONAL]}"
     missing = [key for key in _REQUIRED if key not in body]
+    if missing == ["partitions"]:
+        return (
+            "required attribute 'partitions' is missing: a Kartothek dataset whose "
+            "partitions are found by listing the store is not read; rewrite its metadata "
+            "with Kartothek or plateau (any update writes 'partitions')"
+        )
     if missing:
         return f"required attributes {missing} are missing"
     if type(body["dataset_metadata_version"]) is not int:
@@ -349,9 +405,19 @@ def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
     if uuid != uuid_in_name:
         return f"dataset_uuid {uuid!r} differs from the UUID {uuid_in_name!r} in the file name"
     if "metadata" in body:
-        problem = _string_map_problem(body["metadata"], "metadata")
+        problem = _string_map_problem(body["metadata"], "metadata", any_value=True)
         if problem is not None:
             return problem
+    if "partition_keys" in body:
+        problem = _partition_keys_problem(body["partition_keys"])
+        if problem is not None:
+            return problem
+        recorded = body.get("metadata", {}).get(PARTITION_BY_KEY)
+        if type(recorded) is str and json.loads(recorded) != body["partition_keys"]:
+            return (
+                f"partition_keys {body['partition_keys']!r} differ from "
+                f"{PARTITION_BY_KEY} {recorded}"
+            )
     if "indices" in body:
         problem = _indices_problem(uuid, body["indices"])
         if problem is not None:

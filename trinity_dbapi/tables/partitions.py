@@ -16,7 +16,6 @@ cannot be partition columns.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,7 +24,7 @@ from urllib.parse import quote, unquote, unquote_to_bytes
 import pyarrow as pa
 
 from trinity_dbapi.errors import CorruptFileError, DataError, NotSupportedError, ProgrammingError
-from trinity_dbapi.tables.metadata import PARTITION_BY_KEY, DatasetMetadata
+from trinity_dbapi.tables.metadata import DatasetMetadata
 from trinity_dbapi.tables.values import codec, coerce
 
 __all__ = [
@@ -59,17 +58,18 @@ def check_partition_by(
         schema: the table's Arrow schema.
         partition_by: the partition columns, outermost directory first.
         meta: when given, ``partition_by`` must equal the partition columns its
-            ``trinity.partition_by`` metadata records (if it records them).
+            ``trinity.partition_by`` metadata or Kartothek ``partition_keys``
+            record (if it records them).
 
     Raises:
         ProgrammingError: an unknown or repeated column, all columns partition
             columns, or partition columns other than the dataset's.
         NotSupportedError: a column of a nested (or otherwise unpartitionable) type.
     """
-    recorded = None if meta is None else meta.metadata.get(PARTITION_BY_KEY)
-    if recorded is not None and json.loads(recorded) != list(partition_by):
+    recorded = None if meta is None else meta.partition_columns()
+    if recorded is not None and recorded != list(partition_by):
         raise ProgrammingError(
-            f"dataset {meta.dataset_uuid} is partitioned by {json.loads(recorded)}, "  # type: ignore[union-attr]
+            f"dataset {meta.dataset_uuid} is partitioned by {recorded}, "  # type: ignore[union-attr]
             f"not by {list(partition_by)}"
         )
     if len(set(partition_by)) != len(partition_by):

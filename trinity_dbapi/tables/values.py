@@ -19,6 +19,12 @@ timestamp           ``YYYY-MM-DDTHH:MM:SS`` + unit's fraction digits,     ``...T
                     ``Z`` when the type has a time zone (always UTC)
 ==================  ====================================================  ===============
 
+Reading also accepts the text Kartothek and plateau write (``str()`` of the
+pandas value): ``True`` / ``False`` for booleans, and
+``YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]`` for timestamps (a fraction of 1 to
+9 digits that the column's unit holds exactly; an offset exactly when the type
+has a time zone, converted to UTC). Neither is ever written.
+
 Binary and fixed values are their raw bytes (the URL encoding escapes them);
 every other text is UTF-8. Times and timestamps are formatted from their
 integer value, so nanoseconds survive. Dates and timestamps outside years
@@ -45,6 +51,10 @@ _DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIME_RE = re.compile(r"(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?")
 _TIMESTAMP_RE = re.compile(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d+)?)(Z?)")
+#: ``str(pandas.Timestamp)``: what Kartothek and plateau put in directory names.
+_PANDAS_TIMESTAMP_RE = re.compile(
+    r"(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([+-])(\d{2}):(\d{2}))?"
+)
 
 
 def _int_value(scalar: pa.Scalar) -> int:
@@ -106,7 +116,29 @@ def _parse_time(text: str, type_: pa.DataType) -> pa.Scalar:
     return pa.scalar(total + _units(match[4], type_.unit), type=type_)
 
 
+def _parse_pandas_timestamp(text: str, type_: pa.DataType) -> pa.Scalar | None:
+    """A Kartothek directory's timestamp text; None if ``text`` is not one."""
+    match = _PANDAS_TIMESTAMP_RE.fullmatch(text)
+    if match is None or (match[6] is not None) != (type_.tz is not None):
+        return None
+    day = datetime.date.fromisoformat(match[1])
+    hours, minutes, seconds = (int(match[i]) for i in (2, 3, 4))
+    moment = datetime.datetime(day.year, day.month, day.day, hours, minutes, seconds)
+    if match[6] is not None:
+        offset = datetime.timedelta(hours=int(match[7]), minutes=int(match[8]))
+        moment -= offset if match[6] == "+" else -offset
+    nanos = int((match[5] or "").ljust(9, "0"))
+    per_unit = 10**9 // _PER_SECOND[type_.unit]
+    if nanos % per_unit:
+        raise ValueError(f"fraction .{match[5]} is finer than the column's unit {type_.unit}")
+    whole = (moment - _EPOCH) // datetime.timedelta(seconds=1)
+    return pa.scalar(whole * _PER_SECOND[type_.unit] + nanos // per_unit, type=type_)
+
+
 def _parse_timestamp(text: str, type_: pa.DataType) -> pa.Scalar:
+    kartothek = _parse_pandas_timestamp(text, type_)
+    if kartothek is not None:
+        return kartothek
     match = _TIMESTAMP_RE.fullmatch(text)
     if match is None or (match[3] == "Z") != (type_.tz is not None):
         raise ValueError("expected YYYY-MM-DDTHH:MM:SS[.fraction][Z]")
@@ -126,9 +158,10 @@ def _parse_date(text: str, type_: pa.DataType) -> pa.Scalar:
 
 
 def _parse_bool(text: str, type_: pa.DataType) -> pa.Scalar:
-    if text not in ("true", "false"):
+    # "True" / "False": str() of a Python or NumPy bool, as Kartothek writes them.
+    if text not in ("true", "false", "True", "False"):
         raise ValueError("expected true or false")
-    return pa.scalar(text == "true", type=type_)
+    return pa.scalar(text in ("true", "True"), type=type_)
 
 
 def _parse_int(text: str, type_: pa.DataType) -> pa.Scalar:
