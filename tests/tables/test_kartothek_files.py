@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from trinity_dbapi.errors import CorruptFileError, ProgrammingError, StorageFileNotFoundError
@@ -24,6 +25,7 @@ from trinity_dbapi.tables import kartothek
 from trinity_dbapi.tables.indices import lookup, read_index
 from trinity_dbapi.tables.metadata import DatasetMetadata, decode_metadata
 from trinity_dbapi.tables.partitions import partition_values
+from trinity_dbapi.tables.reader import arrow_dataset
 
 pd = pytest.importorskip("pandas")
 
@@ -133,6 +135,13 @@ def test_pipeline_written_and_updated_dataset_reads_like_plateau(tmp_path: Path)
     )
     assert rows["flag"].dtype == bool
     assert got["flag"].tolist() == [i % 2 == 0 for i in got["id"]]
+
+    # The lazy scan form (a pyarrow dataset, as the DuckDB bridge and Spark use)
+    # over the same metadata, with partition pruning on the boolean column.
+    lazy = arrow_dataset(storage, meta, schema, ["p", "flag"])
+    falses = lazy.to_table(filter=pc.field("flag") == False).to_pandas()
+    assert sorted(falses["id"].tolist()) == [3, 5, 9, 11]
+    assert sorted(lazy.to_table().column("id").to_pylist()) == got["id"].tolist()
 
 
 def test_timestamp_date_and_int_partitions_and_msgpack(tmp_path: Path) -> None:
