@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -223,6 +224,20 @@ def test_unpartitioned_and_empty_datasets(tmp_path: Path) -> None:
     # partition column of that type is read as text, as Kartothek reads it.
     schema = kartothek.dataset_schema(LocalStorage(tmp_path.as_uri()), meta)
     assert schema.field("p").type == pa.string()
+
+
+def test_docs_example_runs(tmp_path: Path) -> None:
+    eager = _plateau()
+    frame = pd.DataFrame({"id": [1, 2, 3], "p": ["x", "y", "x"]})
+    eager.store_dataframes_as_dataset(
+        store=_store(tmp_path), dataset_uuid="my_dataset", dfs=[frame], partition_on=["p"]
+    )
+    page = (Path(__file__).resolve().parents[2] / "docs" / "datasets.md").read_text()
+    (block,) = re.findall(r"```py\n(.*?)```", page, re.DOTALL)
+    scope: dict[str, Any] = {}
+    exec(block.replace("file:///data/store", tmp_path.as_uri()), scope)  # noqa: S102
+    assert scope["schema"].names == ["p", "id"]
+    assert sorted(scope["rows"].column("id").to_pylist()) == [1, 2, 3]
 
 
 def test_missing_dataset_names_both_files(tmp_path: Path) -> None:
