@@ -145,7 +145,7 @@ def test_pipeline_written_and_updated_dataset_reads_like_plateau(tmp_path: Path)
     assert sorted(lazy.to_table().column("id").to_pylist()) == got["id"].tolist()
 
 
-def test_timestamp_date_and_int_partitions_and_msgpack(tmp_path: Path) -> None:
+def test_timestamp_int_date_float_partitions_and_msgpack(tmp_path: Path) -> None:
     eager = _plateau()
     store = _store(tmp_path)
     frame = pd.DataFrame(
@@ -156,6 +156,8 @@ def test_timestamp_date_and_int_partitions_and_msgpack(tmp_path: Path) -> None:
                 format="ISO8601",
             ),
             "n": pd.array([7, 7, -8, 9], dtype="int32"),
+            "d": [datetime.date(2024, 5, i) for i in (1, 1, 2, 2)],
+            "f": [0.5, 0.5, -1.25, 0.5],
             "v": ["w", "x", "y", "z"],
         }
     )
@@ -163,15 +165,15 @@ def test_timestamp_date_and_int_partitions_and_msgpack(tmp_path: Path) -> None:
         store=store,
         dataset_uuid="ds",
         dfs=[frame],
-        partition_on=["ts", "n"],
+        partition_on=["ts", "n", "d", "f"],
         metadata_storage_format="msgpack",
     )
     assert (tmp_path / "ds.by-dataset-metadata.msgpack.zstd").exists()
     assert not (tmp_path / SEED_NAME).exists()
     expected = eager.read_table("ds", store)
     _, meta, rows = _ours(tmp_path, "ds")
-    assert meta.partition_keys == ("ts", "n")
-    columns = ["id", "ts", "n", "v"]
+    assert meta.partition_keys == ("ts", "n", "d", "f")
+    columns = ["id", "ts", "n", "d", "f", "v"]
     got, want = _sorted(rows, columns), _sorted(expected, columns)
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
     assert got["ts"].tolist() == [
@@ -181,6 +183,8 @@ def test_timestamp_date_and_int_partitions_and_msgpack(tmp_path: Path) -> None:
         pd.Timestamp("2024-03-01"),
     ]
     assert got["n"].tolist() == [7, 7, -8, 9]
+    assert got["d"].tolist() == frame["d"].tolist()
+    assert got["f"].tolist() == [0.5, 0.5, -1.25, 0.5]
 
 
 def test_pandas_index_column_and_schema_metadata_dropped(tmp_path: Path) -> None:
