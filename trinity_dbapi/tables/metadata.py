@@ -17,8 +17,11 @@ CLI and python-zstandard read it). ``format="auto"`` writes JSON unless the
 JSON would exceed :data:`COMPRESS_ABOVE_BYTES`.
 
 Reading is strict: the types must be exactly the seed's (no int for a string,
-no bool or float for an int), no other keys, and every file must sit under the
-dataset's own prefix. A problem raises :class:`~trinity_dbapi.errors.CorruptFileError`
+no bool or float for an int), no other keys than the seed's and Kartothek's
+``partition_keys``, and every file must sit under the dataset's own prefix.
+What Kartothek and plateau write beyond the seed is decided per attribute in
+docs/datasets.md ("Reading Kartothek's datasets"): embedded indices and
+non-string user metadata are accepted and left out. A problem raises :class:`~trinity_dbapi.errors.CorruptFileError`
 naming the file and the rule; a version other than 4 raises
 :class:`UnsupportedDatasetVersionError`.
 """
