@@ -160,3 +160,28 @@ def test_rollback_republishes_the_tables(tmp_path: Path) -> None:
     cur.execute(f"CALL system.rollback_to_version({version})")
     assert len(_published(lake, path)["partitions"]) == 1
     assert _published(lake, path) == _expected(lake, "s", "t")[1]
+
+
+def test_a_process_that_never_imported_tables_keeps_the_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import textwrap
+
+    cur = _connect(tmp_path).cursor()
+    cur.execute("CREATE NAMESPACE s").execute("CREATE TABLE s.t (id INT8)")
+    path = _expected(_lake(tmp_path), "s", "t")[0]
+    # The table format is found through its entry point, and with it the derived files.
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from trinity_dbapi.lakehouse import Lakehouse
+        lake = Lakehouse.open({str(tmp_path / "lake")!r})
+        assert not [m for m in sys.modules if m.startswith("trinity_dbapi.tables")]
+        print("\\n".join(lake.collect_garbage(grace_period_millis=0).deleted))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert path not in done.stdout.split()
+    assert _lake(tmp_path).storage.exists(path)
