@@ -211,6 +211,7 @@ def test_dbapi_page_documents_every_procedure_result() -> None:
         "compact": "CALL system.compact()",
         "collect_garbage": "CALL system.collect_garbage(dry_run => TRUE)",
         "check_integrity": "CALL system.check_integrity()",
+        "sync_kartothek": "CALL system.sync_kartothek()",
     }
     assert set(calls) == set(PROCEDURES)
     sections = dict(_SECTION.findall(DBAPI_PAGE.read_text()))

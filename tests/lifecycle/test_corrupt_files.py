@@ -193,7 +193,9 @@ def test_the_eager_reader_names_a_deleted_data_file(lake: str) -> None:
 
 def test_a_deleted_dataset_metadata_file_is_a_corrupt_file(lake: str) -> None:
     storage = open_storage(lake)
-    metadata = sorted(p for p in storage.list("") if ".by-dataset-metadata." in p)
+    metadata = sorted(
+        p for p in storage.list("") if "/metadata/" in p and ".by-dataset-metadata." in p
+    )
     storage.delete(metadata[-1])
     with pytest.raises(errors.CorruptFileError) as info:
         _select(lake)

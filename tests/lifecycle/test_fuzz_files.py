@@ -72,7 +72,8 @@ def kind_of(path: str) -> str | None:
     if name.endswith(".binpb"):
         return "definition"
     if ".by-dataset-metadata." in name:
-        return "metadata"
+        # The top-level file is Kartothek's derived copy: nothing of ours reads it.
+        return "metadata" if "/metadata/" in path else None
     if name.endswith(".by-dataset-index.parquet"):
         return "index"
     if name.endswith(".parquet"):

@@ -20,6 +20,7 @@ from trinity_dbapi.format.definitions import TableDefinition
 from trinity_dbapi.format.keys import is_table_key
 from trinity_dbapi.format.locations import is_uri, qualify
 from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name
+from trinity_dbapi.lakehouse.derived import live_derived_files
 from trinity_dbapi.lakehouse.expiration import delete_file, retained_versions
 from trinity_dbapi.lakehouse.history import to_millis
 from trinity_dbapi.lakehouse.table_formats import referenced_files_of
@@ -44,12 +45,20 @@ class GarbageResult:
 
 
 def reachable_files(lakehouse: Lakehouse) -> set[str]:
-    """Paths of every file in this storage that a retained version or an export reaches."""
+    """Paths of every file in this storage that a retained version or an export reaches.
+
+    Also the derived files of the newest version's tables (see
+    :mod:`trinity_dbapi.lakehouse.derived`).
+    """
     marker = _Marker(lakehouse)
     for version in retained_versions(lakehouse):
         marker.root(root_node_file_name(version))
-    for location in lakehouse.snapshot().definition.exported_snapshots.values():
+    newest = lakehouse.snapshot()
+    for location in newest.definition.exported_snapshots.values():
         marker.root(location)
+    # Derived files (Kartothek's main metadata files) of the newest version's
+    # tables stay; those of dropped tables go.
+    marker.live.update(live_derived_files(lakehouse, newest))
     return marker.live
 
 

@@ -32,6 +32,7 @@ from trinity_dbapi.errors import CommitConflictError, RetriesExhaustedError
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import expiration, export, garbage
+from trinity_dbapi.lakehouse.derived import publish_after_commit
 from trinity_dbapi.lakehouse.expiration import ExpireResult, retained_versions
 from trinity_dbapi.lakehouse.export import EXPORT_MODES, ExportResult
 from trinity_dbapi.lakehouse.garbage import (
@@ -115,7 +116,10 @@ class Maintenance:
                 recovering=recovering,
             )
 
-        return self._retrying(retry, attempt)
+        snap = self._retrying(retry, attempt)
+        # Every table may have changed: republish the derived files of all (best effort).
+        publish_after_commit(lakehouse, snap, None)
+        return snap
 
     def compact(
         self, *, retry: RetryPolicy | None = None, progress: Progress | None = None

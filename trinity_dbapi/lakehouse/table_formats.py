@@ -10,6 +10,12 @@ A process that never imported the format's module (one that opens a
 ``trinity_dbapi.table_formats`` entry-point group instead: each entry maps a
 format name to its ``referenced_files`` function. A format found in neither
 place stops garbage collection, which would otherwise delete live data.
+
+A format may also *publish* derived files from the newest version of a table
+for other readers (a managed table's Kartothek main metadata file):
+:func:`register_derived_files`. Those files are never a source of truth:
+:mod:`trinity_dbapi.lakehouse.derived` rewrites them after each commit, and
+garbage collection keeps them for the tables of the newest version only.
 """
 
 from __future__ import annotations
@@ -35,7 +41,12 @@ ENTRY_POINT_GROUP = "trinity_dbapi.table_formats"
 #: Table formats known to reference no other files (external tables).
 FORMATS_WITHOUT_FILES = frozenset({"parquet", "csv", "json", "iceberg", "delta"})
 
+#: ``publish(storage, table)``: (re)write the files derived from this version
+#: of ``table``; returns their paths (relative to the lakehouse root).
+Publish = Callable[["Storage", "TableDefinition"], list[str]]
+
 _registry: dict[str, ReferencedFiles] = {}
+_derived: dict[str, tuple[Publish, ReferencedFiles]] = {}
 _lock = threading.Lock()
 
 
@@ -51,6 +62,29 @@ def register_table_format(name: str, referenced_files: ReferencedFiles) -> None:
     """
     with _lock:
         _registry[name] = referenced_files
+
+
+def register_derived_files(name: str, publish: Publish, derived_files: ReferencedFiles) -> None:
+    """Declare the derived files of table format ``name``.
+
+    Args:
+        name: the table format, as table definitions name it.
+        publish: writes the derived files of a table's version; returns their paths.
+        derived_files: the paths :func:`publish` writes for a table, without
+            writing them (what garbage collection keeps for the newest version).
+    """
+    with _lock:
+        _derived[name] = (publish, derived_files)
+
+
+def derived_files_of(table_format: str) -> tuple[Publish, ReferencedFiles] | None:
+    """``(publish, derived_files)`` of ``table_format``, or None: it derives no files."""
+    if table_format not in _derived and table_format not in FORMATS_WITHOUT_FILES:
+        try:
+            referenced_files_of(table_format)  # loads an entry point's module
+        except NotSupportedError:
+            return None
+    return _derived.get(table_format)
 
 
 def referenced_files_of(table_format: str) -> ReferencedFiles | None:
@@ -83,7 +117,10 @@ def referenced_files_of(table_format: str) -> ReferencedFiles | None:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "FORMATS_WITHOUT_FILES",
+    "Publish",
     "ReferencedFiles",
+    "derived_files_of",
     "referenced_files_of",
+    "register_derived_files",
     "register_table_format",
 ]

@@ -48,6 +48,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.keys import decode_key
 from trinity_dbapi.lakehouse.definition_cache import D
+from trinity_dbapi.lakehouse.derived import publish_after_commit
 from trinity_dbapi.lakehouse.objects import ObjectOperations
 from trinity_dbapi.tree.btree import prefix_end
 
@@ -441,6 +442,8 @@ class Transaction(ObjectOperations):
             raise
         self._state = _State.COMMITTED
         self.committed = snap
+        # After the commit point, best effort: Kartothek's main metadata files.
+        publish_after_commit(self.lakehouse, snap, self._writes, self._files)
         return snap
 
     def abort(self) -> None:

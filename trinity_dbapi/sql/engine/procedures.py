@@ -155,6 +155,40 @@ def _check_integrity(session: Session, args: dict[str, Any]) -> pa.Table:
     )
 
 
+def _sync_kartothek(session: Session, args: dict[str, Any]) -> pa.Table:
+    from trinity_dbapi.format.keys import table_key
+    from trinity_dbapi.lakehouse.derived import publish_tables
+
+    lakehouse = session.lakehouse
+    snapshot = lakehouse.snapshot()  # the newest version: what the files must describe
+    table_keys = None
+    if args["table"] is not None:
+        text = _str("table", args["table"])
+        namespace, dot, name = text.partition(".")
+        if not dot:
+            namespace, name = session.namespace, text
+        key = table_key(namespace, name, snapshot.definition.key_limits)
+        if snapshot.get(key) is None:
+            raise ProgrammingError(
+                f"system.sync_kartothek: table {namespace}.{name} does not exist in the newest "
+                "version; name an existing table as table => 'namespace.table', or omit it "
+                "to rewrite the files of every table"
+            )
+        table_keys = [key]
+    progress = session.task("sync Kartothek metadata", "tables")
+    progress.start()
+    published = publish_tables(lakehouse, snapshot, table_keys)
+    progress.finish(len(published))
+    rows = [(f"{p.namespace}.{p.table}", path) for p in published for path in p.paths]
+    return pa.table(
+        {
+            "table_name": pa.array([r[0] for r in rows], pa.string()),
+            "file": pa.array([r[1] for r in rows], pa.string()),
+            "version": pa.array([snapshot.version] * len(rows), pa.int64()),
+        }
+    )
+
+
 def _node_files(session: Session, task: str) -> NodeFileProgress | None:
     """Progress of a procedure's commit: node files written, reported from the start."""
     progress = session.node_file_progress(task, quiet=False)
@@ -198,6 +232,11 @@ PROCEDURES: Mapping[str, Procedure] = {
         _check_integrity,
         "read every file the version reaches; one row per problem, or one row 'ok'",
         writes=False,
+    ),
+    "sync_kartothek": Procedure(
+        (("table", None),),
+        _sync_kartothek,
+        "rewrite Kartothek's main metadata file of every managed table (or one)",
     ),
 }
 

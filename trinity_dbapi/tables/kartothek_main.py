@@ -1,0 +1,88 @@
+"""Kartothek's main metadata file of a managed table: derived, for Kartothek itself.
+
+Kartothek (and plateau) find a dataset only by its main metadata file at the
+top of the storage location its files are relative to (seed 004):
+``<dataset uuid>.by-dataset-metadata.json``, trying ``.json`` before
+``.msgpack.zstd``. Our dataset state lives in versioned, immutable files
+under ``<uuid>/metadata/`` that the lakehouse tree points at, so after each
+commit the newest state is also written to that one overwritable file
+(:func:`publish`), always as JSON: Kartothek tries it first, so a JSON file
+always wins over any ``.msgpack.zstd`` file of the same dataset.
+
+The file is derived data (see :mod:`trinity_dbapi.lakehouse.derived`):
+nothing of ours reads it, a later commit rewrites it, garbage collection keeps
+it for the tables of the newest version. Unlike our versioned files it holds
+``partition_keys`` (Kartothek's attribute naming the partition columns), so
+Kartothek sees an empty partitioned table as partitioned.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.lakehouse.table_formats import register_derived_files
+from trinity_dbapi.tables import layout
+from trinity_dbapi.tables.managed import (
+    DATASET_UUID,
+    METADATA_LOCATION,
+    TABLE_FORMAT,
+    has_dataset,
+    schema,
+)
+
+if TYPE_CHECKING:
+    from trinity_dbapi.format.definitions import TableDefinition
+    from trinity_dbapi.storage import Storage
+
+__all__ = ["main_metadata_body", "main_metadata_path", "publish", "published_files"]
+
+
+def main_metadata_path(dataset_uuid: str) -> str:
+    """``<uuid>.by-dataset-metadata.json``: where Kartothek looks first for the dataset."""
+    return f"{dataset_uuid}{layout.METADATA_SUFFIX}{layout.METADATA_FORMATS['json']}"
+
+
+def main_metadata_body(storage: Storage, table: TableDefinition) -> dict[str, object]:
+    """The attributes of this version of ``table``'s dataset, with ``partition_keys``."""
+    from trinity_dbapi.tables.metadata import read_metadata
+
+    # Read afresh rather than through managed.metadata's process-wide cache:
+    # a reader of this process must still find a damaged file damaged.
+    location = table.format_properties[METADATA_LOCATION]
+    body: dict[str, object] = read_metadata(storage, location).to_dict()
+    body["partition_keys"] = list(table.partition_columns)
+    return body
+
+
+def publish(storage: Storage, table: TableDefinition) -> list[str]:
+    """(Re)write ``_common_metadata`` and the main metadata file of ``table``'s dataset.
+
+    Returns the two paths (none for a table without a dataset).
+
+    A plain overwrite: a reader sees the old or the new file whole on every
+    store whose single-object writes are atomic (object stores, and local
+    files through the storage's write-then-rename).
+    """
+    if not has_dataset(table):
+        return []
+    from trinity_dbapi.tables.writer import write_common_metadata
+
+    dataset_uuid = table.format_properties[DATASET_UUID]
+    # Kartothek takes the table's columns from _common_metadata: it follows
+    # ALTER TABLE here (nothing of ours reads it; see writer.write_common_metadata).
+    common = write_common_metadata(storage, dataset_uuid, schema(table))
+    path = main_metadata_path(dataset_uuid)
+    body = main_metadata_body(storage, table)
+    storage.write(path, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
+    return [common, path]
+
+
+def published_files(storage: Storage, table: TableDefinition) -> list[str]:
+    """The path :func:`publish` writes for ``table``, without writing it."""
+    if not has_dataset(table):
+        return []
+    return [main_metadata_path(table.format_properties[DATASET_UUID])]
+
+
+register_derived_files(TABLE_FORMAT, publish, published_files)
