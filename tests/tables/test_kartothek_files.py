@@ -237,7 +237,9 @@ def test_docs_example_runs(tmp_path: Path) -> None:
         store=_store(tmp_path), dataset_uuid="my_dataset", dfs=[frame], partition_on=["p"]
     )
     page = (Path(__file__).resolve().parents[2] / "docs" / "datasets.md").read_text()
-    (block,) = re.findall(r"```py\n(.*?)```", page, re.DOTALL)
+    (block,) = [
+        b for b in re.findall(r"```py\n(.*?)```", page, re.DOTALL) if "file:///data/store" in b
+    ]
     scope: dict[str, Any] = {}
     exec(block.replace("file:///data/store", tmp_path.as_uri()), scope)  # noqa: S102
     assert scope["schema"].names == ["p", "id"]
