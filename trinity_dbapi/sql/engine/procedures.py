@@ -189,6 +189,19 @@ def _sync_kartothek(session: Session, args: dict[str, Any]) -> pa.Table:
     )
 
 
+def _import_kartothek(session: Session, args: dict[str, Any]) -> pa.Table:
+    from trinity_dbapi.sql.engine.kartothek_import import import_kartothek
+
+    return import_kartothek(
+        session,
+        table=_str("table", args["table"]),
+        location=_str("location", args["location"]),
+        dataset_uuid=_str("dataset_uuid", args["dataset_uuid"]),
+        kartothek_table=_str("kartothek_table", args["kartothek_table"]),
+        mode=_str("mode", args["mode"]),
+    )
+
+
 def _node_files(session: Session, task: str) -> NodeFileProgress | None:
     """Progress of a procedure's commit: node files written, reported from the start."""
     progress = session.node_file_progress(task, quiet=False)
@@ -237,6 +250,17 @@ PROCEDURES: Mapping[str, Procedure] = {
         (("table", None),),
         _sync_kartothek,
         "rewrite Kartothek's main metadata file of every managed table (or one)",
+    ),
+    "import_kartothek": Procedure(
+        (
+            ("table", _REQUIRED),
+            ("location", _REQUIRED),
+            ("dataset_uuid", _REQUIRED),
+            ("kartothek_table", "table"),
+            ("mode", "copy"),
+        ),
+        _import_kartothek,
+        "create a table from a Kartothek dataset: schema, partitions, indices, one commit",
     ),
 }
 

@@ -210,14 +210,19 @@ class Session:
         self.transaction()
         self._explicit = True
 
-    def commit(self) -> None:
+    def commit(self) -> Snapshot | None:
         """Commit the open transaction, if any (nothing happens otherwise).
 
         A commit that writes node files reports them as the task ``"commit"``.
+
+        Returns:
+            The version the commit made (the one read, when nothing changed),
+            or None when no transaction was open.
         """
         txn, self._txn, self._explicit = self._txn, None, False
         if txn is not None and txn.is_active:
-            txn.commit(progress=self.node_file_progress("commit", quiet=True))
+            return txn.commit(progress=self.node_file_progress("commit", quiet=True))
+        return None
 
     def rollback(self) -> None:
         """Discard the open transaction, if any."""

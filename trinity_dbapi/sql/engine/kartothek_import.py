@@ -1,0 +1,176 @@
+"""``CALL system.import_kartothek(...)``: a managed table from a Kartothek dataset.
+
+The table is created, filled and indexed in one transaction that the
+procedure commits (docs/datasets.md, "Importing a Kartothek dataset"). The
+data work is :mod:`trinity_dbapi.tables.kartothek_import`; this module names
+the table, opens the store, turns the store's problems into errors that say
+which dataset is wrong and how, and commits.
+
+A problem of the *source* (a missing or corrupt file of the other program's
+store) is bad input here, not damage to the lakehouse: it is raised as
+:class:`~trinity_dbapi.errors.DataError` (or ``NoSuchObjectError`` when there
+is no such dataset), never as ``CorruptFileError`` (an ``InternalError``).
+Nothing is committed on any error; files already copied are left for
+garbage collection, like those of any transaction that did not commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from trinity_dbapi.errors import (
+    CorruptFileError,
+    DataError,
+    NoSuchObjectError,
+    NotSupportedError,
+    ProgrammingError,
+    StorageFileNotFoundError,
+)
+from trinity_dbapi.format.definitions import TableDefinition
+from trinity_dbapi.sql.engine.session import Session
+from trinity_dbapi.tables import managed
+
+#: The import modes; ``reference`` (register the files in place) is described
+#: in docs/datasets.md and not available yet.
+MODES = ("copy",)
+
+
+def table_name(session: Session, text: str, procedure: str) -> tuple[str, str]:
+    """``'ns.name'`` (or ``'name'``, in the session's namespace) as namespace and name."""
+    namespace, dot, name = text.partition(".")
+    if not dot:
+        namespace, name = session.namespace, text
+    if not namespace or not name:
+        raise ProgrammingError(
+            f"{procedure}: table {text!r} is not a table name; write table => 'namespace.table'"
+        )
+    return namespace, name
+
+
+def import_kartothek(
+    session: Session,
+    table: str,
+    location: str,
+    dataset_uuid: str,
+    kartothek_table: str,
+    mode: str,
+) -> pa.Table:
+    """Create the table ``table`` from a Kartothek dataset and commit; one result row."""
+    from trinity_dbapi.sql.engine.ddl import create_table_definition
+    from trinity_dbapi.storage import open_storage
+    from trinity_dbapi.tables.kartothek_import import build_indices, copy_rows, inspect_dataset
+
+    where = "system.import_kartothek"
+    if mode not in MODES:
+        if mode == "reference":
+            raise NotSupportedError(
+                f"{where}: mode => 'reference' (registering the files in place) is not "
+                "available yet; use mode => 'copy', which copies the files under the "
+                "lakehouse root"
+            )
+        raise ProgrammingError(f"{where}: mode must be 'copy', not {mode!r}")
+    if kartothek_table != "table":
+        raise NotSupportedError(
+            f"{where}: Kartothek table {kartothek_table!r} of dataset {dataset_uuid!r} cannot "
+            "be imported: a lakehouse table holds one Kartothek table, named 'table' "
+            "(docs/datasets.md, rule 4); write kartothek_table => 'table'"
+        )
+    namespace, name = table_name(session, table, where)
+    session.check_writable_namespace(namespace)
+    txn = session.writable()
+    if txn.table_exists(namespace, name):  # before copying files nobody would use
+        from trinity_dbapi.errors import ObjectExistsError
+
+        raise ObjectExistsError("table", f"{namespace}.{name}")
+    lakehouse = session.lakehouse
+    scheme = location.split("://", 1)[0] if "://" in location else "file"
+    same_scheme = lakehouse.storage.root_uri.split("://", 1)[0] == scheme
+    # The lakehouse's credentials reach a store of the same kind (another bucket).
+    options = lakehouse.storage_options if same_scheme else None
+    source_storage = open_storage(location, storage_options=options)
+    # CALL is not a statement of the session's transaction: the procedure
+    # stages into it (empty: checked by the caller) and commits it itself,
+    # or rolls it back on any error, so nothing of a failed import stays
+    # staged for a later statement to commit.
+    try:
+        with _source_errors(dataset_uuid, finding=True):
+            source = inspect_dataset(source_storage, dataset_uuid)
+        definition = TableDefinition(name, source.columns, table_format=managed.TABLE_FORMAT)
+        create_table_definition(
+            session, namespace, definition, tuple(source.partition_by), None, {}
+        )
+        storage = lakehouse.storage
+        created = txn.load_table(namespace, name)
+        meta, schema = managed.metadata(storage, created), managed.schema(created)
+        task = session.task(
+            f"import Kartothek dataset {dataset_uuid} into {namespace}.{name}",
+            "files",
+            source.files,
+        )
+        task.start()
+        with _source_errors(dataset_uuid, finding=False):
+            added, rows = copy_rows(source, storage, meta, schema, each_file=task.update)
+        meta = build_indices(source, storage, meta.with_partitions(added, ()), schema)
+        properties = {
+            **created.format_properties,
+            # Kartothek's indices have no names: each is named after its column.
+            **{managed.INDEX_PREFIX + column: column for column in source.index_columns},
+        }
+        created = managed.with_metadata(
+            storage, created.replace(format_properties=properties), meta
+        )
+        txn.replace_table(namespace, created)
+        task.finish(source.files)
+        snapshot = session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        source_storage.close()
+    return pa.table(
+        {
+            "table_name": [f"{namespace}.{name}"],
+            "dataset_uuid": [dataset_uuid],
+            "mode": [mode],
+            "files": pa.array([len(added)], pa.int64()),
+            "rows": pa.array([rows], pa.int64()),
+            "indexed_columns": pa.array([source.index_columns], pa.list_(pa.string())),
+            "version": pa.array([None if snapshot is None else snapshot.version], pa.int64()),
+        }
+    )
+
+
+@contextlib.contextmanager
+def _source_errors(dataset_uuid: str, *, finding: bool) -> Iterator[None]:
+    """Re-raise the source store's problems as errors about the dataset.
+
+    Args:
+        dataset_uuid: the dataset, for messages.
+        finding: whether a missing file means there is no such dataset (its
+            main metadata file), rather than a dataset missing one of its files.
+    """
+    try:
+        yield
+    except StorageFileNotFoundError as exc:
+        if finding:
+            raise NoSuchObjectError(
+                "Kartothek dataset",
+                dataset_uuid,
+                f"{exc}; check location => (the store holding "
+                f"'{dataset_uuid}.by-dataset-metadata.json') and dataset_uuid =>",
+            ) from None
+        raise DataError(
+            f"Kartothek dataset {dataset_uuid!r} cannot be imported: {exc}; repair the "
+            "dataset with Kartothek (or plateau) and import it again"
+        ) from None
+    except CorruptFileError as exc:
+        # Not the lakehouse's file: CorruptFileError's advice (restore an
+        # export, roll back) would be wrong here.
+        raise DataError(
+            f"Kartothek dataset {dataset_uuid!r} cannot be imported: its file {exc.path!r} "
+            f"breaks the Kartothek layout: {exc.problem}; repair the dataset with Kartothek "
+            "(or plateau), or restore the file, and import it again"
+        ) from None

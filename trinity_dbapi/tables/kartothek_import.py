@@ -1,0 +1,148 @@
+"""Importing a Kartothek (or plateau) dataset as a managed table: the data half.
+
+``CALL system.import_kartothek(...)`` (docs/datasets.md, "Importing a
+Kartothek dataset") makes a table from a dataset another program wrote. This
+module does what needs no lakehouse transaction:
+
+* :func:`inspect_dataset` reads the dataset's current metadata (JSON first,
+  as Kartothek does), its schema from ``_common_metadata`` and turns that into
+  TrinityLake columns, the partition columns (Kartothek's ``partition_keys``)
+  and the indexed columns;
+* :func:`copy_rows` rewrites every data file of the dataset into the new
+  table's dataset under the lakehouse root, one source file at a time, so the
+  copies carry column IDs and the table's exact types (a byte copy would
+  not: Kartothek's files have neither), with the partition directories
+  written in our text;
+* :func:`build_indices` builds the table's secondary index on each column
+  the source indexed, from the copied files.
+
+The SQL layer creates the table definition and commits once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from trinity_dbapi.errors import NotSupportedError
+from trinity_dbapi.format.definitions import Column
+from trinity_dbapi.format.type_mapping import columns_from_schema
+from trinity_dbapi.storage.base import Storage
+from trinity_dbapi.tables import kartothek
+from trinity_dbapi.tables.metadata import DatasetMetadata
+
+__all__ = ["KartothekSource", "build_indices", "copy_rows", "inspect_dataset"]
+
+
+@dataclass(frozen=True)
+class KartothekSource:
+    """A Kartothek dataset ready to import.
+
+    Attributes:
+        storage: the store it lives in.
+        meta: its current metadata (the main metadata file).
+        schema: its columns as the files hold them (``_common_metadata``,
+            pandas index columns dropped, untyped all-NULL columns as text).
+        columns: the TrinityLake columns of the new table, in the same order.
+        partition_by: the partition columns, outermost first.
+        index_columns: the columns the dataset has a secondary index file on.
+    """
+
+    storage: Storage
+    meta: DatasetMetadata
+    schema: pa.Schema
+    columns: tuple[Column, ...]
+    partition_by: list[str]
+    index_columns: list[str]
+
+    @property
+    def files(self) -> int:
+        """How many data files the dataset has."""
+        return len(self.meta.partitions)
+
+
+def inspect_dataset(storage: Storage, dataset_uuid: str) -> KartothekSource:
+    """The dataset ``dataset_uuid`` of the Kartothek store ``storage``, as a table to make.
+
+    Raises:
+        StorageFileNotFoundError: there is no such dataset (the message names
+            both metadata files tried).
+        CorruptFileError: a metadata or schema file breaks a rule (named).
+        NotSupportedError: a column whose Arrow type has no TrinityLake type.
+    """
+    meta = kartothek.open_dataset(storage, dataset_uuid)
+    schema = kartothek.dataset_schema(storage, meta)
+    # pandas writes a column that was all None in the first frame as type
+    # null; Kartothek reads it as object (text), and so does the import.
+    schema = pa.schema(
+        [f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in schema]
+    )
+    try:
+        columns = columns_from_schema(schema)
+    except NotSupportedError as exc:
+        raise NotSupportedError(f"Kartothek dataset {dataset_uuid!r}: {exc}") from None
+    return KartothekSource(
+        storage=storage,
+        meta=meta,
+        schema=schema,
+        columns=columns,
+        partition_by=kartothek.partition_columns(meta),
+        index_columns=list(meta.indices),
+    )
+
+
+def copy_rows(
+    source: KartothekSource,
+    storage: Storage,
+    meta: DatasetMetadata,
+    schema: pa.Schema,
+    *,
+    each_file: Callable[[int], None] | None = None,
+) -> tuple[dict[str, str], int]:
+    """Write every row of ``source`` as new data files of the dataset ``meta``.
+
+    Args:
+        source: the dataset to copy.
+        storage: the lakehouse storage.
+        meta: the new table's (empty) dataset.
+        schema: the new table's Arrow schema (``managed.schema``).
+        each_file: called with the number of source files copied so far.
+
+    Returns:
+        The new files (label -> path) and the number of rows written. The
+        metadata is not changed: pass the files to ``with_partitions``.
+
+    Raises:
+        CorruptFileError: a source file is missing or unreadable as its column types.
+        DataError: a value the table's type cannot hold exactly (named).
+    """
+    from trinity_dbapi.tables.reader import read_table
+    from trinity_dbapi.tables.writer import write_data
+
+    added: dict[str, str] = {}
+    rows = 0
+    # One source file at a time: memory stays that of the largest file, and
+    # every copy is one file in the same partition as its source.
+    for done, label in enumerate(source.meta.partitions, start=1):
+        table = read_table(
+            source.storage, source.meta, source.schema, source.partition_by, labels=[label]
+        )
+        if table.num_rows:
+            added.update(write_data(storage, meta, schema, source.partition_by, table))
+            rows += table.num_rows
+        if each_file is not None:
+            each_file(done)
+    return added, rows
+
+
+def build_indices(
+    source: KartothekSource, storage: Storage, meta: DatasetMetadata, schema: pa.Schema
+) -> DatasetMetadata:
+    """``meta`` with a secondary index file on each column ``source`` indexed."""
+    from trinity_dbapi.tables.indices import build_index
+
+    for column in source.index_columns:
+        meta = build_index(storage, meta, schema, source.partition_by, column)
+    return meta
