@@ -295,3 +295,123 @@ def test_import_refused_inside_a_transaction_with_changes(store: Path, tmp_path:
     assert _select(other.cursor(), "SELECT * FROM t") == _plateau_rows(store)
     other.close()
     conn.close()
+
+
+# -- mode => 'reference' --------------------------------------------------------------------
+
+REFERENCE = (
+    "CALL system.import_kartothek(table => ?, location => ?, dataset_uuid => ?, "
+    "mode => 'reference')"
+)
+
+
+def _store_files(store: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(store)): p.read_bytes() for p in store.rglob("*") if p.is_file()}
+
+
+def test_reference_reads_the_files_in_place(store: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    before_files = _store_files(copy)
+    root = tmp_path / "lake"
+    conn = _connect(root)
+    cur = conn.cursor()
+    cur.execute(REFERENCE, ["r", str(copy), "ds"])
+    names = [d[0] for d in cur.description]
+    result = dict(zip(names, cur.fetchone(), strict=True))
+    expected = _plateau_rows(copy)
+    main = json.loads((copy / "ds.by-dataset-metadata.json").read_text())
+    assert result["mode"] == "reference" and result["rows"] is None
+    assert result["files"] == len(main["partitions"]) and result["indexed_columns"] == ["k"]
+    assert _select(cur, "SELECT * FROM r") == expected
+    assert _select(cur, "SELECT * FROM r WHERE k = 'k3'") == [r for r in expected if r["k"] == "k3"]
+    assert _select(cur, "SELECT * FROM r WHERE p = 'a'") == [r for r in expected if r["p"] == "a"]
+    # No data file was copied: the lakehouse holds only the frozen metadata file.
+    assert not list(root.rglob("*.parquet"))
+    definition = Lakehouse.open(str(root)).begin(read_only=True).load_table("default", "r")
+    assert managed.is_reference(definition)
+    assert definition.format_properties[managed.EXTERNAL_LOCATION] == copy.as_uri() + "/"
+    assert (root / definition.format_properties[managed.METADATA_LOCATION]).is_file()
+    assert not (root / "ds.by-dataset-metadata.json").exists()  # nothing derived for it
+    # The DuckDB bridge reads it too.
+    duckdb = pytest.importorskip("duckdb")
+    from trinity_dbapi.duckdb import attach
+
+    con = duckdb.connect()
+    attach(con, str(root))
+    assert con.execute('SELECT count(*), sum(id) FROM "default".r').fetchone() == (
+        len(expected),
+        sum(r["id"] for r in expected),
+    )
+
+    # Changes of rows are refused, and nothing is ever written into the store.
+    for sql in (
+        "INSERT INTO r (id) VALUES (1)",
+        "UPDATE r SET v = 0",
+        "DELETE FROM r WHERE id = 1",
+        "TRUNCATE TABLE r",
+        "CREATE INDEX by_id ON r (id)",
+    ):
+        with pytest.raises(NotSupportedError, match="mode => 'reference'"):
+            cur.execute(sql)
+    cur.execute("ALTER TABLE r ADD COLUMN note VARCHAR")  # the definition only
+    assert _select(cur, "SELECT id, note FROM r WHERE id = 1") == [{"id": 1, "note": None}]
+    cur.execute("CREATE TABLE own AS SELECT * FROM r")
+    assert len(_select(cur, "SELECT * FROM own")) == len(expected)
+    cur.execute("CALL system.check_integrity()")
+    assert cur.fetchall() == [(None, None, "ok")]
+
+    # The store changes after the import: the table keeps the state it referenced.
+    kv = partial(minimalkv.get_store_from_url, f"hfs://{copy}")
+    eager.update_dataset_from_dataframes(
+        [_frame(range(40, 43), "2024-01-04")], store=kv, dataset_uuid="ds", partition_on=["p"]
+    )
+    assert _select(cur, "SELECT * FROM r") == [dict(r, note=None) for r in expected]
+
+    # Garbage collection never deletes a file of the store, even the table's dropped.
+    version = Lakehouse.open(str(root)).snapshot().version
+    cur.execute("DROP TABLE r")
+    cur.execute("CALL system.expire_versions(retain_last => 1)")
+    cur.execute("CALL system.collect_garbage(grace_period_millis => 0)")
+    after = _store_files(copy)
+    # (plateau's update rewrote its main metadata file; every other file is untouched.)
+    kept = {k: v for k, v in before_files.items() if not k.endswith("metadata.json")}
+    assert {k: after.get(k) for k in kept} == kept
+    assert version > 0
+    conn.close()
+
+
+def test_reference_to_deleted_files_fails_naming_them(store: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    conn = _connect(tmp_path / "lake")
+    cur = conn.cursor()
+    main = json.loads((copy / "ds.by-dataset-metadata.json").read_text())
+    first = next(iter(main["partitions"].values()))["files"]["table"]
+    # Missing at import time: refused, nothing committed.
+    (copy / first).rename(tmp_path / "aside.parquet")
+    with pytest.raises(DataError, match=r"1 of the files its metadata names are not in the store"):
+        cur.execute(REFERENCE, ["r", str(copy), "ds"])
+    cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'r'")
+    assert cur.fetchone() == (0,)
+    (tmp_path / "aside.parquet").rename(copy / first)
+    cur.execute(REFERENCE, ["r", str(copy), "ds"])
+    # Deleted afterwards (someone ran Kartothek's garbage collection...): the
+    # read fails with an error naming the file; check_integrity names it by URI.
+    (copy / first).unlink()
+    with pytest.raises(trinity_dbapi.Error, match=first.rpartition("/")[2]):
+        cur.execute("SELECT * FROM r")
+    cur.execute("CALL system.check_integrity()")
+    problems = cur.fetchall()
+    assert [(f, o) for f, o, _ in problems] == [(f"{copy.as_uri()}/{first}", "default.r")]
+    assert problems[0][2] == "the file is missing"
+    conn.close()
+
+
+def test_reference_refuses_credentials_in_the_location(store: Path, tmp_path: Path) -> None:
+    conn = _connect(tmp_path / "lake")
+    cur = conn.cursor()
+    with pytest.raises(ProgrammingError, match="credentials") as info:
+        cur.execute(REFERENCE, ["r", "s3://AKIAEXAMPLE:s3cr3t@bucket/store", "ds"])
+    assert "s3cr3t" not in str(info.value)
+    conn.close()

@@ -6,7 +6,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 
-from trinity_dbapi.errors import ProgrammingError
+from trinity_dbapi.errors import NotSupportedError, ProgrammingError
 from trinity_dbapi.spark.options import SourceOptions, parse_options
 from trinity_dbapi.spark.read import (
     PruningReader,
@@ -89,6 +89,15 @@ def _scan(options: SourceOptions) -> _Resolved:
         definition, meta = None, None
     else:
         definition = txn.load_table(options.namespace, options.table)
+        if managed.is_reference(definition):
+            # Spark's executors reopen the lakehouse by its URI to read the
+            # files; a referenced dataset's are in another store.
+            raise NotSupportedError(
+                f"reading table {options.namespace}.{options.table} from Spark is not "
+                "supported: its files stay in the Kartothek store it was imported from with "
+                "mode => 'reference'; read it through SQL (pandas.read_sql, the DB-API), or "
+                "import the dataset with mode => 'copy'"
+            )
         schema = type_mapping.arrow_schema(definition)
         meta = managed.metadata(lakehouse.storage, definition)
         partition_by = tuple(definition.partition_columns)

@@ -79,6 +79,9 @@ def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) ->
             ) from None
         definition = _new_definition(options, frame, lakehouse.storage)
         create = True
+    managed.require_own_files(
+        definition, f"{options.namespace}.{options.table}", "writing from Spark"
+    )
     schema = type_mapping.arrow_schema(definition)
     _check_columns(options, frame, schema)
     return WritePlan(

@@ -87,15 +87,27 @@ class _Checker:
         self.each_file = each_file
         self.seen: set[str] = set()
 
-    def read(self, location: str, obj: str | None, parse: Callable[[bytes], Any]) -> Any:
-        """Read and parse one file; None (and a problem row) when that fails."""
+    def read(
+        self,
+        location: str,
+        obj: str | None,
+        parse: Callable[[bytes], Any],
+        store: Storage | None = None,
+    ) -> Any:
+        """Read and parse one file; None (and a problem row) when that fails.
+
+        ``store``: the other store the file is in (a referenced dataset's);
+        its problem rows then name the file by its full URI.
+        """
         self.checked += 1
         if self.each_file is not None:
             self.each_file(self.checked)
         try:
-            return parse(self.lake.read_location(location))
+            data = self.lake.read_location(location) if store is None else store.read(location)
+            return parse(data)
         except Exception as exc:  # noqa: BLE001 - whatever a reader raises, the file is at fault
-            self.problems.append(Problem(location, obj, describe(exc)))
+            shown = location if store is None else store.root_uri.rstrip("/") + "/" + location
+            self.problems.append(Problem(shown, obj, describe(exc)))
         return None
 
     def node(self, location: str) -> Node | None:
@@ -150,12 +162,15 @@ class _Checker:
         meta = self.read(path, name, lambda b: decode_metadata(path, b))
         if meta is None:
             return
+        # A referenced dataset's files are in its own store, read afresh too.
+        store = managed.data_storage(self.storage, table, cached=False)
+        other = None if store is self.storage else store
         common = layout.common_metadata_path(meta.dataset_uuid)
-        self.read(common, name, lambda b: _parquet_footer(common, b))
+        self.read(common, name, lambda b: _parquet_footer(common, b), other)
         for data_file in meta.files().values():
-            self.read(data_file, name, partial(_parquet_footer, data_file))
+            self.read(data_file, name, partial(_parquet_footer, data_file), other)
         for index_file in meta.indices.values():
-            self.read(index_file, name, partial(_index, self.storage, index_file))
+            self.read(index_file, name, partial(_index, store, index_file), other)
 
 
 def _index(storage: Storage, path: str, _data: bytes) -> Any:

@@ -28,6 +28,7 @@ from trinity_dbapi.tables.managed import (
     METADATA_LOCATION,
     TABLE_FORMAT,
     has_dataset,
+    is_reference,
     schema,
 )
 
@@ -64,7 +65,9 @@ def publish(storage: Storage, table: TableDefinition) -> list[str]:
     store whose single-object writes are atomic (object stores, and local
     files through the storage's write-then-rename).
     """
-    if not has_dataset(table):
+    if not has_dataset(table) or is_reference(table):
+        # A referenced dataset's files are not under this root: Kartothek
+        # reads it where it is, from its own main metadata file.
         return []
     from trinity_dbapi.tables.writer import write_common_metadata
 
@@ -80,7 +83,7 @@ def publish(storage: Storage, table: TableDefinition) -> list[str]:
 
 def published_files(storage: Storage, table: TableDefinition) -> list[str]:
     """The path :func:`publish` writes for ``table``, without writing it."""
-    if not has_dataset(table):
+    if not has_dataset(table) or is_reference(table):
         return []
     return [main_metadata_path(table.format_properties[DATASET_UUID])]
 

@@ -12,7 +12,13 @@ A managed table's definition names its dataset in ``format_properties``:
   the one representation of partitioning);
 * ``index.<name>``: the column of the secondary index ``<name>``;
 * ``mixed_file_schemas``: ``true`` once a column was added or dropped while
-  the table held rows (its files then differ in their columns).
+  the table held rows (its files then differ in their columns);
+* ``external_location``: only on a table imported with ``mode => 'reference'``
+  (``CALL system.import_kartothek``): the root URI of the Kartothek store
+  its data and index files stay in. Its metadata file (a frozen copy of the
+  store's) is under the lakehouse root like any other; its files are read
+  from the store (:func:`data_storage`), and no statement writes them
+  (:func:`require_own_files`).
 
 Data changes are merges of the table's key (see
 :meth:`~trinity_dbapi.lakehouse.transaction.Transaction.merge`): appends add files to
@@ -45,6 +51,8 @@ INDEX_PREFIX = "index."
 #: Set once a column was added or dropped while the table held rows: its
 #: data files then differ in their columns.
 MIXED_FILE_SCHEMAS = "mixed_file_schemas"
+#: The root URI of the store a referenced (not copied) dataset's files are in.
+EXTERNAL_LOCATION = "external_location"
 
 
 def indexes(table: TableDefinition) -> dict[str, str]:
@@ -59,6 +67,65 @@ def indexes(table: TableDefinition) -> dict[str, str]:
 def has_dataset(table: TableDefinition) -> bool:
     """Whether the table keeps its rows in a dataset (tables made before data did not)."""
     return METADATA_LOCATION in table.format_properties
+
+
+def is_reference(table: TableDefinition) -> bool:
+    """Whether the table's files stay in another store (imported with ``mode => 'reference'``)."""
+    return EXTERNAL_LOCATION in table.format_properties
+
+
+_EXTERNAL: dict[tuple[str, str], Storage] = {}
+
+
+def data_storage(storage: Storage, table: TableDefinition, *, cached: bool = True) -> Storage:
+    """The storage the table's data and index files are read from.
+
+    The lakehouse storage, except for a referenced dataset: then the store
+    named by ``external_location``, opened once per process. A store of the
+    lakehouse's own kind (another S3 bucket) is reached through the
+    lakehouse's file system object, so with its credentials; any other with
+    the environment's. ``cached=False`` opens a new object every call.
+    """
+    uri = table.format_properties.get(EXTERNAL_LOCATION)
+    if uri is None:
+        return storage
+    if not cached:  # a fresh object: its cache holds nothing read before
+        return _open_external(storage, uri)
+    key = (storage.root_uri, uri)
+    found = _EXTERNAL.get(key)
+    if found is None:
+        found = _open_external(storage, uri)
+        _EXTERNAL[key] = found
+    return found
+
+
+def _open_external(storage: Storage, uri: str) -> Storage:
+    from trinity_dbapi.storage import open_storage
+
+    same_kind = storage.root_uri.split("://", 1)[0] == uri.split("://", 1)[0]
+    own = storage.fsspec_filesystem() if same_kind else None
+    if own is not None and not uri.startswith("memory://"):
+        from trinity_dbapi.storage.fsspec_storage import FsspecStorage
+
+        return FsspecStorage(uri, own[0])
+    return open_storage(uri)
+
+
+def require_own_files(table: TableDefinition, where: str, what: str) -> None:
+    """Refuse ``what`` (a change of rows or indices) on a referenced dataset.
+
+    Raises:
+        NotSupportedError: the table was imported with ``mode => 'reference'``.
+    """
+    if is_reference(table):
+        from trinity_dbapi.errors import NotSupportedError
+
+        raise NotSupportedError(
+            f"{what} on table {where} is not supported: its files stay in the Kartothek store "
+            "it was imported from with mode => 'reference', which the lakehouse never "
+            f"writes to; make a table of its own with CREATE TABLE ... AS SELECT * FROM {where}, "
+            "or import the dataset again with mode => 'copy'"
+        )
 
 
 def schema(table: TableDefinition) -> pa.Schema:

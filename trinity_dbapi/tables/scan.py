@@ -77,6 +77,9 @@ class ScanPlan:
         files: the chosen files, relative to the lakehouse root.
         local_root: the lakehouse root folder when DuckDB reads the files by
             local path (no trailing ``/``), else None.
+        data: the storage the files are in when it is not the lakehouse's
+            (a dataset imported with ``mode => 'reference'``); the readers
+            then read them through it, never DuckDB by path.
     """
 
     form: ScanForm
@@ -87,20 +90,25 @@ class ScanPlan:
     labels: list[str] | None = None
     files: tuple[str, ...] = ()
     local_root: str | None = None
+    data: Storage | None = None
 
     def arrow_dataset(self, storage: Storage) -> ds.FileSystemDataset:
-        """The lazy pyarrow dataset over the chosen files."""
+        """The lazy pyarrow dataset over the chosen files (``storage``: the lakehouse's)."""
         from trinity_dbapi.tables.reader import arrow_dataset
 
         assert self.meta is not None
-        return arrow_dataset(storage, self.meta, self.schema, self.partition_by, self.labels)
+        return arrow_dataset(
+            self.data or storage, self.meta, self.schema, self.partition_by, self.labels
+        )
 
     def read_table(self, storage: Storage) -> pa.Table:
-        """The chosen files' rows, columns matched by column ID."""
+        """The chosen files' rows, columns matched by column ID (``storage``: the lakehouse's)."""
         from trinity_dbapi.tables.reader import read_table
 
         assert self.meta is not None
-        return read_table(storage, self.meta, self.schema, self.partition_by, self.labels)
+        return read_table(
+            self.data or storage, self.meta, self.schema, self.partition_by, self.labels
+        )
 
 
 def plan_query_scan(
@@ -120,9 +128,19 @@ def plan_query_scan(
     if not managed.has_dataset(definition):
         return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by)
     meta = managed.metadata(storage, definition)
-    labels = prune_labels(storage, definition, meta, predicate)
+    data = managed.data_storage(storage, definition)
+    labels = prune_labels(data, definition, meta, predicate)
     if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
-        return ScanPlan(ScanForm.BY_COLUMN_ID, definition, schema, partition_by, meta, labels)
+        return ScanPlan(
+            ScanForm.BY_COLUMN_ID, definition, schema, partition_by, meta, labels, data=data
+        )
+    if data is not storage:
+        # Another store's files: read through it, so DuckDB's sandbox still
+        # admits no file outside the lakehouse root and these are the only
+        # files of that store SQL reaches.
+        return ScanPlan(
+            ScanForm.ARROW_DATASET, definition, schema, partition_by, meta, labels, data=data
+        )
     chosen = list(meta.partitions) if labels is None else labels
     files = tuple(meta.partitions[label]["table"] for label in chosen)
     binary_partitions = any(
@@ -150,8 +168,9 @@ def plan_view_scan(storage: Storage, definition: TableDefinition) -> ScanPlan:
     if not managed.has_dataset(definition):
         return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by)
     meta = managed.metadata(storage, definition)
-    if not parquet_scan_reads(definition, partition_by):
-        return ScanPlan(ScanForm.ARROW_DATASET, definition, schema, partition_by, meta)
+    data = managed.data_storage(storage, definition)
+    if data is not storage or not parquet_scan_reads(definition, partition_by):
+        return ScanPlan(ScanForm.ARROW_DATASET, definition, schema, partition_by, meta, data=data)
     labels = list(meta.partitions)
     if not labels:
         return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by, meta, labels)

@@ -100,8 +100,13 @@ def create_table_definition(
     properties: dict[str, str],
     *,
     if_not_exists: bool = False,
+    dataset: dict[str, str] | None = None,
 ) -> bool:
-    """Create a managed table (and its empty dataset); False if it existed and ``if_not_exists``."""
+    """Create a managed table (and its empty dataset); False if it existed and ``if_not_exists``.
+
+    ``dataset``: the format properties of a dataset that already exists (a
+    referenced Kartothek dataset); then no new one is written.
+    """
     session.check_writable_namespace(namespace)
     txn = session.writable()
     if namespace == DEFAULT_NAMESPACE and not txn.namespace_exists(namespace):
@@ -116,10 +121,11 @@ def create_table_definition(
     for column in partitioned_by:
         _check_partition_column(namespace, name, by_name, column)
     definition = definition.replace(
-        format_properties=with_partition_columns({}, partitioned_by),
+        format_properties=with_partition_columns(dataset or {}, partitioned_by),
         properties=_properties(properties, comment),
     )
-    definition = managed.create_dataset(session.lakehouse.storage, definition)
+    if dataset is None:
+        definition = managed.create_dataset(session.lakehouse.storage, definition)
     txn.create_table(namespace, definition)
     return True
 

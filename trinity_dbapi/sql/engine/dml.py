@@ -68,6 +68,9 @@ class Target:
                 "created before this version stored data; recreate it (CREATE TABLE ... AS "
                 "SELECT * FROM it) to give it one"
             )
+        managed.require_own_files(
+            self.definition, f"{self.namespace}.{self.name}", "writing rows or indices"
+        )
         self.schema = managed.schema(self.definition)
         self.partition_by = self.definition.partition_columns
         self.meta = managed.metadata(self.storage, self.definition)

@@ -17,7 +17,8 @@ garbage collection, like those of any transaction that did not commit.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
@@ -26,16 +27,17 @@ from trinity_dbapi.errors import (
     DataError,
     NoSuchObjectError,
     NotSupportedError,
+    ObjectExistsError,
     ProgrammingError,
     StorageFileNotFoundError,
 )
 from trinity_dbapi.format.definitions import TableDefinition
 from trinity_dbapi.sql.engine.session import Session
 from trinity_dbapi.tables import managed
+from trinity_dbapi.tables.kartothek_import import KartothekSource
 
-#: The import modes; ``reference`` (register the files in place) is described
-#: in docs/datasets.md and not available yet.
-MODES = ("copy",)
+#: The import modes: copy the files under the lakehouse root, or register them in place.
+MODES = ("copy", "reference")
 
 
 def table_name(session: Session, text: str, procedure: str) -> tuple[str, str]:
@@ -59,19 +61,12 @@ def import_kartothek(
     mode: str,
 ) -> pa.Table:
     """Create the table ``table`` from a Kartothek dataset and commit; one result row."""
-    from trinity_dbapi.sql.engine.ddl import create_table_definition
     from trinity_dbapi.storage import open_storage
-    from trinity_dbapi.tables.kartothek_import import build_indices, copy_rows, inspect_dataset
+    from trinity_dbapi.tables.kartothek_import import inspect_dataset
 
     where = "system.import_kartothek"
     if mode not in MODES:
-        if mode == "reference":
-            raise NotSupportedError(
-                f"{where}: mode => 'reference' (registering the files in place) is not "
-                "available yet; use mode => 'copy', which copies the files under the "
-                "lakehouse root"
-            )
-        raise ProgrammingError(f"{where}: mode must be 'copy', not {mode!r}")
+        raise ProgrammingError(f"{where}: mode must be 'copy' or 'reference', not {mode!r}")
     if kartothek_table != "table":
         raise NotSupportedError(
             f"{where}: Kartothek table {kartothek_table!r} of dataset {dataset_uuid!r} cannot "
@@ -82,9 +77,16 @@ def import_kartothek(
     session.check_writable_namespace(namespace)
     txn = session.writable()
     if txn.table_exists(namespace, name):  # before copying files nobody would use
-        from trinity_dbapi.errors import ObjectExistsError
-
         raise ObjectExistsError("table", f"{namespace}.{name}")
+    if mode == "reference" and "@" in location.partition("://")[2].partition("/")[0]:
+        # The URI is stored in the table definition, which every reader of
+        # the catalog sees: it must not carry a user name or password.
+        raise ProgrammingError(
+            f"{where}: a location with credentials in it cannot be referenced by table "
+            f"{namespace}.{name}: the definition would show them to every reader; pass "
+            "credentials through the connection's storage_options or the environment, or "
+            "use mode => 'copy'"
+        )
     lakehouse = session.lakehouse
     scheme = location.split("://", 1)[0] if "://" in location else "file"
     same_scheme = lakehouse.storage.root_uri.split("://", 1)[0] == scheme
@@ -98,49 +100,108 @@ def import_kartothek(
     try:
         with _source_errors(dataset_uuid, finding=True):
             source = inspect_dataset(source_storage, dataset_uuid)
-        definition = TableDefinition(name, source.columns, table_format=managed.TABLE_FORMAT)
-        create_table_definition(
-            session, namespace, definition, tuple(source.partition_by), None, {}
-        )
-        storage = lakehouse.storage
-        created = txn.load_table(namespace, name)
-        meta, schema = managed.metadata(storage, created), managed.schema(created)
         task = session.task(
             f"import Kartothek dataset {dataset_uuid} into {namespace}.{name}",
             "files",
             source.files,
         )
         task.start()
-        with _source_errors(dataset_uuid, finding=False):
-            added, rows = copy_rows(source, storage, meta, schema, each_file=task.update)
-        meta = build_indices(source, storage, meta.with_partitions(added, ()), schema)
-        properties = {
-            **created.format_properties,
-            # Kartothek's indices have no names: each is named after its column.
-            **{managed.INDEX_PREFIX + column: column for column in source.index_columns},
-        }
-        created = managed.with_metadata(
-            storage, created.replace(format_properties=properties), meta
-        )
-        txn.replace_table(namespace, created)
+        run = _copy if mode == "copy" else _reference
+        files, rows = run(session, namespace, name, source, task.update)
         task.finish(source.files)
         snapshot = session.commit()
     except BaseException:
         session.rollback()
         raise
     finally:
-        source_storage.close()
+        source_storage.close()  # the table's readers open the store on their own
     return pa.table(
         {
             "table_name": [f"{namespace}.{name}"],
             "dataset_uuid": [dataset_uuid],
             "mode": [mode],
-            "files": pa.array([len(added)], pa.int64()),
+            "files": pa.array([files], pa.int64()),
             "rows": pa.array([rows], pa.int64()),
             "indexed_columns": pa.array([source.index_columns], pa.list_(pa.string())),
             "version": pa.array([None if snapshot is None else snapshot.version], pa.int64()),
         }
     )
+
+
+def _index_properties(source: KartothekSource) -> dict[str, str]:
+    # Kartothek's indices have no names: each is named after its column.
+    return {managed.INDEX_PREFIX + column: column for column in source.index_columns}
+
+
+def _copy(
+    session: Session,
+    namespace: str,
+    name: str,
+    source: KartothekSource,
+    each_file: Callable[[int], None],
+) -> tuple[int, int | None]:
+    """Stage a new table holding copies of every file; return files and rows written."""
+    from trinity_dbapi.sql.engine.ddl import create_table_definition
+    from trinity_dbapi.tables.kartothek_import import build_indices, copy_rows
+
+    txn = session.writable()
+    definition = TableDefinition(name, source.columns, table_format=managed.TABLE_FORMAT)
+    create_table_definition(session, namespace, definition, tuple(source.partition_by), None, {})
+    storage = session.lakehouse.storage
+    created = txn.load_table(namespace, name)
+    meta, schema = managed.metadata(storage, created), managed.schema(created)
+    with _source_errors(source.meta.dataset_uuid, finding=False):
+        added, rows = copy_rows(source, storage, meta, schema, each_file=each_file)
+    meta = build_indices(source, storage, meta.with_partitions(added, ()), schema)
+    properties = {**created.format_properties, **_index_properties(source)}
+    created = managed.with_metadata(storage, created.replace(format_properties=properties), meta)
+    txn.replace_table(namespace, created)
+    return len(added), rows
+
+
+def _reference(
+    session: Session,
+    namespace: str,
+    name: str,
+    source: KartothekSource,
+    each_file: Callable[[int], None],
+) -> tuple[int, int | None]:
+    """Stage a table over the dataset's files where they are; return files and None rows.
+
+    The store's metadata is frozen into a metadata file under the lakehouse
+    root (a later change of the store's main file does not change the
+    table); every file it names must be in the store now, checked by one
+    listing of the dataset's folder rather than a read per file.
+    """
+    from trinity_dbapi.sql.engine.ddl import create_table_definition
+    from trinity_dbapi.tables.metadata import write_metadata
+
+    uuid = source.meta.dataset_uuid
+    uri = source.storage.root_uri
+    with _source_errors(uuid, finding=False):
+        present = set(source.storage.list(f"{uuid}/"))
+    needed = [*source.meta.files().values(), *source.meta.indices.values()]
+    missing = [path for path in needed if path not in present]
+    if missing:
+        raise DataError(
+            f"Kartothek dataset {uuid!r} cannot be referenced: {len(missing)} of the files its "
+            f"metadata names are not in the store (such as {missing[0]!r}); repair the dataset "
+            "with Kartothek (or plateau), or restore the files, and import it again"
+        )
+    each_file(source.files)
+    frozen = dataclasses.replace(source.meta, sequence=0)
+    location = write_metadata(session.lakehouse.storage, frozen)
+    dataset = {
+        managed.DATASET_UUID: uuid,
+        managed.METADATA_LOCATION: location,
+        managed.EXTERNAL_LOCATION: uri,
+        **_index_properties(source),
+    }
+    definition = TableDefinition(name, source.columns, table_format=managed.TABLE_FORMAT)
+    create_table_definition(
+        session, namespace, definition, tuple(source.partition_by), None, {}, dataset=dataset
+    )
+    return len(source.meta.files()), None
 
 
 @contextlib.contextmanager
