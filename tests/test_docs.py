@@ -212,12 +212,18 @@ def test_dbapi_page_documents_every_procedure_result() -> None:
         "collect_garbage": "CALL system.collect_garbage(dry_run => TRUE)",
         "check_integrity": "CALL system.check_integrity()",
         "sync_kartothek": "CALL system.sync_kartothek()",
+        # A lakehouse root is a Kartothek store: the table src imports itself.
+        "import_kartothek": "CALL system.import_kartothek('copy_of_src', ?, ?)",
     }
     assert set(calls) == set(PROCEDURES)
     sections = dict(_SECTION.findall(DBAPI_PAGE.read_text()))
-    cur = trinity_dbapi.connect(f"memory://test-docs-{uuid.uuid4().hex}", autocommit=True).cursor()
+    root = f"memory://test-docs-{uuid.uuid4().hex}"
+    cur = trinity_dbapi.connect(root, autocommit=True).cursor()
+    cur.execute("CREATE TABLE src (x INT4)")
+    cur.execute("SELECT format_properties['dataset_uuid'] FROM system.tables WHERE table_name = 'src'")
+    params = {"import_kartothek": [root, cur.fetchone()[0]]}
     for name, sql in calls.items():
-        schema = cur.execute(sql).fetch_arrow_table().schema
+        schema = cur.execute(sql, params.get(name, [])).fetch_arrow_table().schema
         returned = [(c.name, c.type.to_sql()) for c in columns_from_schema(schema)]
         documented = [row[:2] for row in _documented_columns(sections[f"system.{name}"])]
         assert documented == returned, name
