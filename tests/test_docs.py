@@ -220,7 +220,9 @@ def test_dbapi_page_documents_every_procedure_result() -> None:
     root = f"memory://test-docs-{uuid.uuid4().hex}"
     cur = trinity_dbapi.connect(root, autocommit=True).cursor()
     cur.execute("CREATE TABLE src (x INT4)")
-    cur.execute("SELECT format_properties['dataset_uuid'] FROM system.tables WHERE table_name = 'src'")
+    cur.execute(
+        "SELECT format_properties['dataset_uuid'] FROM system.tables WHERE table_name = 'src'"
+    )
     params = {"import_kartothek": [root, cur.fetchone()[0]]}
     for name, sql in calls.items():
         schema = cur.execute(sql, params.get(name, [])).fetch_arrow_table().schema

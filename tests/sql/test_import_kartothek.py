@@ -220,17 +220,34 @@ def test_our_own_table_imports_through_its_derived_file(tmp_path: Path) -> None:
     other.close()
 
 
-def test_memory_store_into_a_memory_lakehouse(store: Path) -> None:
-    fsspec = pytest.importorskip("fsspec")
-    fs = fsspec.filesystem("memory")
+def test_both_modes_on_every_backend(store: Path, backend: tuple[str, dict[str, Any]]) -> None:
+    """The store beside the lakehouse, on its backend; S3 with the lakehouse's credentials."""
+    from trinity_dbapi.storage import open_storage
+
+    uri, options = backend
+    store_uri = uri.rpartition("/")[0] + "/store"
+    target = open_storage(store_uri, storage_options=options)
     for path in store.rglob("*"):
         if path.is_file():
-            fs.pipe(f"/import-test/store/{path.relative_to(store)}", path.read_bytes())
-    conn = trinity_dbapi.connect("memory://import-test/lake", create=True, autocommit=True)
+            target.write(str(path.relative_to(store)), path.read_bytes())
+    target.close()
+    expected = _plateau_rows(store)
+    conn = trinity_dbapi.connect(uri, storage_options=options, create=True, autocommit=True)
     cur = conn.cursor()
-    cur.execute(IMPORT, ["t", "memory://import-test/store", "ds"])
-    assert _select(cur, "SELECT * FROM t") == _plateau_rows(store)
+    cur.execute(IMPORT, ["copied", store_uri, "ds"])
+    cur.execute(REFERENCE, ["referenced", store_uri, "ds"])
+    assert _select(cur, "SELECT * FROM copied") == expected
+    assert _select(cur, "SELECT * FROM referenced") == expected
+    assert _select(cur, "SELECT * FROM referenced WHERE k = 'k0'") == [
+        r for r in expected if r["k"] == "k0"
+    ]
     conn.close()
+    # A new process's view (nothing cached): the referenced store opens from its URI.
+    from trinity_dbapi.tables import managed as managed_module
+
+    managed_module._EXTERNAL.clear()
+    with trinity_dbapi.connect(uri, storage_options=options) as again:
+        assert _select(again.cursor(), "SELECT * FROM referenced") == expected
 
 
 def test_errors_name_the_dataset_and_commit_nothing(store: Path, tmp_path: Path) -> None:

@@ -267,12 +267,16 @@ def describe(table: TableDefinition) -> dict[str, Any]:
 def referenced_files(storage: Storage, table: TableDefinition) -> set[str]:
     """Every file this version of a managed table uses (for garbage collection).
 
-    The metadata file, ``_common_metadata``, the data files and the index files.
+    The metadata file, ``_common_metadata``, the data files and the index files;
+    of a referenced dataset only its frozen metadata file: the others are
+    in another store, which garbage collection never lists.
     """
     from trinity_dbapi.tables.metadata import dataset_files
 
     if not has_dataset(table):
         return set()
+    if is_reference(table):
+        return {table.format_properties[METADATA_LOCATION]}
     return dataset_files(storage, table.format_properties[METADATA_LOCATION])
 
 
