@@ -16,6 +16,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 import trinity_dbapi
@@ -431,4 +433,39 @@ def test_reference_refuses_credentials_in_the_location(store: Path, tmp_path: Pa
     with pytest.raises(ProgrammingError, match="credentials") as info:
         cur.execute(REFERENCE, ["r", "s3://AKIAEXAMPLE:s3cr3t@bucket/store", "ds"])
     assert "s3cr3t" not in str(info.value)
+    conn.close()
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(
+    table=st.text(max_size=12),
+    location=st.one_of(
+        st.text(max_size=30),
+        st.sampled_from(["", "file://", "s3://", "memory://", "::", "/", ".", "x://y", "//"]),
+    ),
+    dataset_uuid=st.text(max_size=12),
+    mode=st.sampled_from(["copy", "reference", "", "COPY"]),
+)
+def test_hostile_arguments_fail_cleanly(
+    hostile_lake: Any, table: str, location: str, dataset_uuid: str, mode: str
+) -> None:
+    """Whatever the arguments: a PEP 249 error that is not InternalError, and no commit."""
+    cur, version = hostile_lake
+    sql = "CALL system.import_kartothek(?, ?, ?, mode => ?)"
+    try:
+        cur.execute(sql, [table, location, dataset_uuid, mode])
+    except trinity_dbapi.Error as exc:
+        assert not isinstance(exc, trinity_dbapi.InternalError), exc
+    else:  # pragma: no cover - no hostile store holds a dataset
+        raise AssertionError(f"imported {dataset_uuid!r} from {location!r}")
+    root = cur.connection.lakehouse.storage.local_root
+    assert Lakehouse.open(root).snapshot().version == version
+
+
+@pytest.fixture(scope="module")
+def hostile_lake(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    conn = _connect(tmp_path_factory.mktemp("hostile") / "lake")
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t0 (x INT4)")
+    yield cur, Lakehouse.open(conn.lakehouse.storage.local_root).snapshot().version
     conn.close()
