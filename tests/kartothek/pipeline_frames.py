@@ -32,6 +32,7 @@ directory name and reads ``x/y`` back as ``x``.
 """
 
 import datetime
+import decimal
 
 import numpy as np
 import pandas as pd
@@ -66,3 +67,68 @@ def frame(ids, tz_dtype=None):
     if tz_dtype is not None:
         columns["tsz"] = ts.dt.tz_localize("UTC").astype(tz_dtype)
     return pd.DataFrame(columns, columns=COLUMNS if tz_dtype is None else TZ_COLUMNS)
+
+
+def type_frames():
+    """One frame per partition column dtype for the per-type probe: name -> frame.
+
+    Each has ``id`` 1, 2, the partition column ``k`` and ``v`` 10, 20; the
+    ``null_*`` ones hold None/NaN for id 2 (neither library writes those:
+    ``partition_on`` drops the row and the write fails). ``wide`` is not
+    partitioned: ``id`` and a column per further dtype (``dec`` Decimal,
+    ``byt`` bytes, ``tim`` ``datetime.time``, ``lst`` a list of floats),
+    None for id 2.
+    """
+    cases = {
+        "int16": pd.Series([1, -2], dtype="int16"),
+        "int32": pd.Series([100000, -3], dtype="int32"),
+        "int64": pd.Series([2**40, -1], dtype="int64"),
+        "float32": pd.Series([1.5, -0.25], dtype="float32"),
+        "float64": pd.Series([2.5, 0.001], dtype="float64"),
+        "decimal": pd.Series([decimal.Decimal("1.50"), decimal.Decimal("-2.25")], dtype=object),
+        "string": pd.Series(["a b", "süd"], dtype=object),
+        "bool": pd.Series([True, False], dtype="bool"),
+        "date": pd.Series([datetime.date(2024, 1, 1), datetime.date(2024, 2, 29)], dtype=object),
+        "datetime": pd.Series(
+            [pd.Timestamp("2024-01-01 10:30"), pd.Timestamp("2024-01-02 00:00:00.123456")],
+            dtype="datetime64[ns]",
+        ),
+        "null_string": pd.Series(["a", None], dtype=object),
+        "null_float": pd.Series([1.5, np.nan], dtype="float64"),
+    }
+    ids = np.array([1, 2], dtype="int64")
+    frames = {
+        name: pd.DataFrame({"id": ids, "k": k, "v": np.array([10, 20], dtype="int64")})
+        for name, k in cases.items()
+    }
+    frames["wide"] = pd.DataFrame(
+        {
+            "id": ids,
+            "dec": pd.Series([decimal.Decimal("1.25"), None], dtype=object),
+            "byt": pd.Series([b"\x01\x02", None], dtype=object),
+            "tim": pd.Series([datetime.time(10, 30, 0, 123456), None], dtype=object),
+            "lst": pd.Series([[1.5, 2.5], None], dtype=object),
+        }
+    )
+    return frames
+
+
+def write_type_datasets(store_factory, store_dataframes_as_dataset):
+    """Write :func:`type_frames` (each as the dataset of its name); name -> ``None`` or error text.
+
+    ``store_dataframes_as_dataset`` is Kartothek's or plateau's function.
+    """
+    outcome = {}
+    for name, df in type_frames().items():
+        try:
+            store_dataframes_as_dataset(
+                store=store_factory,
+                dataset_uuid=name,
+                dfs=[df],
+                partition_on=None if name == "wide" else ["k"],
+            )
+        except ValueError as exc:
+            outcome[name] = f"{type(exc).__name__}: {exc}"
+        else:
+            outcome[name] = None
+    return outcome

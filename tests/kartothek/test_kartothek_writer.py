@@ -35,3 +35,16 @@ def test_kartothek_writer(tmp_path: Path, metadata_format: str) -> None:
     # The write's index file and the update's; the metadata names the update's.
     assert len(list((tmp_path / "ds" / "indices" / "customer").iterdir())) == 2
     assert kartothek_sources.our_rows(tmp_path, "ds", pipeline_frames.COLUMNS) == rows
+
+
+def test_we_read_kartothek_per_type(tmp_path: Path) -> None:
+    try:
+        outcome = kartothek_sources.write_kartothek_type_datasets(tmp_path)
+    except venv.KartothekUnavailable as exc:
+        pytest.skip(str(exc))
+    for name in ("null_string", "null_float"):
+        error = outcome.pop(name)
+        assert error is not None and error.startswith(kartothek_sources.NULL_PARTITION_ERROR)
+    assert set(outcome.values()) == {None}
+    got = kartothek_sources.we_read_type_datasets(tmp_path, outcome)
+    assert got == kartothek_sources.WE_READ

@@ -1,6 +1,7 @@
 """Run in Kartothek 5.3.0's virtualenv: write and update a dataset with Kartothek's API, print it.
 
     python write_with_kartothek.py <store directory> <dataset uuid> <msgpack|json>
+    python write_with_kartothek.py --types <store directory>
 
 The store is ``hfs://<store directory>`` (storefact; the directory is
 created). The dataset is the one of pipeline_frames.py, written as a
@@ -26,6 +27,10 @@ on stdout, rows sorted by ``id``, keys in ``pipeline_frames.COLUMNS`` order
 datetime64 at midnight) as ``"YYYY-MM-DD"``; ``ts`` as
 ``"YYYY-MM-DDTHH:MM:SS"``; integral floats as integers (``f`` of id 2 is
 ``3``). Nothing else is printed (warnings are silenced).
+
+The second form writes the per-type datasets of
+``pipeline_frames.type_frames`` (one dataset per name, JSON metadata) and
+prints one JSON object: name -> ``null`` (written) or the error text.
 """
 
 import json
@@ -48,6 +53,7 @@ from pipeline_frames import (
     PARTITION_ON,
     UPDATE,
     frame,
+    write_type_datasets,
 )
 from rows_json import frame_rows
 from storefact import get_store_from_url
@@ -84,4 +90,8 @@ def main(directory, dataset_uuid, storage_format):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    if sys.argv[1] == "--types":
+        store = get_store_from_url(f"hfs://{sys.argv[2]}")
+        print(json.dumps(write_type_datasets(lambda: store, store_dataframes_as_dataset)))
+    else:
+        main(*sys.argv[1:])

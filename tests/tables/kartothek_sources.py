@@ -128,3 +128,58 @@ ROW_2 = {
     "ts": "2024-01-01T12:30:00",
     "d": "2023-12-02",
 }
+
+
+# -- the per-type probe of what we read ---------------------------------------------
+
+#: What our reader gives for each dataset of ``pipeline_frames.type_frames`` written
+#: by either library: the ``k`` values of ids 1, 2 (``rows_json``), or for ``wide``
+#: its row 1 (row 2 is all None). The ``null_*`` frames are never written.
+WE_READ: dict[str, Any] = {
+    "int16": [1, -2],  # Arrow int64: both libraries store partition integers as int64
+    "int32": [100000, -3],
+    "int64": [1099511627776, -1],
+    "float32": [1.5, -0.25],  # Arrow double
+    "float64": [2.5, 0.001],
+    "decimal": ["1.50", "-2.25"],  # decimal128(3, 2) from _common_metadata
+    "string": ["a b", "süd"],
+    "bool": [True, False],
+    "date": ["2024-01-01", "2024-02-29"],
+    "datetime": ["2024-01-01T10:30:00", "2024-01-02T00:00:00.123456"],
+    "wide": {"dec": "1.25", "byt": "0x0102", "tim": "10:30:00.123456", "lst": [1.5, 2.5]},
+}
+
+#: Why neither library writes a NULL partition value (the start of the error).
+NULL_PARTITION_ERROR = "ValueError: Original dataframe size (2 rows) does not match new"
+
+
+def write_plateau_type_datasets(store_dir: Path | str) -> dict[str, str | None]:
+    """Write ``pipeline_frames.type_frames`` with plateau; name -> None or the error."""
+    import minimalkv
+    from plateau.io.eager import store_dataframes_as_dataset
+
+    store = partial(minimalkv.get_store_from_url, f"hfs://{store_dir}")
+    return pipeline_frames.write_type_datasets(store, store_dataframes_as_dataset)  # type: ignore[no-any-return]
+
+
+def write_kartothek_type_datasets(store_dir: Path | str) -> dict[str, str | None]:
+    """Write ``pipeline_frames.type_frames`` with Kartothek 5.3 (one process); name -> None or the error."""
+    args = [str(venv.ensure_venv()), str(WRITER), "--types", str(store_dir)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def we_read_type_datasets(store_dir: Path, outcome: dict[str, str | None]) -> dict[str, Any]:
+    """Our reader's view of the written per-type datasets, in the form of :data:`WE_READ`."""
+    got: dict[str, Any] = {}
+    for name, error in outcome.items():
+        if error is not None:
+            continue
+        rows = our_rows(store_dir, name, ["id", "k"] if name != "wide" else ["id", *WE_READ[name]])
+        if name == "wide":
+            assert {k: v for k, v in rows[1].items() if k != "id"} == dict.fromkeys(WE_READ[name])
+            got[name] = {k: v for k, v in rows[0].items() if k != "id"}
+        else:
+            got[name] = [r["k"] for r in rows]
+    return got

@@ -29,3 +29,14 @@ def test_plateau_writer(tmp_path: Path, metadata_format: str) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", f"ds.by-dataset-metadata.{suffix}"]
     assert (tmp_path / "ds" / "table" / "region=s%C3%BCd").is_dir()
     assert kartothek_sources.our_rows(tmp_path, "ds", pipeline_frames.TZ_COLUMNS) == rows
+
+
+def test_we_read_plateau_per_type(tmp_path: Path) -> None:
+    pytest.importorskip("plateau", reason="plateau (the test extra) is not installed")
+    outcome = kartothek_sources.write_plateau_type_datasets(tmp_path)
+    for name in ("null_string", "null_float"):
+        error = outcome.pop(name)
+        assert error is not None and error.startswith(kartothek_sources.NULL_PARTITION_ERROR)
+    assert set(outcome.values()) == {None}
+    got = kartothek_sources.we_read_type_datasets(tmp_path, outcome)
+    assert got == kartothek_sources.WE_READ
