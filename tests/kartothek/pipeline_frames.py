@@ -27,8 +27,8 @@ compatible"). So the plateau writer passes ``datetime64[us, UTC]`` (pandas 2
 and later), and Kartothek's dataset (pandas 1.3, nanoseconds only) has no
 ``tsz``.
 
-No slash in a partition value: Kartothek 5.3 leaves ``/`` unencoded in the
-directory name and reads ``x/y`` back as ``x``.
+No slash in a partition value: Kartothek 5.3 and plateau 4.6.2 leave ``/``
+unencoded in the directory name and read ``x/y`` back as ``x``.
 """
 
 import datetime
