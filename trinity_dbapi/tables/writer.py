@@ -39,6 +39,7 @@ __all__ = [
     "CHUNK_ROWS",
     "ROW_GROUP_ROWS",
     "new_dataset",
+    "pandas_metadata",
     "parquet_bytes",
     "write_common_metadata",
     "write_data",
@@ -70,13 +71,65 @@ def parquet_bytes(table: pa.Table, *, row_group_rows: int = ROW_GROUP_ROWS) -> b
     return sink.getvalue()
 
 
+def _pandas_type(t: pa.DataType) -> str:
+    """pandas' logical type name of an Arrow type, as pyarrow's ``from_pandas`` writes it."""
+    if pa.types.is_boolean(t):
+        return "bool"
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return str(t.to_pandas_dtype().__name__)
+    if pa.types.is_decimal(t):
+        return "decimal"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "unicode"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return "bytes"
+    if pa.types.is_date(t):
+        return "date"
+    if pa.types.is_time(t):
+        return "time"
+    if pa.types.is_timestamp(t):
+        return "datetimetz" if t.tz is not None else "datetime"
+    return "object"
+
+
+def pandas_metadata(schema: pa.Schema) -> bytes:
+    """The ``pandas`` schema metadata of ``schema``: no index, every column by name.
+
+    plateau's ``read_table`` builds its empty frame from ``_common_metadata``
+    and needs this key (it fails with ``TypeError`` without it); Kartothek
+    5.3 reads it too. ``numpy_type`` is ``object`` for every column, so
+    pyarrow never turns a column into a pandas extension type on its account:
+    the Arrow types alone decide how each column converts.
+    """
+    columns = []
+    for field in schema:
+        tz = getattr(field.type, "tz", None)
+        columns.append(
+            {
+                "name": field.name,
+                "field_name": field.name,
+                "pandas_type": _pandas_type(field.type),
+                "numpy_type": "object",
+                "metadata": {"timezone": tz} if tz is not None else None,
+            }
+        )
+    document = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": columns,
+        "creator": {"library": "trinity-dbapi"},
+        "pandas_version": "1.3.5",
+    }
+    return json.dumps(document).encode()
+
+
 def write_common_metadata(
     storage: Storage, dataset_uuid: str, schema: pa.Schema, *, create: bool = False
 ) -> str:
     """Write ``<uuid>/table/_common_metadata``: an empty Parquet file of ``schema``.
 
-    It holds the latest schema of the table, partition columns included, for
-    readers outside TrinityLake; TrinityLake itself takes the schema from the
+    It holds the latest schema of the table, partition columns included, and
+    its :func:`pandas_metadata`, for readers outside TrinityLake; TrinityLake itself takes the schema from the
     table definition and never reads it. After a schema change, call this once
     the lakehouse commit succeeded (best effort, like the latest-version hint).
 
@@ -90,7 +143,8 @@ def write_common_metadata(
         The file's path.
     """
     path = layout.common_metadata_path(dataset_uuid)
-    data = parquet_bytes(schema.empty_table())
+    metadata = {**(schema.metadata or {}), b"pandas": pandas_metadata(schema)}
+    data = parquet_bytes(schema.with_metadata(metadata).empty_table())
     if create:
         storage.create_unique(path, data)
     else:
