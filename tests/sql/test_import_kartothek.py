@@ -469,3 +469,30 @@ def hostile_lake(tmp_path_factory: pytest.TempPathFactory) -> Any:
     cur.execute("CREATE TABLE t0 (x INT4)")
     yield cur, Lakehouse.open(conn.lakehouse.storage.local_root).snapshot().version
     conn.close()
+
+
+@pytest.mark.parametrize("metadata_format", ["json", "msgpack"])
+@pytest.mark.parametrize("mode", ["copy", "reference"])
+def test_plateau_pipeline_dataset_reads_like_plateau(
+    tmp_path: Path, metadata_format: str, mode: str
+) -> None:
+    """Acceptance, plateau half: the pipeline dataset of tests/kartothek/pipeline_frames.py."""
+    from tests.kartothek import pipeline_frames
+    from tests.kartothek.rows_json import frame_rows, to_json
+    from tests.tables.kartothek_sources import write_plateau_dataset
+
+    store = tmp_path / "store"
+    expected = frame_rows(write_plateau_dataset(store, "orders", metadata_format))
+    assert [r["id"] for r in expected] == pipeline_frames.EXPECTED_IDS
+    conn = _connect(tmp_path / "lake")
+    cur = conn.cursor()
+    cur.execute(
+        "CALL system.import_kartothek('orders', ?, 'orders', mode => ?)", [str(store), mode]
+    )
+    columns = ", ".join(f'"{c}"' for c in pipeline_frames.TZ_COLUMNS)
+    cur.execute(f"SELECT {columns} FROM orders ORDER BY id")
+    got = [dict(zip(pipeline_frames.TZ_COLUMNS, map(to_json, row))) for row in cur.fetchall()]
+    assert got == expected
+    cur.execute("DESCRIBE orders")
+    assert {r[0]: r[1] for r in cur.fetchall()}["tsz"].startswith("timestamptz")
+    conn.close()
