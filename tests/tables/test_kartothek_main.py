@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 from pathlib import Path
@@ -185,3 +186,41 @@ def test_a_process_that_never_imported_tables_keeps_the_file(tmp_path: Path) -> 
     )
     assert path not in done.stdout.split()
     assert _lake(tmp_path).storage.exists(path)
+
+
+def test_every_backend_publishes_a_store_a_kartothek_reader_opens(
+    backend: tuple[str, dict[str, Any]],
+) -> None:
+    """Local, memory and S3: the root is a Kartothek store after every commit.
+
+    Our Kartothek reader (``tables.kartothek``, which finds a dataset the way
+    Kartothek does) stands in for Kartothek on the stores it cannot open;
+    garbage collection keeps the live table's file and removes the dropped one's.
+    """
+    from trinity_dbapi.storage import open_storage
+    from trinity_dbapi.tables import kartothek
+
+    uri, options = backend
+    conn = trinity_dbapi.connect(uri, storage_options=options, create=True, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id INT8, day DATE) PARTITIONED BY (day)")
+    cur.execute("CREATE TABLE gone (id INT8)")
+    cur.execute("INSERT INTO t VALUES (1, DATE '2024-01-01'), (2, NULL), (3, DATE '2024-01-02')")
+    cur.execute("DELETE FROM t WHERE id = 3")
+    cur.execute("DROP TABLE gone")
+    lake = Lakehouse.open(uri, storage_options=options)
+    path, body = _expected(lake, "default", "t")
+    uuid = body["dataset_uuid"]
+    lake.collect_garbage(grace_period_millis=0)
+    fresh = open_storage(uri, storage_options=options, cache_bytes=0)
+    assert json.loads(fresh.read(path)) == body
+    meta = kartothek.open_dataset(fresh, uuid)
+    rows = kartothek.read_rows(fresh, meta).to_pylist()
+    assert sorted(rows, key=lambda r: r["id"]) == [
+        {"id": 1, "day": datetime.date(2024, 1, 1)},
+        {"id": 2, "day": None},
+    ]
+    top = [p for p in fresh.list("") if "/" not in p and p.endswith(".by-dataset-metadata.json")]
+    assert top == [path]
+    fresh.close()
+    conn.close()
