@@ -226,3 +226,36 @@ def test_catalog_benchmark_quick(tmp_path: Path) -> None:
         "warm_reflection_largest_within_1_5x_smallest",
     } <= set(checks)
     assert all(isinstance(value, bool) for value in checks.values())
+
+
+def test_kartothek_io_benchmark_quick(tmp_path: Path) -> None:
+    pytest.importorskip("plateau")
+    script = SCRIPT.parent / "kartothek_io.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) >= 5, done.stdout
+    report = json.loads(lines[-1])
+    assert report["rows"] == 40_000 and report["files"] == 32
+    assert {
+        "import_copy",
+        "import_reference",
+        "read_table_then_ingest",
+        "sum_copy",
+        "sum_reference",
+        "sum_plateau",
+        "lookup_copy",
+        "lookup_reference",
+        "lookup_plateau",
+    } == set(report["seconds"])
+    checks = report["checks"]
+    # Correctness, not speed: every result right, every import one commit.
+    for name, value in checks.items():
+        if "faster" not in name:
+            assert value is True, name

@@ -72,6 +72,30 @@ def open_storage(
     return _open_generic(root, scheme, options, cache_bytes)
 
 
+def open_beside(storage: Storage, uri: str) -> Storage:
+    """Open the storage at ``uri`` the way ``storage`` was opened, where that fits.
+
+    A root of the same kind as ``storage`` (another S3 bucket or prefix) is
+    reached through ``storage``'s own file system object, so with its
+    credentials and endpoint; any other kind is opened with
+    :func:`open_storage` and no options (the environment's credentials).
+    Referenced Kartothek datasets are read this way.
+
+    Raises:
+        InvalidURIError: the URI breaks the root URI rules.
+        NotSupportedError: the back end's package is not installed.
+    """
+    from trinity_dbapi.storage.fsspec_storage import FsspecStorage
+
+    root = normalize_root_uri(uri)
+    same_kind = storage.root_uri.split("://", 1)[0] == root.split("://", 1)[0]
+    if same_kind and isinstance(storage, FsspecStorage) and storage.scheme not in ("memory",):
+        sibling = FsspecStorage(root, storage.fs)
+        sibling.redact = storage.redact  # the same secrets stay out of its messages
+        return sibling
+    return open_storage(root)
+
+
 def _open_generic(root: str, scheme: str, options: dict[str, Any], cache_bytes: int) -> Storage:
     import fsspec
 
@@ -97,5 +121,6 @@ __all__ = [
     "Storage",
     "StorageStats",
     "normalize_root_uri",
+    "open_beside",
     "open_storage",
 ]

@@ -100,15 +100,9 @@ def data_storage(storage: Storage, table: TableDefinition, *, cached: bool = Tru
 
 
 def _open_external(storage: Storage, uri: str) -> Storage:
-    from trinity_dbapi.storage import open_storage
+    from trinity_dbapi.storage import open_beside
 
-    same_kind = storage.root_uri.split("://", 1)[0] == uri.split("://", 1)[0]
-    own = storage.fsspec_filesystem() if same_kind else None
-    if own is not None and not uri.startswith("memory://"):
-        from trinity_dbapi.storage.fsspec_storage import FsspecStorage
-
-        return FsspecStorage(uri, own[0])
-    return open_storage(uri)
+    return open_beside(storage, uri)
 
 
 def require_own_files(table: TableDefinition, where: str, what: str) -> None:
