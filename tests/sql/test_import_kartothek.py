@@ -496,3 +496,33 @@ def test_plateau_pipeline_dataset_reads_like_plateau(
     cur.execute("DESCRIBE orders")
     assert {r[0]: r[1] for r in cur.fetchall()}["tsz"].startswith("timestamptz")
     conn.close()
+
+
+def test_progress_and_interrupt(store: Path, tmp_path: Path) -> None:
+    """One task counted in source files; an interrupt stops the copy and commits nothing."""
+    from trinity_dbapi.errors import QueryInterruptedError
+
+    events: list[Any] = []
+    root = tmp_path / "lake"
+    conn = _connect(root, progress=events.append)
+    cur = conn.cursor()
+    cur.execute(IMPORT, ["t", str(store), "ds"])
+    mine = [e for e in events if e.task == "import Kartothek dataset ds into default.t"]
+    main = json.loads((store / "ds.by-dataset-metadata.json").read_text())
+    assert mine[0].done == 0 and mine[-1].done == mine[-1].total == len(main["partitions"])
+    assert [e.done for e in mine] == sorted(e.done for e in mine)
+    assert all(e.unit == "files" for e in mine)
+
+    def stop_after_the_first_file(event: Any) -> None:
+        if event.task.startswith("import Kartothek") and event.done == 1:
+            conn.interrupt()
+
+    conn.progress = stop_after_the_first_file
+    version = Lakehouse.open(str(root)).snapshot().version
+    with pytest.raises(QueryInterruptedError):
+        cur.execute(IMPORT, ["u", str(store), "ds"])
+    conn.progress = None
+    assert Lakehouse.open(str(root)).snapshot().version == version
+    cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'u'")
+    assert cur.fetchone() == (0,)
+    conn.close()

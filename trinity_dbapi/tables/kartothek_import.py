@@ -21,7 +21,9 @@ The SQL layer creates the table definition and commits once.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -33,7 +35,10 @@ from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables import kartothek
 from trinity_dbapi.tables.metadata import DatasetMetadata
 
-__all__ = ["KartothekSource", "build_indices", "copy_rows", "inspect_dataset"]
+__all__ = ["COPY_THREADS", "KartothekSource", "build_indices", "copy_rows", "inspect_dataset"]
+
+#: Source files copied at the same time by :func:`copy_rows`.
+COPY_THREADS = min(4, os.cpu_count() or 1) + 1
 
 
 @dataclass(frozen=True)
@@ -121,19 +126,30 @@ def copy_rows(
     from trinity_dbapi.tables.reader import read_table
     from trinity_dbapi.tables.writer import write_data
 
-    added: dict[str, str] = {}
-    rows = 0
-    # One source file at a time: memory stays that of the largest file, and
-    # every copy is one file in the same partition as its source.
-    for done, label in enumerate(source.meta.partitions, start=1):
+    def copy(label: str) -> tuple[dict[str, str], int]:
         table = read_table(
             source.storage, source.meta, source.schema, source.partition_by, labels=[label]
         )
-        if table.num_rows:
-            added.update(write_data(storage, meta, schema, source.partition_by, table))
-            rows += table.num_rows
-        if each_file is not None:
-            each_file(done)
+        if not table.num_rows:
+            return {}, 0
+        return write_data(storage, meta, schema, source.partition_by, table), table.num_rows
+
+    added: dict[str, str] = {}
+    rows = 0
+    # One source file per task: memory stays that of a few files, every copy
+    # is one file in the same partition as its source, and Parquet decoding
+    # and encoding (which release the GIL) use every core. Results are taken
+    # in the dataset's order, so the new files keep it.
+    pool = ThreadPoolExecutor(max_workers=COPY_THREADS)
+    try:
+        for done, (files, count) in enumerate(pool.map(copy, source.meta.partitions), start=1):
+            added.update(files)
+            rows += count
+            if each_file is not None:
+                each_file(done)  # may raise: an interrupted statement stops here
+    finally:
+        # On an error or an interrupt, files not yet started are not copied.
+        pool.shutdown(wait=True, cancel_futures=True)
     return added, rows
 
 
