@@ -526,3 +526,27 @@ def test_progress_and_interrupt(store: Path, tmp_path: Path) -> None:
     cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'u'")
     assert cur.fetchone() == (0,)
     conn.close()
+
+
+def test_the_docs_example_runs(tmp_path: Path) -> None:
+    """docs/datasets.md, "Importing a Kartothek dataset": its CALL, on a plateau store."""
+    import re
+
+    from tests.tables.kartothek_sources import write_plateau_dataset
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "datasets.md").read_text()
+    section = page.split("## Importing a Kartothek dataset", 1)[1]
+    (sql,) = re.findall(r"```sql\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)
+    store = tmp_path / "kartothek"
+    frame = write_plateau_dataset(store, "orders")
+    assert "'/data/kartothek'" in sql
+    conn = _connect(tmp_path / "lake")
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE sales")
+    cur.execute(sql.replace("'/data/kartothek'", f"'{store}'"))
+    names = [d[0] for d in cur.description]
+    row = dict(zip(names, cur.fetchone(), strict=True))
+    assert row["table_name"] == "sales.orders" and row["rows"] == len(frame)
+    cur.execute("SELECT count(*) FROM sales.orders")
+    assert cur.fetchone() == (len(frame),)
+    conn.close()
