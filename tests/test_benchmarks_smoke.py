@@ -24,6 +24,18 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "commits.py"
 
 
+def _quick(script: Path, cwd: Path, *, timeout: int) -> subprocess.CompletedProcess[str]:
+    """Run ``script --quick`` in ``cwd``; fails the test if it exits non-zero."""
+    return subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    )
+
+
 def _pyiceberg_sqlcatalog() -> bool:
     """Whether the benchmarks' baseline runs: pyiceberg's SqlCatalog imports.
 
@@ -40,14 +52,7 @@ def _pyiceberg_sqlcatalog() -> bool:
 
 
 def test_commits_benchmark_quick(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
+    done = _quick(SCRIPT, tmp_path, timeout=300)
     lines = done.stdout.strip().splitlines()
     assert len(lines) >= 5, done.stdout
     report = json.loads(lines[-1])
@@ -75,14 +80,7 @@ def test_commits_benchmark_quick(tmp_path: Path) -> None:
 
 def test_sql_benchmark_quick(tmp_path: Path) -> None:
     script = SCRIPT.parent / "sql.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--quick"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
+    done = _quick(script, tmp_path, timeout=300)
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert {"sql", "transaction_api", "sql_overhead_ratio", "shell_cold_start"} <= report.keys()
     assert report["sql"]["statements"] == report["transaction_api"]["statements"] == 80
@@ -98,14 +96,7 @@ def test_pandas_io_benchmark_quick(tmp_path: Path) -> None:
     pytest.importorskip("pandas")
     pytest.importorskip("sqlalchemy")
     script = SCRIPT.parent / "pandas_io.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--quick"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
+    done = _quick(script, tmp_path, timeout=300)
     lines = done.stdout.strip().splitlines()
     assert len(lines) >= 6, done.stdout
     report = json.loads(lines[-1])
@@ -146,14 +137,7 @@ def test_spark_io_benchmark_quick(tmp_path: Path) -> None:
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("PySpark needs Java")
     script = SCRIPT.parent / "spark_io.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--quick"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=True,
-    )
+    done = _quick(script, tmp_path, timeout=900)
     lines = done.stdout.strip().splitlines()
     assert len(lines) >= 4, done.stdout
     report = json.loads(lines[-1])
@@ -184,14 +168,7 @@ def test_spark_io_benchmark_quick(tmp_path: Path) -> None:
 def test_catalog_benchmark_quick(tmp_path: Path) -> None:
     pytest.importorskip("sqlalchemy")
     script = SCRIPT.parent / "catalog.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--quick"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-    )
+    done = _quick(script, tmp_path, timeout=600)
     lines = done.stdout.strip().splitlines()
     assert len(lines) >= 13, done.stdout
     report = json.loads(lines[-1])
@@ -231,14 +208,7 @@ def test_catalog_benchmark_quick(tmp_path: Path) -> None:
 def test_kartothek_io_benchmark_quick(tmp_path: Path) -> None:
     pytest.importorskip("plateau")
     script = SCRIPT.parent / "kartothek_io.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--quick"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
+    done = _quick(script, tmp_path, timeout=300)
     lines = done.stdout.strip().splitlines()
     assert len(lines) >= 5, done.stdout
     report = json.loads(lines[-1])
