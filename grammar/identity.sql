@@ -93,6 +93,8 @@ ALTER TABLE sales.orders RENAME TO archive.orders_2024
 ALTER TABLE sales.orders SET PROPERTIES (owner = 'ana')
 ALTER TABLE sales.orders SET PROPERTIES (owner = ?, 'retention.days' = '7')
 ALTER TABLE sales.orders UNSET PROPERTIES (owner, 'retention.days')
+ALTER TABLE sales.orders ALTER COLUMN qty TYPE INT8
+ALTER TABLE sales.orders ALTER COLUMN amount TYPE DECIMAL(18, 2)
 SHOW TABLES
 SHOW TABLES IN sales
 SHOW TABLES LIKE 'ord%'

@@ -49,6 +49,8 @@ CREATE TABLE t (a STRUCT<select: INT4, Upper: DATE>) -> CREATE TABLE t (a STRUCT
 create table "ns"."t" ("a" int4 NOT NULL, "b" decimal(10,2), "s" struct<x: int4, y: list<varchar(3)>>, "m" map<varchar(10), int8>, PRIMARY KEY ("a")) PARTITIONED BY ("b") COMMENT 'c' WITH ("k" = 'v') -> CREATE TABLE "ns"."t" ("a" INT4 NOT NULL, "b" DECIMAL(10, 2), "s" STRUCT<x: INT4, y: LIST<VARCHAR(3)>>, "m" MAP<VARCHAR(10), INT8>, PRIMARY KEY ("a")) PARTITIONED BY ("b") COMMENT 'c' WITH ("k" = 'v')
 ALTER TABLE t ADD note TEXT -> ALTER TABLE t ADD COLUMN note VARCHAR
 ALTER TABLE t DROP note -> ALTER TABLE t DROP COLUMN note
+ALTER TABLE t ALTER qty SET DATA TYPE BIGINT -> ALTER TABLE t ALTER COLUMN qty TYPE INT8
+ALTER TABLE t ALTER COLUMN note TYPE TEXT -> ALTER TABLE t ALTER COLUMN note TYPE VARCHAR
 SHOW TABLES FROM sales -> SHOW TABLES IN sales
 DESCRIBE orders -> DESCRIBE TABLE orders
 DESC sales.orders -> DESCRIBE TABLE sales.orders

@@ -81,6 +81,7 @@ def test_identity_corpus_covers_every_statement_and_type() -> None:
         texp.RenameTable,
         texp.SetProperties,
         texp.UnsetProperties,
+        texp.AlterColumnType,
     }
     queries = {exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values}
     dml = {exp.Insert, exp.Update, exp.Delete, exp.Commit, exp.Rollback}
@@ -90,7 +91,8 @@ def test_identity_corpus_covers_every_statement_and_type() -> None:
         assert re.search(rf"\b{name}\b", corpus), name
     for clause in ("SYSTEM_VERSION", "VERSION", "SYSTEM_TIME", "TIMESTAMP"):
         assert f"FOR {clause} AS OF" in corpus
-    for action in ("ADD COLUMN", "DROP COLUMN", "RENAME COLUMN", "RENAME TO", "SET PROP", "UNSET"):
+    actions = ("ADD COLUMN", "DROP COLUMN", "RENAME COLUMN", "RENAME TO", "SET PROP", "UNSET")
+    for action in (*actions, "ALTER COLUMN"):
         assert "ALTER TABLE" in corpus and action in corpus
 
 
@@ -181,7 +183,8 @@ UNSUPPORTED = [
     ("CREATE TEMP TABLE t AS SELECT 1", 1, 8),
     ("DROP VIEW v", 1, 6),
     ("ALTER VIEW v RENAME TO w", 1, 7),
-    ("ALTER TABLE t ALTER COLUMN a TYPE INT8", 1, 15),
+    ("ALTER TABLE t ALTER COLUMN a SET DEFAULT 1", 1, 30),
+    ("ALTER TABLE t ALTER a DROP NOT NULL", 1, 23),
     ("SHOW FUNCTIONS", 1, 6),
     ("SET memory_limit = '1GB'", 1, 5),
     ("ROLLBACK TO SAVEPOINT s", 1, 13),

@@ -166,6 +166,12 @@ class RenameTable(exp.Expression):
     """``RENAME TO [ns.]t``."""
 
 
+class AlterColumnType(exp.Expression):
+    """``ALTER [COLUMN] c [SET DATA] TYPE t`` (``this``: the column, ``kind``: the new type)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "kind": True}
+
+
 class SetProperties(exp.Expression):
     """``SET PROPERTIES (key = value, ...)``."""
 
@@ -276,6 +282,7 @@ NODES: tuple[type[exp.Expression], ...] = (
     SetProperties,
     UnsetProperties,
     Truncate,
+    AlterColumnType,
     CreateIndex,
     DropIndex,
     ShowTables,

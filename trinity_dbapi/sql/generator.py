@@ -152,6 +152,10 @@ class TrinityGenerator(DuckDBGenerator):
     def renametable_sql(self, expression: texp.RenameTable) -> str:
         return f"RENAME TO {self.sql(expression, 'this')}"
 
+    def altercolumntype_sql(self, expression: texp.AlterColumnType) -> str:
+        kind = self.column_type_sql(expression.args["kind"])
+        return f"ALTER COLUMN {self.sql(expression, 'this')} TYPE {kind}"
+
     def showtables_sql(self, expression: texp.ShowTables) -> str:
         namespace = self._clause(expression, "this", "IN")
         return f"SHOW TABLES{namespace}{self._clause(expression, 'like', 'LIKE')}"
@@ -223,4 +227,5 @@ class TrinityGenerator(DuckDBGenerator):
         texp.UseNamespace: usenamespace_sql,
         texp.Call: call_sql,
         texp.Explain: explain_sql,
+        texp.AlterColumnType: altercolumntype_sql,
     }

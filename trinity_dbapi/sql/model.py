@@ -16,11 +16,12 @@ from typing import Literal
 
 from sqlglot import exp
 
-from trinity_dbapi.format.definitions import Column
+from trinity_dbapi.format.definitions import Column, DataType
 
 __all__ = [
     "AddColumn",
     "AlterAction",
+    "AlterColumnType",
     "AlterNamespace",
     "AlterTable",
     "AsOf",
@@ -213,8 +214,22 @@ class RenameTable:
     new: TableName
 
 
+@dataclass(frozen=True)
+class AlterColumnType:
+    """``ALTER COLUMN c [SET DATA] TYPE t``: a promotion the data files need not follow."""
+
+    name: str
+    type: DataType
+
+
 AlterAction = (
-    AddColumn | DropColumn | RenameColumn | SetTableProperties | UnsetTableProperties | RenameTable
+    AddColumn
+    | DropColumn
+    | RenameColumn
+    | SetTableProperties
+    | UnsetTableProperties
+    | RenameTable
+    | AlterColumnType
 )
 
 

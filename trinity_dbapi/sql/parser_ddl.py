@@ -60,6 +60,7 @@ class DDLParser(BaseParser):
         "DROP": lambda self: self._parse_column_drop(),
         "RENAME COLUMN": lambda self: self._parse_rename_column(),
         "RENAME TO": lambda self: texp.RenameTable(this=self._parse_table_name()),
+        "ALTER": lambda self: self._parse_alter_column_type(),
     }
     CREATE_TRIE: ClassVar[dict] = trie(CREATE_PARSERS)
     DROP_TRIE: ClassVar[dict] = trie(DROP_PARSERS)
@@ -211,6 +212,21 @@ class DDLParser(BaseParser):
         if not self._match_text_seq("TO"):
             self._expected("TO after the column name", "write RENAME COLUMN old TO new")
         return texp.RenameColumnTo(this=old, to=self._parse_name("the new column name"))
+
+    def _parse_alter_column_type(self) -> texp.AlterColumnType:
+        """``ALTER [COLUMN] c [SET DATA] TYPE t``: DuckDB's and Postgres' spellings."""
+        self._match(TokenType.COLUMN)
+        name = self._parse_name("a column name")
+        syntax = "ALTER COLUMN c [SET DATA] TYPE new_type"
+        token = self._curr
+        if self._match_text_seq("SET", "DATA") or self._match_text_seq("TYPE"):
+            if self._prev.text.upper() == "DATA" and not self._match_text_seq("TYPE"):
+                self._expected("TYPE after SET DATA", f"write {syntax}")
+            return texp.AlterColumnType(this=name, kind=self._parse_column_type())
+        if token and token.text.upper() in ("SET", "DROP"):
+            # DuckDB's and Postgres' SET/DROP DEFAULT, SET/DROP NOT NULL
+            self._unsupported(f"ALTER COLUMN ... {token.text.upper()}", syntax, token)
+        self._expected("TYPE after the column name", f"write {syntax}")
 
     # -- secondary indices ---------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from trinity_dbapi.sql.dialect import Trinity
 from trinity_dbapi.sql.model import (
     AddColumn,
     AlterAction,
+    AlterColumnType,
     AlterNamespace,
     AlterTable,
     AsOf,
@@ -71,7 +72,7 @@ from trinity_dbapi.sql.nesting import check_depth, recursion_budget
 from trinity_dbapi.sql.parser import TrinityParser
 from trinity_dbapi.sql.statement_cache import StatementCache, node_cost
 from trinity_dbapi.sql.table_functions import check_table_functions, refuse_file_name
-from trinity_dbapi.sql.types_sql import convert_type, name_of
+from trinity_dbapi.sql.types_sql import convert_type, data_type, name_of
 
 __all__ = [
     "Parsed",
@@ -320,6 +321,8 @@ def _alter_table(node: texp.AlterTable, binder: Binder) -> AlterTable:
         converted = SetTableProperties(_properties(action.expressions, binder))
     elif isinstance(action, texp.UnsetProperties):
         converted = UnsetTableProperties(tuple(_key(k) for k in action.expressions))
+    elif isinstance(action, texp.AlterColumnType):
+        converted = AlterColumnType(name_of(action.this), data_type(action.args["kind"]))
     else:
         converted = RenameTable(_table_name(action.this))
     return AlterTable(_table_name(node.this), converted)

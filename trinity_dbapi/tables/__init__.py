@@ -12,6 +12,8 @@ split along the layout:
 * ``conform.py`` -- casting and checking incoming data against the schema.
 * ``writer.py`` -- :func:`new_dataset`, :func:`write_data`, :func:`write_common_metadata`.
 * ``reader.py`` -- :func:`read_table` (eager reference reader), :func:`arrow_dataset` (lazy).
+* ``promotion.py`` -- the column type changes every reader follows without a
+  rewrite of the data files (``ALTER COLUMN ... TYPE``).
 * ``indices.py`` -- :func:`build_index`, :func:`update_indices`, :func:`lookup`,
   :func:`drop_index`.
 * ``scan.py`` -- scan planning, the one place that decides which files of a

@@ -27,6 +27,7 @@ from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Result, Session
 from trinity_dbapi.sql.types_sql import type_sql
 from trinity_dbapi.tables import managed
+from trinity_dbapi.tables.promotion import PROMOTIONS, is_promotion
 
 COMMENT = "comment"
 #: The highest column ID the table ever had (IDs of dropped columns are not reused).
@@ -188,11 +189,14 @@ def alter_table(session: Session, stmt: model.AlterTable) -> Result:
         return Result()
     current = txn.load_table(namespace, name)
     altered = _altered(namespace, current, action)
+    if altered == current:
+        return Result()  # ALTER COLUMN to the type it has: nothing to commit
     if _holds_rows(session, current):
         _check_alter_with_rows(namespace, current, action)
-        if isinstance(action, model.AddColumn | model.DropColumn):
-            # Older files now lack (or still hold) a column: readers must
-            # match the files' columns by name (see query.NativeScan).
+        if isinstance(action, model.AddColumn | model.DropColumn | model.AlterColumnType):
+            # Older files now lack (or still hold) a column, or hold it as
+            # its narrower type: readers must match the files' columns by ID
+            # and cast each file's values (see scan.plan_query_scan).
             properties = {**altered.format_properties, managed.MIXED_FILE_SCHEMAS: "true"}
             altered = altered.replace(format_properties=properties)
     txn.replace_table(namespace, altered)
@@ -271,12 +275,32 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
             replace(c, name=action.new) if c.name == action.old else c for c in table.columns
         )
         return table.replace(columns=columns, format_properties=format_properties)
+    if isinstance(action, model.AlterColumnType):
+        return _retyped(where, table, action)
     if isinstance(action, model.SetTableProperties):
         return table.replace(properties={**table.properties, **action.properties})
     if isinstance(action, model.UnsetTableProperties):
         properties = {k: v for k, v in table.properties.items() if k not in action.names}
         return table.replace(properties=properties)
     raise ProgrammingError(f"unknown ALTER TABLE action {type(action).__name__}")
+
+
+def _retyped(where: str, table: TableDefinition, action: model.AlterColumnType) -> TableDefinition:
+    """``table`` with column ``action.name`` of ``action.type``, if no data file must change."""
+    column = _existing(where, table, action.name)
+    if not is_promotion(column.type, action.type):
+        old, new = type_sql(column.type), type_sql(action.type)
+        quoted = quote_identifier(action.name)
+        raise NotSupportedError(
+            f"ALTER COLUMN {action.name} TYPE {new} on table {where} is not supported: changing "
+            f"{old} to {new} would need its data files rewritten; only widenings are ("
+            f"{'; '.join(PROMOTIONS)}). Create a new table with CREATE TABLE ... AS SELECT "
+            f"CAST({quoted} AS {new}) AS {quoted}, ... FROM {where} instead"
+        )
+    columns = tuple(
+        replace(c, type=action.type) if c.name == action.name else c for c in table.columns
+    )
+    return table.replace(columns=columns)
 
 
 def _existing(where: str, table: TableDefinition, name: str) -> Column:
