@@ -37,6 +37,7 @@ __all__ = [
     "SCHEMA_ID_CHARS",
     "SYSTEM_KEYS",
     "TABLE_SCHEMA_ID",
+    "VIEW_SCHEMA_ID",
     "KeyLimits",
     "ObjectId",
     "check_name_characters",
@@ -47,9 +48,11 @@ __all__ = [
     "encode_schema_id",
     "namespace_key",
     "namespace_tables_prefix",
+    "namespace_views_prefix",
     "object_key",
     "table_key",
     "validate_object_name",
+    "view_key",
 ]
 
 # --- system internal keys -----------------------------------------------------
@@ -82,6 +85,8 @@ SYSTEM_KEYS = frozenset(
 LAKEHOUSE_SCHEMA_ID = 0
 NAMESPACE_SCHEMA_ID = 1
 TABLE_SCHEMA_ID = 2
+#: Upstream TrinityLake's view object; its keys are laid out as a table's.
+VIEW_SCHEMA_ID = 3
 
 #: The seed's base64 alphabet: digit value = index in this string.
 SCHEMA_ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -159,6 +164,7 @@ def decode_schema_id(encoded: str) -> int:
 
 _NAMESPACE_PREFIX = encode_schema_id(NAMESPACE_SCHEMA_ID)
 _TABLE_PREFIX = encode_schema_id(TABLE_SCHEMA_ID)
+_VIEW_PREFIX = encode_schema_id(VIEW_SCHEMA_ID)
 
 # --- object names -------------------------------------------------------------
 
@@ -298,12 +304,12 @@ class ObjectId:
     """The identity of an object stored under an object key.
 
     Attributes:
-        kind: ``namespace`` or ``table``.
-        namespace: The namespace name (the table's namespace for tables).
-        table: The table name, None for namespaces.
+        kind: ``namespace``, ``table`` or ``view``.
+        namespace: The namespace name (the table's or view's namespace).
+        table: The table or view name, None for namespaces.
     """
 
-    kind: Literal["namespace", "table"]
+    kind: Literal["namespace", "table", "view"]
     namespace: str
     table: str | None = None
 
@@ -339,6 +345,30 @@ def table_key(namespace: str, table: str, limits: KeyLimits) -> str:
     return prefix + encode_name(table, limits.table_max_bytes)
 
 
+def namespace_views_prefix(namespace: str, limits: KeyLimits) -> str:
+    """Return the prefix shared by the keys of every view in ``namespace``.
+
+    Raises:
+        InvalidNameError: If the namespace name is invalid or too long.
+    """
+    validate_object_name(namespace, limits.namespace_max_bytes, "namespace")
+    return _VIEW_PREFIX + encode_name(namespace, limits.namespace_max_bytes)
+
+
+def view_key(namespace: str, view: str, limits: KeyLimits) -> str:
+    """Return the key of a view: ``D===`` + encoded namespace + encoded view name.
+
+    A view name obeys the table name limit: views and tables share one set
+    of names per namespace.
+
+    Raises:
+        InvalidNameError: If either name is invalid or too long.
+    """
+    validate_object_name(view, limits.table_max_bytes, "view")
+    prefix = namespace_views_prefix(namespace, limits)
+    return prefix + encode_name(view, limits.table_max_bytes)
+
+
 def object_key(obj_id: ObjectId, limits: KeyLimits) -> str:
     """Return the key of the object identified by ``obj_id``.
 
@@ -349,7 +379,9 @@ def object_key(obj_id: ObjectId, limits: KeyLimits) -> str:
     if obj_id.kind == "namespace":
         return namespace_key(obj_id.namespace, limits)
     if obj_id.table is None:
-        raise InvalidNameError("", f"table object ID {obj_id!r} has no table name")
+        raise InvalidNameError("", f"{obj_id.kind} object ID {obj_id!r} has no name")
+    if obj_id.kind == "view":
+        return view_key(obj_id.namespace, obj_id.table, limits)
     return table_key(obj_id.namespace, obj_id.table, limits)
 
 
@@ -395,13 +427,18 @@ def table_name_under(key: str, prefix: str, limits: KeyLimits) -> str:
     return str(decode_key(key, limits).table)
 
 
+def is_view_key(key: str) -> bool:
+    """Whether ``key`` is a view's key (by its schema ID prefix; not validated further)."""
+    return key.startswith(_VIEW_PREFIX)
+
+
 def is_table_key(key: str) -> bool:
     """Whether ``key`` is a table's key (by its schema ID prefix; not validated further)."""
     return key.startswith(_TABLE_PREFIX)
 
 
 def decode_key(key: str, limits: KeyLimits) -> ObjectId:
-    """Invert :func:`namespace_key` and :func:`table_key`.
+    """Invert :func:`namespace_key`, :func:`table_key` and :func:`view_key`.
 
     Malformed keys raise :class:`~trinity_dbapi.errors.InvalidNameError`
     (not CorruptFileError: the caller knows which file the key came from and
@@ -423,12 +460,13 @@ def decode_key(key: str, limits: KeyLimits) -> ObjectId:
     prefix = key[:SCHEMA_ID_CHARS]
     if prefix == _NAMESPACE_PREFIX:
         expected = SCHEMA_ID_CHARS + ns_size
-    elif prefix == _TABLE_PREFIX:
+    elif prefix in (_TABLE_PREFIX, _VIEW_PREFIX):
         expected = SCHEMA_ID_CHARS + ns_size + limits.table_max_bytes + 1
     else:
         raise InvalidNameError(
             key,
-            f"malformed object key {key!r}: it does not start with a namespace or table schema ID",
+            f"malformed object key {key!r}: it does not start with a namespace, table or view "
+            "schema ID",
         )
     if len(data) != expected:
         raise InvalidNameError(
@@ -437,5 +475,6 @@ def decode_key(key: str, limits: KeyLimits) -> ObjectId:
     namespace = _split_encoded(key, data, SCHEMA_ID_CHARS, limits.namespace_max_bytes, "namespace")
     if prefix == _NAMESPACE_PREFIX:
         return ObjectId("namespace", namespace)
-    table = _split_encoded(key, data, SCHEMA_ID_CHARS + ns_size, limits.table_max_bytes, "table")
-    return ObjectId("table", namespace, table)
+    kind: Literal["table", "view"] = "view" if prefix == _VIEW_PREFIX else "table"
+    name = _split_encoded(key, data, SCHEMA_ID_CHARS + ns_size, limits.table_max_bytes, kind)
+    return ObjectId(kind, namespace, name)

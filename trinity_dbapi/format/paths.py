@@ -43,6 +43,7 @@ __all__ = [
     "root_node_file_name",
     "root_node_version",
     "table_definition_path",
+    "view_definition_path",
 ]
 
 #: Number of hash bits used as the optimized prefix, grouped 4/4/4/8.
@@ -238,6 +239,23 @@ def namespace_definition_path(namespace: str, uuid: str | None = None) -> str:
         The optimized path of ``namespace-<escaped namespace>-<uuid>.binpb``.
     """
     return object_definition_path("namespace", namespace, uuid)
+
+
+def view_definition_path(namespace: str, view: str, uuid: str | None = None) -> str:
+    """Return the optimized path of a new view definition file.
+
+    Named as a table's: view ``v1`` in namespace ``ns1`` gives the original
+    name ``view-v1-ns1-<uuid>.binpb``.
+
+    Args:
+        namespace: The namespace name.
+        view: The view name.
+        uuid: The UUID to use; a fresh version 4 UUID when omitted.
+
+    Returns:
+        The optimized, relative path of the definition file.
+    """
+    return object_definition_path("view", f"{view}-{namespace}", uuid)
 
 
 def root_node_file_name(version: int) -> str:

@@ -316,14 +316,14 @@ _VERSIONS_SCHEMA = _schema(
 
 
 def _describe_key(key: str, limits: keys.KeyLimits) -> str:
-    """``namespace ns1`` or ``table ns1.t1`` for an object key, else the key itself."""
+    """``namespace ns1``, ``table ns1.t1`` or ``view ns1.v1`` for an object key, else the key."""
     try:
         obj = keys.decode_key(key, limits)
     except InvalidNameError:
         return key
     if obj.table is None:
         return f"namespace {obj.namespace}"
-    return f"table {obj.namespace}.{obj.table}"
+    return f"{obj.kind} {obj.namespace}.{obj.table}"
 
 
 def _versions_rows(catalog: _Catalog) -> Iterator[Row]:

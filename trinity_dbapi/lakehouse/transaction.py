@@ -538,7 +538,7 @@ class Transaction(ObjectOperations):
             return f"key {key!r}"
         if obj.table is None:
             return f"namespace {obj.namespace!r}"
-        return f"table '{obj.namespace}.{obj.table}'"
+        return f"{obj.kind} '{obj.namespace}.{obj.table}'"
 
     def _check_active(self) -> None:
         if self._state is not _State.ACTIVE:

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import CorruptFileError, Error, StorageFileNotFoundError
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
-from trinity_dbapi.format.keys import is_table_key
+from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition, ViewDefinition
+from trinity_dbapi.format.keys import is_table_key, is_view_key
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.storage import open_storage
 from trinity_dbapi.tables import layout, managed
@@ -148,6 +148,9 @@ class _Checker:
             )
         except Error:
             name = key
+        if is_view_key(key):
+            self.read(location, name, lambda b: ViewDefinition.from_bytes(b, location))
+            return
         if not is_table_key(key):
             self.read(location, name, lambda b: NamespaceDefinition.from_bytes(b, location))
             return

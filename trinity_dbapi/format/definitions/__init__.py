@@ -1,4 +1,4 @@
-"""Object definitions: the lakehouse, namespaces and tables (``.binpb`` files).
+"""Object definitions: the lakehouse, namespaces, tables and views (``.binpb`` files).
 
 Each definition is a frozen dataclass that validates itself on construction
 and converts to and from the protobuf messages of ``proto/trinity.proto``:
@@ -7,6 +7,8 @@ and converts to and from the protobuf messages of ``proto/trinity.proto``:
 * :class:`NamespaceDefinition` -- schema ID 1.
 * :class:`TableDefinition` -- schema ID 2, with :class:`Column` and
   :class:`DataType` describing its schema.
+* :class:`ViewDefinition` -- schema ID 3: a view's query, columns and the
+  objects it names.
 
 Reading (``from_bytes``) applies the format defaults to unset fields and turns
 every problem with the file into :class:`~trinity_dbapi.errors.CorruptFileError`
@@ -24,6 +26,7 @@ The package is split by object, each file readable in one sitting:
 * ``types.py`` -- :class:`DataType`, :class:`Column`, ``TYPE_KINDS`` and the
   type parameter limits.
 * ``table.py`` -- :class:`TableDefinition` (with its partition columns) and ``TABLE_TYPES``.
+* ``view.py`` -- :class:`ViewDefinition` and ``TRINITY_DIALECT``.
 * ``__init__.py`` (this file) -- :data:`DEFINITION_TYPES` and the re-exports:
   import from ``trinity_dbapi.format.definitions``, not from the submodules.
 """
@@ -61,6 +64,7 @@ from trinity_dbapi.format.definitions.types import (
     Column,
     DataType,
 )
+from trinity_dbapi.format.definitions.view import TRINITY_DIALECT, ViewDefinition
 
 __all__ = [
     "DEFAULT_FILE_NAME_MAX_SIZE_BYTES",
@@ -78,6 +82,7 @@ __all__ = [
     "PARTITIONED_BY",
     "PARTITION_COLUMNS",
     "TABLE_TYPES",
+    "TRINITY_DIALECT",
     "TYPE_KINDS",
     "Column",
     "DataType",
@@ -85,17 +90,19 @@ __all__ = [
     "LakehouseDefinition",
     "NamespaceDefinition",
     "TableDefinition",
+    "ViewDefinition",
     "with_partition_columns",
 ]
 
 
-#: Definition class of each object schema ID (lakehouse, namespace, table).
+#: Definition class of each object schema ID (lakehouse, namespace, table, view).
 DEFINITION_TYPES: Mapping[
-    int, type[LakehouseDefinition | NamespaceDefinition | TableDefinition]
+    int, type[LakehouseDefinition | NamespaceDefinition | TableDefinition | ViewDefinition]
 ] = FrozenMap(
     {
         keys.LAKEHOUSE_SCHEMA_ID: LakehouseDefinition,
         keys.NAMESPACE_SCHEMA_ID: NamespaceDefinition,
         keys.TABLE_SCHEMA_ID: TableDefinition,
+        keys.VIEW_SCHEMA_ID: ViewDefinition,
     }
 )

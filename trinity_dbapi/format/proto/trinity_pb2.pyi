@@ -201,3 +201,40 @@ class TableDef(_message.Message):
     format_properties: _containers.ScalarMap[str, str]
     properties: _containers.ScalarMap[str, str]
     def __init__(self, name: _Optional[str] = ..., schema: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., distribution_keys: _Optional[_Iterable[int]] = ..., primary_key: _Optional[_Iterable[int]] = ..., sort_keys: _Optional[_Iterable[int]] = ..., unique_columns: _Optional[_Iterable[int]] = ..., table_type: _Optional[_Union[TableDef.TableType, str]] = ..., table_format: _Optional[str] = ..., format_properties: _Optional[_Mapping[str, str]] = ..., properties: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ViewDef(_message.Message):
+    __slots__ = ("name", "schema_binding", "schema", "sql_representations", "referenced_object_ids", "properties")
+    class SqlRepresentation(_message.Message):
+        __slots__ = ("dialect", "sql")
+        DIALECT_FIELD_NUMBER: _ClassVar[int]
+        SQL_FIELD_NUMBER: _ClassVar[int]
+        dialect: str
+        sql: str
+        def __init__(self, dialect: _Optional[str] = ..., sql: _Optional[str] = ...) -> None: ...
+    class ObjectIdentifier(_message.Message):
+        __slots__ = ("namespace", "name")
+        NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        namespace: str
+        name: str
+        def __init__(self, namespace: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    class PropertiesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_BINDING_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    SQL_REPRESENTATIONS_FIELD_NUMBER: _ClassVar[int]
+    REFERENCED_OBJECT_IDS_FIELD_NUMBER: _ClassVar[int]
+    PROPERTIES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    schema_binding: bool
+    schema: _containers.RepeatedCompositeFieldContainer[Column]
+    sql_representations: _containers.RepeatedCompositeFieldContainer[ViewDef.SqlRepresentation]
+    referenced_object_ids: _containers.RepeatedCompositeFieldContainer[ViewDef.ObjectIdentifier]
+    properties: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., schema_binding: _Optional[bool] = ..., schema: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., sql_representations: _Optional[_Iterable[_Union[ViewDef.SqlRepresentation, _Mapping]]] = ..., referenced_object_ids: _Optional[_Iterable[_Union[ViewDef.ObjectIdentifier, _Mapping]]] = ..., properties: _Optional[_Mapping[str, str]] = ...) -> None: ...
