@@ -324,7 +324,7 @@ class NamespaceNotEmptyError(ProgrammingError):
 
     def __init__(self, namespace: str, tables: int) -> None:
         super().__init__(
-            f"namespace {namespace!r} still holds {tables} table(s); drop them first or "
+            f"namespace {namespace!r} still holds {tables} table(s) or view(s); drop them first or "
             "drop the namespace with cascade=True (DROP NAMESPACE ... CASCADE)"
         )
         self.namespace = namespace

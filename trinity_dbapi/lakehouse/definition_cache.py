@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from trinity_dbapi.errors import ProgrammingError
-from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
+from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition, ViewDefinition
 
 #: The default bound of a connection's definition cache, in bytes of definition files.
 DEFAULT_DEFINITION_CACHE_BYTES = 32 * 1024 * 1024
@@ -31,7 +31,7 @@ DEFAULT_DEFINITION_CACHE_BYTES = 32 * 1024 * 1024
 #: The ``connect()`` option that sets the bound.
 OPTION = "definition_cache_bytes"
 
-D = TypeVar("D", TableDefinition, NamespaceDefinition)
+D = TypeVar("D", TableDefinition, NamespaceDefinition, ViewDefinition)
 
 
 def check_cache_bytes(value: object) -> int:
@@ -72,9 +72,9 @@ class DefinitionCache:
 
     def __init__(self, max_bytes: int = DEFAULT_DEFINITION_CACHE_BYTES) -> None:
         self._max_bytes = check_cache_bytes(max_bytes)
-        self._items: OrderedDict[str, tuple[TableDefinition | NamespaceDefinition, int]] = (
-            OrderedDict()
-        )
+        self._items: OrderedDict[
+            str, tuple[TableDefinition | NamespaceDefinition | ViewDefinition, int]
+        ] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
         self.stats = DefinitionCacheStats()
@@ -131,7 +131,12 @@ class DefinitionCache:
             self._items.clear()
             self._size = 0
 
-    def _put(self, path: str, definition: TableDefinition | NamespaceDefinition, size: int) -> None:
+    def _put(
+        self,
+        path: str,
+        definition: TableDefinition | NamespaceDefinition | ViewDefinition,
+        size: int,
+    ) -> None:
         with self._lock:
             if size > self._max_bytes:
                 return

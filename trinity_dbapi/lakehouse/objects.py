@@ -156,25 +156,29 @@ class ObjectOperations(ABC):
     def drop_namespace(
         self, namespace: str, *, cascade: bool = False, if_exists: bool = False
     ) -> bool:
-        """Drop ``namespace`` (with its tables when ``cascade``); return whether it existed.
+        """Drop ``namespace`` (with its tables and views when ``cascade``); return whether it existed.
 
         Raises:
             NoSuchNamespaceError: it does not exist and ``if_exists`` is false.
-            NamespaceNotEmptyError: it holds tables and ``cascade`` is false.
+            NamespaceNotEmptyError: it holds tables or views and ``cascade`` is false.
         """
         key = self._namespace_key(namespace)
         if self.get(key) is None:
             if if_exists:
                 return False
             raise NoSuchNamespaceError(namespace)
-        # A table created concurrently must stop the drop, at any isolation
-        # level: otherwise it would outlive its namespace.
-        prefix = self._tables_prefix(namespace)
-        table_keys = [k for k, _ in self.require_range(prefix, prefix_end(prefix))]
-        if table_keys and not cascade:
-            raise NamespaceNotEmptyError(namespace, len(table_keys))
-        for table_key in table_keys:
-            self.delete(table_key)
+        # A table or view created concurrently must stop the drop, at any
+        # isolation level: otherwise it would outlive its namespace.
+        object_keys = []
+        for prefix in (
+            self._tables_prefix(namespace),
+            keys.namespace_views_prefix(namespace, self._limits),
+        ):
+            object_keys += [k for k, _ in self.require_range(prefix, prefix_end(prefix))]
+        if object_keys and not cascade:
+            raise NamespaceNotEmptyError(namespace, len(object_keys))
+        for object_key in object_keys:
+            self.delete(object_key)
         self.delete(key)
         return True
 
@@ -232,6 +236,7 @@ class ObjectOperations(ABC):
             if if_not_exists:
                 return False
             raise ObjectExistsError("table", f"{namespace}.{definition.name}")
+        self._check_no_view(namespace, definition.name)
         self._store_table(namespace, definition)
         return True
 
@@ -258,6 +263,7 @@ class ObjectOperations(ABC):
         self._require_namespace(new_namespace)
         if self.get(self._table_key(new_namespace, new_name)) is not None:
             raise ObjectExistsError("table", f"{new_namespace}.{new_name}")
+        self._check_no_view(new_namespace, new_name)
         self.delete(self._table_key(namespace, table))
         self._store_table(new_namespace, definition)
         return definition
@@ -323,6 +329,11 @@ class ObjectOperations(ABC):
 
     def _tables_prefix(self, namespace: str) -> str:
         return keys.namespace_tables_prefix(namespace, self._limits)
+
+    def _check_no_view(self, namespace: str, name: str) -> None:
+        # Views and tables share names; a view made concurrently conflicts.
+        if self.require(keys.view_key(namespace, name, self._limits)) is not None:
+            raise ObjectExistsError("view", f"{namespace}.{name}")
 
     def _require_namespace(self, namespace: str) -> None:
         # The namespace must still exist when this commits, at any isolation level.

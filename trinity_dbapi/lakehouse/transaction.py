@@ -49,7 +49,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format.keys import decode_key
 from trinity_dbapi.lakehouse.definition_cache import D
 from trinity_dbapi.lakehouse.derived import publish_after_commit
-from trinity_dbapi.lakehouse.objects import ObjectOperations
+from trinity_dbapi.lakehouse.views import ViewOperations
 from trinity_dbapi.tree.btree import prefix_end
 
 if TYPE_CHECKING:
@@ -189,11 +189,11 @@ class Savepoint:
     merges: Mapping[str, list[Merge]]
 
 
-class Transaction(ObjectOperations):
+class Transaction(ViewOperations):
     """A unit of work on a lakehouse; create it with :meth:`Lakehouse.begin`.
 
     Keys are raw tree keys here; :mod:`trinity_dbapi.lakehouse.objects` adds namespaces
-    and tables on top. Use it as a context manager to commit on success and
+    and tables on top, :mod:`trinity_dbapi.lakehouse.views` views. Use it as a context manager to commit on success and
     abort on an exception.
     """
 
