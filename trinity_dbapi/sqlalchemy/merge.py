@@ -136,7 +136,7 @@ def _pairs(table: sa.Table, values: Mapping[Any, Any] | None) -> tuple[tuple[str
     pairs = []
     for key, value in values.items():
         name = key if isinstance(key, str) else getattr(key, "key", None)
-        if name not in table.c:
+        if not isinstance(name, str) or name not in table.c:
             raise ArgumentError(f"{table.fullname} has no column {key!r}; check the table")
         pairs.append((table.c[name].name, value))
     if not pairs:
