@@ -96,6 +96,10 @@ STATEMENTS = [
     ),
     "MERGE INTO ns.t USING ns.s USING (id) WHEN MATCHED THEN UPDATE SET v = 0",
     "MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'text'",
+    (
+        "MERGE INTO ns.t USING (VALUES (1, 4.6), (7, 7.5)) AS s(id, v) ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v, NULL)"
+    ),
     "UPDATE ns.t SET v = s.v, w = s.w || '!' FROM ns.s WHERE t.id = s.id",
     "UPDATE ns.t AS x SET v = y.v * 2 FROM ns.s AS y WHERE x.id + 2 = y.id AND y.v > 40",
 ]
@@ -111,6 +115,36 @@ def test_results_equal_duckdbs_own(conn: Any, sql: str) -> None:
         assert got[1] == sorted(TARGET, key=repr)
     else:
         assert got == expected
+
+
+@pytest.mark.parametrize("sql", STATEMENTS[:2])
+def test_an_empty_target_or_source(conn: Any, sql: str) -> None:
+    load(conn, [], SOURCE)
+    assert ours(conn, sql) == reference([], SOURCE, sql)
+    conn.cursor().execute("DROP TABLE ns.t").execute("DROP TABLE ns.s")
+    load(conn, TARGET, [])
+    assert ours(conn, sql) == reference(TARGET, [], sql)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "MERGE INTO ns.t USING read_csv('/etc/passwd') AS s ON true WHEN MATCHED THEN DELETE",
+        "MERGE INTO ns.t USING '/etc/passwd' AS s ON true WHEN MATCHED THEN DELETE",
+        (
+            "MERGE INTO ns.t USING ns.s ON t.id IN (SELECT 1 FROM read_text('/etc/passwd')) "
+            "WHEN MATCHED THEN DELETE"
+        ),
+        "UPDATE ns.t SET v = 1 FROM read_csv('/etc/passwd') AS s",
+    ],
+)
+def test_sources_that_read_files_are_refused(conn: Any, sql: str) -> None:
+    load(conn, TARGET, SOURCE)
+    with pytest.raises(errors.NotSupportedError, match="lakehouse tables only"):
+        conn.cursor().execute(sql)
+    assert files(conn) and sorted(
+        conn.cursor().execute("SELECT * FROM ns.t").fetchall(), key=repr
+    ) == sorted(TARGET, key=repr)
 
 
 def test_parameters_in_source_and_clauses(conn: Any) -> None:
@@ -260,6 +294,34 @@ def test_hostile_statements_give_clear_errors_and_stage_nothing(
     assert sorted(conn.cursor().execute("SELECT * FROM ns.t").fetchall(), key=repr) == sorted(
         TARGET, key=repr
     )
+
+
+def test_statements_parse_to_dml_with_the_target_first() -> None:
+    from trinity_dbapi.sql import model
+    from trinity_dbapi.sql import statements as sts
+
+    (parsed,) = sts.parse(
+        "MERGE INTO ns.t AS x USING (SELECT * FROM ns.s FOR SYSTEM_VERSION AS OF ?) AS y "
+        "ON x.id = y.id WHEN MATCHED AND y.v > ? THEN UPDATE SET v = ? "
+        "WHEN NOT MATCHED BY SOURCE THEN DELETE"
+    )
+    stmt = sts.to_statement(parsed, [3, 5, 7])
+    assert isinstance(stmt, model.Dml)
+    assert [ref.table for ref in stmt.tables] == [
+        model.TableName("ns", "t"),
+        model.TableName("ns", "s"),
+    ]
+    assert stmt.tables[1].as_of == model.AsOf("version", 3)
+    assert stmt.params == (5, 7)
+    with pytest.raises(errors.ProgrammingError, match="FOR SYSTEM_VERSION AS OF applies"):
+        sts.to_statement(
+            sts.parse(
+                "MERGE INTO ns.t FOR SYSTEM_VERSION AS OF 1 USING ns.s ON true "
+                "WHEN MATCHED THEN DELETE"
+            )[0]
+        )
+    with pytest.raises(errors.SQLSyntaxError):
+        sts.parse("MERGE INTO ns.t USING ns.s ON true WHEN MATCHED THEN ERROR")
 
 
 def test_a_column_named_rowid_is_refused(conn: Any) -> None:

@@ -69,11 +69,12 @@ def merge(session: Session, stmt: model.Dml) -> Result:
     # The affected files' rows as they are now, then the new rows: one write.
     positions = now.column(_ROW)
     old = pc.less(positions, total)
-    in_affected = pc.is_in(
-        pc.take(labels, pc.if_else(old, positions, 0)) if total else pa.array([], pa.string()),
-        pa.array(affected, pa.string()),
-    )
-    written = now.filter(pc.or_(pc.invert(old), pc.and_(old, in_affected)))
+    keep = pc.invert(old)
+    if affected:  # then there are candidates, and position 0 exists
+        owner = pc.take(labels, pc.if_else(old, positions, 0))
+        in_affected = pc.is_in(owner, value_set=pa.array(affected, pa.string()))
+        keep = pc.or_(keep, pc.and_(old, in_affected))
+    written = now.filter(keep)
     task = "merge into" if isinstance(node, exp.Merge) else "update"
     added, _ = target.write(written.drop_columns([_ROW]), task)
     target.stage(added, removed=affected)
