@@ -397,3 +397,64 @@ def test_random_merges_equal_duckdbs(
     else:
         assert got == expected
     conn.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "read"),
+    [
+        (
+            (
+                "MERGE INTO ns.p USING ns.s ON p.day = 2 AND p.id = s.id WHEN MATCHED THEN "
+                "UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (9, s.id, s.v)"
+            ),
+            ["day=2"],
+        ),
+        (
+            (
+                "MERGE INTO ns.p AS x USING ns.s ON x.id = s.id AND x.day IN (?, 3) "
+                "WHEN MATCHED THEN DELETE"
+            ),
+            ["day=1", "day=3"],
+        ),
+        (
+            (
+                "MERGE INTO ns.p USING ns.s ON p.day = 2 AND p.id = s.id "
+                "WHEN NOT MATCHED BY SOURCE THEN DELETE"
+            ),
+            ["day=1", "day=2", "day=3"],  # every row may be one no source row matches
+        ),
+        ("UPDATE ns.p SET v = s.v FROM ns.s WHERE p.id = s.id AND p.day = 3", ["day=3"]),
+    ],
+)
+def test_the_target_is_pruned_to_the_partitions_the_condition_pins(
+    conn: Any, monkeypatch: pytest.MonkeyPatch, sql: str, read: list[str]
+) -> None:
+    from trinity_dbapi.sql.engine.dml import Target
+
+    rows = [(1, 1, 10), (1, 2, 20), (2, 1, 30), (2, 3, 40), (3, 1, 50)]
+    source = [(1, 100, None), (3, 300, None), (5, 500, None)]
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.p (day INT4, id INT4, v INT4) PARTITIONED BY (day)")
+    cur.executemany("INSERT INTO ns.p VALUES (?, ?, ?)", [list(r) for r in rows])
+    cur.execute("CREATE TABLE ns.s (id INT4, v INT4, w VARCHAR)")
+    cur.executemany("INSERT INTO ns.s VALUES (?, ?, ?)", [list(r) for r in source])
+    seen: list[str] = []
+    original = Target.rows_with_labels
+
+    def recording(self: Target, labels: Any) -> Any:
+        seen.extend(labels)
+        return original(self, labels)
+
+    monkeypatch.setattr(Target, "rows_with_labels", recording)
+    params = [1] if "?" in sql else None
+    count = cur.execute(sql, params).rowcount
+    got = sorted(cur.execute("SELECT * FROM ns.p").fetchall())
+    assert sorted({label.split("/")[0] for label in seen}) == read
+    duck = duckdb.connect()
+    duck.execute("CREATE SCHEMA ns")
+    duck.execute("CREATE TABLE ns.p (day INT4, id INT4, v INT4)")
+    duck.executemany("INSERT INTO ns.p VALUES (?, ?, ?)", [list(r) for r in rows])
+    duck.execute("CREATE TABLE ns.s (id INT4, v INT4, w VARCHAR)")
+    duck.executemany("INSERT INTO ns.s VALUES (?, ?, ?)", [list(r) for r in source])
+    assert count == duck.execute(sql, params).fetchall()[0][0]
+    assert got == sorted(duck.execute("SELECT * FROM ns.p").fetchall())

@@ -20,6 +20,8 @@ is dropped whatever happens; nothing is staged unless the statement succeeded.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,6 +39,7 @@ from trinity_dbapi.sql.engine.query import (
     marked,
 )
 from trinity_dbapi.sql.engine.session import Result, Session
+from trinity_dbapi.tables.pruning import NO_VALUE, constant
 
 #: Each candidate row's position: the ``rowid`` it gets in the temporary copy.
 _ROW = "__trinity_row"
@@ -59,7 +62,7 @@ def merge(session: Session, stmt: model.Dml) -> Result:
             "'rowid' hides the row identity the statement tracks changes by; rename the "
             "column (ALTER TABLE ... RENAME COLUMN rowid TO ...) or use UPDATE/DELETE/INSERT"
         )
-    candidates = target.rows_with_labels(sorted(target.meta.files()))
+    candidates = target.rows_with_labels(_candidate_files(target, stmt))
     labels = candidates.column(LABEL)
     total = candidates.num_rows
     rows = candidates.drop_columns([LABEL])
@@ -79,6 +82,58 @@ def merge(session: Session, stmt: model.Dml) -> Result:
     added, _ = target.write(written.drop_columns([_ROW]), task)
     target.stage(added, removed=affected)
     return Result(None, count)
+
+
+def _candidate_files(target: Target, stmt: model.Dml) -> list[str]:
+    """The target's files that rows the statement can act on may be in.
+
+    ``target.p = constant`` (or ``IN (constants)``) in the ``ON`` condition
+    of a MERGE without ``WHEN NOT MATCHED BY SOURCE`` (or in the ``WHERE`` of
+    an UPDATE ... FROM) pins the only rows that can match: the other
+    partitions (and files a secondary index rules out) are neither read nor
+    rewritten, and no source row can match a row in them.
+    """
+    from trinity_dbapi.tables.scan import pruned_labels
+
+    node = stmt.expression
+    if isinstance(node, exp.Merge):
+        whens = node.args.get("whens")
+        by_source = any(w.args.get("source") for w in (whens.expressions if whens else ()))
+        condition = None if by_source else node.args.get("on")
+    else:
+        where = node.args.get("where")
+        condition = where.this if where is not None else None
+    predicate = _pins(condition, node.this, stmt.params) if condition is not None else {}
+    if not predicate:
+        return sorted(target.meta.files())
+    return sorted(pruned_labels(target.storage, target.definition, target.meta, predicate))
+
+
+def _pins(condition: exp.Expr, table: exp.Table, params: Sequence[Any]) -> dict[str, list[Any]]:
+    """``column -> values`` of the ``AND``-ed ``t.column = constant`` / ``IN`` terms."""
+    name = table.alias_or_name
+    conjuncts = condition.flatten() if isinstance(condition, exp.And) else [condition]
+    pins: dict[str, list[Any]] = {}
+    for conjunct in conjuncts:
+        while isinstance(conjunct, exp.Paren):
+            conjunct = conjunct.this
+        if isinstance(conjunct, exp.EQ):
+            column, values = conjunct.this, [conjunct.expression]
+            if not isinstance(column, exp.Column):
+                column, values = conjunct.expression, [conjunct.this]
+        elif isinstance(conjunct, exp.In) and not conjunct.args.get("query"):
+            column, values = conjunct.this, list(conjunct.expressions)
+        else:
+            continue
+        # Only a column named by the target's alias or name is surely the target's.
+        if not isinstance(column, exp.Column) or column.table != name or not values:
+            continue
+        found = [constant(value, params) for value in values]
+        if any(value is None or value is NO_VALUE for value in found):
+            continue
+        previous = pins.get(column.name)
+        pins[column.name] = found if previous is None else [v for v in found if v in previous]
+    return pins
 
 
 def _apply(
