@@ -458,3 +458,35 @@ def test_the_target_is_pruned_to_the_partitions_the_condition_pins(
     duck.executemany("INSERT INTO ns.s VALUES (?, ?, ?)", [list(r) for r in source])
     assert count == duck.execute(sql, params).fetchall()[0][0]
     assert got == sorted(duck.execute("SELECT * FROM ns.p").fetchall())
+
+
+def test_rows_keep_their_files_across_many_rows_and_files(conn: Any) -> None:
+    # DuckDB runs the copy on several threads: each row must still map to its own file.
+    import pyarrow as pa
+
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.big (id INT8, f INT8)")
+    cur.execute("USE ns")
+    for f in range(6):
+        ids = pa.array(range(f * 30_000, (f + 1) * 30_000), pa.int64())
+        cur.ingest("big", pa.table({"id": ids, "f": pa.array([f] * len(ids), pa.int64())}))
+    before = _files_of(conn, "big")
+    cur.execute(
+        "MERGE INTO big USING (VALUES (45000, -1), (179999, -2), (999999, -3)) AS s(id, f) "
+        "ON big.id = s.id WHEN MATCHED THEN UPDATE SET f = s.f WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert cur.rowcount == 3
+    after = _files_of(conn, "big")
+    assert len(set(before) - set(after)) == 2  # the files of ids 45000 and 179999
+    summary = cur.execute(
+        "SELECT f, count(*), min(id), max(id) FROM big GROUP BY f ORDER BY f"
+    ).fetchall()
+    assert summary[:3] == [(-3, 1, 999999, 999999), (-2, 1, 179999, 179999), (-1, 1, 45000, 45000)]
+    assert summary[3:] == [
+        (f, 30_000 - (f in (1, 5)), f * 30_000, (f + 1) * 30_000 - 1 - (f == 5)) for f in range(6)
+    ]
+
+
+def _files_of(conn: Any, table: str) -> dict[str, str]:
+    definition = conn.lakehouse.begin().load_table("ns", table)
+    return managed.metadata(conn.lakehouse.storage, definition).files()
