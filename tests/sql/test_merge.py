@@ -191,6 +191,10 @@ def test_several_source_rows_for_one_target_row_is_duckdbs_error(conn: Any) -> N
     assert "cannot affect the same target row more than once" in expected
     assert "cannot affect the same target row more than once" in str(info.value)
     assert files(conn) == before
+    # The temporary copy is gone, and so are the registered rows.
+    duck = conn.session.duckdb()
+    assert duck.sql("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall() == [(0,)]
+    assert duck.sql("SELECT count(*) FROM duckdb_views() WHERE NOT internal").fetchall() == [(0,)]
 
 
 def test_merge_in_a_transaction_commits_or_rolls_back_with_it(tmp_path: Path) -> None:

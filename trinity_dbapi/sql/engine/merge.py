@@ -173,7 +173,7 @@ def _apply(
             )
             now = execute_duckdb(duck, f"SELECT rowid AS {row}, {columns} FROM {copy}", [])
         finally:
-            execute_duckdb(duck, f"DROP TABLE IF EXISTS {copy}", [])
+            _drop(duck, copy)
     finally:
         _unregister(duck, staged)
     return count, changed.column(0).to_pylist(), now
@@ -205,3 +205,15 @@ def _run(session: Session, stmt: model.Dml, copy: str) -> int:
         return -1
     value = result.column(0)[0].as_py()
     return int(value) if value is not None else -1
+
+
+def _drop(duck: Any, copy: str) -> None:
+    """Drop the temporary copy, even while ``Connection.interrupt`` keeps interrupting DuckDB."""
+    import duckdb
+
+    for _ in range(1000):
+        try:
+            duck.execute(f"DROP TABLE IF EXISTS {copy}")
+            return
+        except duckdb.InterruptException:
+            continue
