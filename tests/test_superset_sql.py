@@ -84,6 +84,9 @@ STATEMENTS: dict[str, bool] = {
     "INSERT INTO sales.orders VALUES (9, DATE '2024-01-09')": True,
     "UPDATE sales.orders SET id = 1 WHERE id = 2": True,
     "DELETE FROM sales.orders WHERE id = 1": True,
+    "MERGE INTO sales.orders AS o USING (VALUES (1)) AS s(id) ON o.id = s.id "
+    "WHEN MATCHED THEN DELETE": True,
+    "UPDATE sales.orders SET id = s.id FROM (VALUES (1)) AS s(id) WHERE orders.id = 2": True,
     "CALL system.compact()": True,
     "CALL system.check_integrity()": True,  # read-only, but CALL is refused as a whole
 }

@@ -507,11 +507,15 @@ def test_update_and_delete_with_subqueries(data: sa.Engine) -> None:
     assert run(data, select(people).order_by(people.c.id)) == [(1, "alpha", 1), (3, "gamma", 12)]
 
 
-def test_update_from_another_table_is_refused() -> None:
-    # The engine has no UPDATE ... FROM (DuckDB cannot bind the joined table).
+def test_update_from_another_table(data: sa.Engine) -> None:
     update = people.update().where(people.c.id == pets.c.owner_id).values(grp=pets.c.id)
-    with pytest.raises(NotImplementedError, match="multiple-table criteria within UPDATE"):
-        sql(update)
+    assert sql(update) == (
+        "UPDATE ns.people SET grp=ns.pets.id FROM ns.pets WHERE ns.people.id = ns.pets.owner_id"
+    )
+    single = people.update().where(people.c.id == pets.c.owner_id).where(pets.c.label == "z")
+    with data.begin() as conn:
+        assert conn.execute(single.values(grp=pets.c.id)).rowcount == 1
+    assert run(data, select(people.c.id, people.c.grp).where(people.c.id == 3)) == [(3, 12)]
 
 
 # -- DDL ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Syntax tree nodes of the trinity dialect's own statements.
 
-Queries and ``INSERT`` / ``UPDATE`` / ``DELETE`` use sqlglot's nodes unchanged
-(``exp.Select``, ``exp.Insert``, ...), and so do ``COMMIT`` (``exp.Commit``)
+Queries and ``INSERT`` / ``UPDATE`` / ``DELETE`` / ``MERGE`` use sqlglot's nodes unchanged
+(``exp.Select``, ``exp.Insert``, ``exp.Merge``, ...), and so do ``COMMIT`` (``exp.Commit``)
 and ``ROLLBACK`` (``exp.Rollback``). Everything else the grammar adds is one node class here,
 declared the sqlglot way: an :class:`~sqlglot.exp.Expression` subclass whose
 ``arg_types`` name its children (``True`` = required). The generator renders

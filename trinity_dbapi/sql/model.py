@@ -315,7 +315,7 @@ class Query:
 
 @dataclass(frozen=True)
 class Dml:
-    """``INSERT`` / ``UPDATE`` / ``DELETE`` like :class:`Query`; ``tables[0]`` is the target."""
+    """``INSERT`` / ``UPDATE`` / ``DELETE`` / ``MERGE`` like :class:`Query`; ``tables[0]`` is the target."""
 
     expression: exp.Expression
     tables: tuple[TableRef, ...]

@@ -27,7 +27,7 @@ from trinity_dbapi.sql.parser_ddl import DDLParser
 _StatementParser = Callable[["TrinityParser"], exp.Expression]
 
 #: sqlglot's own statement parsers the dialect keeps: DML.
-_DML_TOKENS = frozenset({TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE})
+_DML_TOKENS = frozenset({TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE, TokenType.MERGE})
 
 #: Leading words of statements other SQL systems have and trinity SQL has not.
 UNSUPPORTED_STATEMENT_WORDS = frozenset(
@@ -54,7 +54,6 @@ UNSUPPORTED_STATEMENT_WORDS = frozenset(
         "KILL",
         "LOAD",
         "LOCK",
-        "MERGE",
         "OPTIMIZE",
         "PIVOT",
         "PRAGMA",
@@ -76,7 +75,7 @@ UNSUPPORTED_STATEMENT_WORDS = frozenset(
     }
 )
 _STATEMENTS = (
-    "SELECT, WITH, VALUES, INSERT, UPDATE, DELETE, TRUNCATE, CREATE, DROP, ALTER, SHOW, "
+    "SELECT, WITH, VALUES, INSERT, UPDATE, DELETE, MERGE, TRUNCATE, CREATE, DROP, ALTER, SHOW, "
     "DESCRIBE, USE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION, CALL and EXPLAIN"
 )
 _ISOLATION_HINT = "TrinityLake isolation levels are SERIALIZABLE (the default) and SNAPSHOT"

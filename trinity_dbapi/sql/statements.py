@@ -546,4 +546,5 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     exp.Insert: _dml,
     exp.Update: _dml,
     exp.Delete: _dml,
+    exp.Merge: _dml,
 }

@@ -147,6 +147,14 @@ class TrinityCompiler(compiler.SQLCompiler):
             text += ", " + self.render_literal_value(flags, sqltypes.STRINGTYPE)
         return f"regexp_replace({text})"
 
+    def update_from_clause(
+        self, update_stmt: Any, from_table: Any, extra_froms: Any, from_hints: Any, **kw: Any
+    ) -> str:
+        # UPDATE t SET ... FROM other WHERE ... (DuckDB's syntax, as PostgreSQL's).
+        kw["asfrom"] = True
+        froms = (t._compiler_dispatch(self, fromhints=from_hints, **kw) for t in extra_froms)
+        return "FROM " + ", ".join(froms)
+
     def _regexp(self, function: str, binary: Any, **kw: Any) -> str:
         text = f"{self.process(binary.left, **kw)}, {self.process(binary.right, **kw)}"
         flags = binary.modifiers.get("flags")

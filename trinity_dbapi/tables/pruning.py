@@ -20,6 +20,8 @@ from sqlglot import exp
 
 #: Column value -> a Python value; None when the expression is not a constant we trust.
 _NO_VALUE = object()
+#: What :func:`constant` returns for an expression that is not a constant (public name).
+NO_VALUE = _NO_VALUE
 
 
 def point_predicates(node: exp.Table, params: Sequence[Any]) -> dict[str, list[Any]]:

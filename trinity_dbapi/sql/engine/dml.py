@@ -1,5 +1,7 @@
 """Statements that change table data: INSERT, DELETE, UPDATE, TRUNCATE, CTAS, indices.
 
+MERGE and UPDATE ... FROM build on :class:`Target` in :mod:`.merge`.
+
 DuckDB computes every new row; this module only decides which files to
 write and which to replace, writes them in the dataset layout, and stages
 the change of the table's files as a merge of its key (see
@@ -144,13 +146,18 @@ _REFUSED_CLAUSES = {
     "alternative": "INSERT OR ...",
     "by_name": "BY NAME",
     "using": "USING",
-    "from": "UPDATE ... FROM",
 }
 
 
 def dml(session: Session, stmt: model.Dml) -> Result:
-    """INSERT, UPDATE or DELETE."""
+    """INSERT, UPDATE or DELETE; MERGE and UPDATE ... FROM run in :mod:`.merge`."""
     node = stmt.expression
+    if isinstance(node, exp.Merge) or (
+        isinstance(node, exp.Update) and (node.args.get("from_") or node.args.get("from"))
+    ):
+        from trinity_dbapi.sql.engine.merge import merge  # it builds on this module
+
+        return merge(session, stmt)
     for arg, clause in _REFUSED_CLAUSES.items():
         if node.args.get(arg):
             raise NotSupportedError(

@@ -1,0 +1,219 @@
+"""MERGE INTO and UPDATE ... FROM: DuckDB's own statement run on a copy of the target's rows.
+
+Both statements have semantics DuckDB defines in detail (which WHEN clause
+applies, ``INSERT *`` and ``UPDATE SET *`` by position, the error when a
+target row matches several source rows, the implicit casts, the row count).
+Rather than re-deriving them, the statement runs in the session's private
+DuckDB against a temporary table holding the candidate rows of the target,
+each at a known ``rowid``; the source and every other table reference are
+the usual scans of the pinned version (:func:`~trinity_dbapi.sql.engine.query.execute_marked`).
+
+Afterwards the temporary table says what changed: a candidate row that is
+gone or differs marks its file as affected, a row with a ``rowid`` past the
+candidates is new. As for UPDATE and DELETE (:mod:`~trinity_dbapi.sql.engine.dml`),
+only the affected files are rewritten (copy-on-write at file granularity),
+new rows are written as new files, and the change is staged once: one
+commit in autocommit, or part of the open transaction. The temporary table
+is dropped whatever happens; nothing is staged unless the statement succeeded.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from trinity_dbapi.errors import NotSupportedError, ProgrammingError
+from trinity_dbapi.format.sql_text import quote_identifier
+from trinity_dbapi.sql import model
+from trinity_dbapi.sql.engine.dml import LABEL, Target
+from trinity_dbapi.sql.engine.query import (
+    _REF_KEY,
+    _unregister,
+    execute_duckdb,
+    execute_marked,
+    marked,
+)
+from trinity_dbapi.sql.engine.session import Result, Session
+from trinity_dbapi.tables.pruning import NO_VALUE, constant
+
+#: Each candidate row's position: the ``rowid`` it gets in the temporary copy.
+_ROW = "__trinity_row"
+
+
+def merge(session: Session, stmt: model.Dml) -> Result:
+    """``MERGE INTO`` or ``UPDATE ... FROM`` (``stmt.expression``) with DuckDB's semantics."""
+    node = stmt.expression
+    kind = "MERGE" if isinstance(node, exp.Merge) else "UPDATE ... FROM"
+    for arg, clause in (("returning", "RETURNING"), ("with_", "WITH"), ("with", "WITH")):
+        if node.args.get(arg):
+            raise NotSupportedError(
+                f"{clause} is not supported on {kind}; write the statement without it "
+                "(a subquery in USING or FROM can take the place of a WITH)"
+            )
+    target = Target(session, stmt.tables[0].table)
+    if any(name.lower() == "rowid" for name in target.schema.names):
+        raise NotSupportedError(
+            f"{kind} into {target.namespace}.{target.name} is not supported: its column "
+            "'rowid' hides the row identity the statement tracks changes by; rename the "
+            "column (ALTER TABLE ... RENAME COLUMN rowid TO ...) or use UPDATE/DELETE/INSERT"
+        )
+    candidates = target.rows_with_labels(_candidate_files(target, stmt))
+    labels = candidates.column(LABEL)
+    total = candidates.num_rows
+    rows = candidates.drop_columns([LABEL])
+    rows = rows.append_column(_ROW, pa.array(range(total), pa.int64()))
+    count, changed, now = _apply(session, stmt, rows, target.schema.names)
+    affected = sorted({labels[i].as_py() for i in changed})
+    # The affected files' rows as they are now, then the new rows: one write.
+    positions = now.column(_ROW)
+    old = pc.less(positions, total)
+    keep = pc.invert(old)
+    if affected:  # then there are candidates, and position 0 exists
+        owner = pc.take(labels, pc.if_else(old, positions, 0))
+        in_affected = pc.is_in(owner, value_set=pa.array(affected, pa.string()))
+        keep = pc.or_(keep, pc.and_(old, in_affected))
+    written = now.filter(keep)
+    task = "merge into" if isinstance(node, exp.Merge) else "update"
+    added, _ = target.write(written.drop_columns([_ROW]), task)
+    target.stage(added, removed=affected)
+    return Result(None, count)
+
+
+def _candidate_files(target: Target, stmt: model.Dml) -> list[str]:
+    """The target's files that rows the statement can act on may be in.
+
+    ``target.p = constant`` (or ``IN (constants)``) in the ``ON`` condition
+    of a MERGE without ``WHEN NOT MATCHED BY SOURCE`` (or in the ``WHERE`` of
+    an UPDATE ... FROM) pins the only rows that can match: the other
+    partitions (and files a secondary index rules out) are neither read nor
+    rewritten, and no source row can match a row in them.
+    """
+    from trinity_dbapi.tables.scan import pruned_labels
+
+    node = stmt.expression
+    if isinstance(node, exp.Merge):
+        whens = node.args.get("whens")
+        by_source = any(w.args.get("source") for w in (whens.expressions if whens else ()))
+        condition = None if by_source else node.args.get("on")
+    else:
+        where = node.args.get("where")
+        condition = where.this if where is not None else None
+    predicate = _pins(condition, node.this, stmt.params) if condition is not None else {}
+    if not predicate:
+        return sorted(target.meta.files())
+    return sorted(pruned_labels(target.storage, target.definition, target.meta, predicate))
+
+
+def _pins(condition: exp.Expr, table: exp.Table, params: Sequence[Any]) -> dict[str, list[Any]]:
+    """``column -> values`` of the ``AND``-ed ``t.column = constant`` / ``IN`` terms."""
+    name = table.alias_or_name
+    conjuncts = condition.flatten() if isinstance(condition, exp.And) else [condition]
+    pins: dict[str, list[Any]] = {}
+    for conjunct in conjuncts:
+        while isinstance(conjunct, exp.Paren):
+            conjunct = conjunct.this
+        if isinstance(conjunct, exp.EQ):
+            column, values = conjunct.this, [conjunct.expression]
+            if not isinstance(column, exp.Column):
+                column, values = conjunct.expression, [conjunct.this]
+        elif isinstance(conjunct, exp.In) and not conjunct.args.get("query"):
+            column, values = conjunct.this, list(conjunct.expressions)
+        else:
+            continue
+        # Only a column named by the target's alias or name is surely the target's.
+        if not isinstance(column, exp.Column) or column.table != name or not values:
+            continue
+        found = [constant(value, params) for value in values]
+        if any(value is None or value is NO_VALUE for value in found):
+            continue
+        previous = pins.get(column.name)
+        pins[column.name] = found if previous is None else [v for v in found if v in previous]
+    return pins
+
+
+def _apply(
+    session: Session, stmt: model.Dml, rows: pa.Table, names: list[str]
+) -> tuple[int, list[int], pa.Table]:
+    """Run the statement on a temporary copy of ``rows``.
+
+    Returns DuckDB's row count, the positions of the candidate rows that
+    are gone or changed, and the copy's rows afterwards with their
+    ``rowid`` (a position; past the candidates for a new row).
+    """
+    duck = session.duckdb()
+    name = f"__trinity_copy_{uuid.uuid4().hex[:12]}"
+    copy = quote_identifier(name)
+    staged = f"__trinity_rows_{uuid.uuid4().hex[:12]}"
+    columns = ", ".join(quote_identifier(column) for column in names)
+    row = quote_identifier(_ROW)
+    duck.register(staged, rows)
+    try:
+        # ORDER BY: the n-th candidate gets rowid n (DuckDB keeps insertion order).
+        execute_duckdb(
+            duck,
+            f"CREATE TEMP TABLE {copy} AS SELECT {columns} FROM {quote_identifier(staged)} "
+            f"ORDER BY {row}",
+            [],
+        )
+        try:
+            count = _run(session, stmt, name)
+            old = ", ".join(f"o.{quote_identifier(column)}" for column in names)
+            new = ", ".join(f"c.{quote_identifier(column)}" for column in names)
+            changed = execute_duckdb(
+                duck,
+                f"SELECT o.{row} FROM {quote_identifier(staged)} AS o LEFT JOIN {copy} AS c "
+                f"ON c.rowid = o.{row} WHERE c.rowid IS NULL OR row({new}) IS DISTINCT FROM "
+                f"row({old})",
+                [],
+            )
+            now = execute_duckdb(duck, f"SELECT rowid AS {row}, {columns} FROM {copy}", [])
+        finally:
+            _drop(duck, copy)
+    finally:
+        _unregister(duck, staged)
+    return count, changed.column(0).to_pylist(), now
+
+
+def _run(session: Session, stmt: model.Dml, copy: str) -> int:
+    """Run the statement with its target pointed at ``copy``; DuckDB's row count."""
+    with marked(stmt.tables):
+        query = stmt.expression.copy()
+    node = query.this
+    if not isinstance(node, exp.Table) or node.meta.pop(_REF_KEY, None) != 0:
+        raise ProgrammingError(  # pragma: no cover - statements.py made tables[0] this node
+            f"{query.sql(dialect='trinity')!r} does not name its target table"
+        )
+    table = stmt.tables[0].table
+    if node.args.get("alias") is None:
+        # Columns name an unaliased target by its bare name (``t.col``), or
+        # with its namespace (``ns.t.col``): both stay valid.
+        node.set("alias", exp.TableAlias(this=exp.to_identifier(table.name, quoted=True)))
+        for column in query.find_all(exp.Column):
+            if column.args.get("db") is not None and column.table == table.name:
+                column.set("db", None)
+                column.set("catalog", None)
+    node.set("db", None)
+    node.set("catalog", None)
+    node.set("this", exp.to_identifier(copy, quoted=True))
+    result = execute_marked(session, query, stmt.tables, stmt.params)
+    if result.num_columns == 0 or result.num_rows == 0:  # pragma: no cover - DuckDB counts
+        return -1
+    value = result.column(0)[0].as_py()
+    return int(value) if value is not None else -1
+
+
+def _drop(duck: Any, copy: str) -> None:
+    """Drop the temporary copy, even while ``Connection.interrupt`` keeps interrupting DuckDB."""
+    import duckdb
+
+    for _ in range(1000):
+        try:
+            duck.execute(f"DROP TABLE IF EXISTS {copy}")
+            return
+        except duckdb.InterruptException:
+            continue
