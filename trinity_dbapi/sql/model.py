@@ -124,6 +124,16 @@ class DescribeNamespace:
 
 
 @dataclass(frozen=True)
+class PartitionTransform:
+    """``day(ts)`` in PARTITIONED BY: its directory ``name`` is in ``partitioned_by``."""
+
+    name: str
+    kind: str
+    source: str
+    width: int | None = None
+
+
+@dataclass(frozen=True)
 class CreateTable:
     """``CREATE TABLE``: columns numbered 1..n depth first, nested columns included."""
 
@@ -134,6 +144,8 @@ class CreateTable:
     comment: str | None
     properties: dict[str, str]
     if_not_exists: bool
+    #: The transforms among ``partitioned_by`` (their directory names).
+    partition_transforms: tuple[PartitionTransform, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -318,6 +330,8 @@ class CreateTableAs:
     comment: str | None
     properties: dict[str, str]
     if_not_exists: bool
+    #: The transforms among ``partitioned_by`` (their directory names).
+    partition_transforms: tuple[PartitionTransform, ...] = ()
 
 
 Statement = (

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.objects import ObjectOperations
     from trinity_dbapi.storage import Storage
     from trinity_dbapi.tables.metadata import DatasetMetadata
+    from trinity_dbapi.tables.transforms import Transform
 
 #: ``table_format`` of managed tables: a Kartothek dataset of Parquet files.
 TABLE_FORMAT = "kartothek"
@@ -129,6 +130,21 @@ def schema(table: TableDefinition) -> pa.Schema:
     return arrow_schema(table)
 
 
+def partition_transforms(table: TableDefinition) -> dict[str, Transform]:
+    """The table's transform partitions by directory name (``day(ts)`` is ``ts_day``).
+
+    Raises:
+        CorruptFileError: the ``partition_transforms`` property is not a JSON
+            object of transforms.
+    """
+    from trinity_dbapi.format.definitions import PARTITION_TRANSFORMS
+    from trinity_dbapi.tables.transforms import loads
+
+    return loads(
+        table.format_properties.get(PARTITION_TRANSFORMS), f"<definition of table {table.name}>"
+    )
+
+
 def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
     """Write a new, empty dataset for ``table``; return the definition that points at it.
 
@@ -148,7 +164,8 @@ def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
     partition_by = table.partition_columns
     for name in partition_by:
         check_partition_name(name)
-    meta = new_dataset(storage, schema(table), partition_by)
+    transforms = list(partition_transforms(table).values())
+    meta = new_dataset(storage, schema(table), partition_by, transforms)
     location = write_metadata(storage, meta)
     properties = {
         **table.format_properties,

@@ -144,7 +144,9 @@ def plan_query_scan(
     chosen = list(meta.partitions) if labels is None else labels
     files = tuple(meta.partitions[label]["table"] for label in chosen)
     binary_partitions = any(
-        definition.column(name).type.kind in ("binary", "fixed") for name in partition_by
+        column.type.kind in ("binary", "fixed")
+        for column in definition.columns
+        if column.name in partition_by
     )
     local_root = storage.local_root
     if local_root is not None and chosen and not binary_partitions:
@@ -199,18 +201,22 @@ def prune_labels(
 ) -> list[str] | None:
     """The files (labels) that can hold rows matching ``predicate``; None: all of them."""
     from trinity_dbapi.tables.indices import lookup
-    from trinity_dbapi.tables.partitions import prune
+    from trinity_dbapi.tables.partitions import ValueRange, prune
 
     if not predicate:
         return None
     partition_by = definition.partition_columns
     schema = managed.schema(definition)
     predicate = _castable(predicate, schema)
+    transforms = managed.partition_transforms(definition)
+    sources = {t.source for t in transforms.values()}
     labels: list[str] | None = None
-    if any(column in partition_by for column in predicate):
-        labels = prune(meta, schema, partition_by, predicate)
+    if any(column in partition_by or column in sources for column in predicate):
+        labels = prune(meta, schema, partition_by, predicate, transforms)
     indexed = set(managed.indexes(definition).values())
     for column, values in predicate.items():
+        if isinstance(values, ValueRange):
+            continue
         if column in indexed and column not in partition_by:
             found = lookup(storage, meta, column, values)
             if found is not None:
@@ -244,7 +250,9 @@ def _castable(
 
     DuckDB casts text to a column's type in ways pyarrow does not (formats,
     zone names); text we cannot read must not prune files DuckDB would match.
+    A range's bounds are the values checked.
     """
+    from trinity_dbapi.tables.partitions import ValueRange
     from trinity_dbapi.tables.values import coerce
 
     kept: dict[str, Sequence[Any]] = {}
@@ -254,7 +262,12 @@ def _castable(
             continue
         type_ = schema.field(index).type
         textual = pa.types.is_string(type_) or pa.types.is_large_string(type_)
-        if not textual and any(isinstance(v, str) and coerce(v, type_) is None for v in values):
+        checked = (
+            [v for v in (values.low, values.high) if v is not None]
+            if isinstance(values, ValueRange)
+            else values
+        )
+        if not textual and any(isinstance(v, str) and coerce(v, type_) is None for v in checked):
             continue
         kept[column] = values
     return kept

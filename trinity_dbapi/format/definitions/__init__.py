@@ -49,6 +49,7 @@ from trinity_dbapi.format.definitions.lakehouse import (
 )
 from trinity_dbapi.format.definitions.table import (
     PARTITION_COLUMNS,
+    PARTITION_TRANSFORMS,
     PARTITIONED_BY,
     TABLE_TYPES,
     TableDefinition,
@@ -77,6 +78,7 @@ __all__ = [
     "NODE_KEY_ROW_OVERHEAD_BYTES",
     "PARTITIONED_BY",
     "PARTITION_COLUMNS",
+    "PARTITION_TRANSFORMS",
     "TABLE_TYPES",
     "TYPE_KINDS",
     "Column",

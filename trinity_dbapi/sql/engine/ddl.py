@@ -23,10 +23,12 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.definitions import Column, TableDefinition, with_partition_columns
 from trinity_dbapi.format.sql_text import qualified_name, quote_identifier, quote_string
+from trinity_dbapi.format.type_mapping import arrow_type
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Result, Session
 from trinity_dbapi.sql.types_sql import type_sql
 from trinity_dbapi.tables import managed
+from trinity_dbapi.tables.transforms import Transform, dumps
 
 COMMENT = "comment"
 #: The highest column ID the table ever had (IDs of dropped columns are not reused).
@@ -87,6 +89,7 @@ def create_table(session: Session, stmt: model.CreateTable) -> Result:
         stmt.comment,
         stmt.properties,
         if_not_exists=stmt.if_not_exists,
+        transforms=stmt.partition_transforms,
     )
     return Result()
 
@@ -101,11 +104,13 @@ def create_table_definition(
     *,
     if_not_exists: bool = False,
     dataset: dict[str, str] | None = None,
+    transforms: tuple[model.PartitionTransform, ...] = (),
 ) -> bool:
     """Create a managed table (and its empty dataset); False if it existed and ``if_not_exists``.
 
     ``dataset``: the format properties of a dataset that already exists (a
-    referenced Kartothek dataset); then no new one is written.
+    referenced Kartothek dataset); then no new one is written. ``transforms``:
+    the transform partitions among ``partitioned_by`` (by directory name).
     """
     session.check_writable_namespace(namespace)
     txn = session.writable()
@@ -118,10 +123,16 @@ def create_table_definition(
         raise ObjectExistsError("table", f"{namespace}.{name}")
     _check_case_distinct(f"{namespace}.{name}", [c.name for c in definition.columns])
     by_name = {column.name: column for column in definition.columns}
+    transformed = {t.name: Transform(t.name, t.kind, t.source, t.width) for t in transforms}
     for column in partitioned_by:
-        _check_partition_column(namespace, name, by_name, column)
+        if column not in transformed:
+            _check_partition_column(namespace, name, by_name, column)
+    for transform in transformed.values():
+        source = _column(namespace, name, by_name, transform.source)
+        transform.check(arrow_type(source.type))
+    recorded = dumps(list(transformed.values())) if transformed else None
     definition = definition.replace(
-        format_properties=with_partition_columns(dataset or {}, partitioned_by),
+        format_properties=with_partition_columns(dataset or {}, partitioned_by, recorded),
         properties=_properties(properties, comment),
     )
     if dataset is None:
@@ -243,7 +254,9 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         return table.replace(columns=(*table.columns, column), format_properties=properties)
     if isinstance(action, model.DropColumn):
         column = _existing(where, table, action.name)
-        if column.id in table.primary_key or action.name in table.partition_columns:
+        sources = {t.source for t in managed.partition_transforms(table).values()}
+        partitioning = action.name in table.partition_columns or action.name in sources
+        if column.id in table.primary_key or partitioning:
             raise ProgrammingError(
                 f"column {action.name!r} of table {where} cannot be dropped: it is part of the "
                 "primary key or the partitioning; recreate the table without it instead"
@@ -262,6 +275,12 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         )
     if isinstance(action, model.RenameColumn):
         _existing(where, table, action.old)
+        for transform in managed.partition_transforms(table).values():
+            if transform.source == action.old:
+                raise NotSupportedError(
+                    f"column {action.old!r} of table {where} cannot be renamed: the table is "
+                    f"partitioned by {transform.sql()}; recreate the table instead"
+                )
         if action.new in names:
             raise ObjectExistsError("column", f"{where}.{action.new}")
         _check_case_distinct(where, [*(n for n in names if n != action.old), action.new])
@@ -336,7 +355,16 @@ def create_table_sql(namespace: str, table: TableDefinition) -> str:
     sql = f"CREATE TABLE {qualified_name(namespace, table.name)} ({', '.join(parts)})"
     partitions = table.partition_columns
     if partitions:
-        sql += f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in partitions)})"
+        transforms = managed.partition_transforms(table)
+        items = []
+        for p in partitions:
+            t = transforms.get(p)
+            if t is None:
+                items.append(quote_identifier(p))
+            else:
+                width = "" if t.width is None else f"{t.width}, "
+                items.append(f"{t.kind}({width}{quote_identifier(t.source)})")
+        sql += f" PARTITIONED BY ({', '.join(items)})"
     properties = dict(table.properties)
     comment = properties.pop(COMMENT, None)
     if comment is not None:
