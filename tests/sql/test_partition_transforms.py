@@ -333,3 +333,29 @@ def test_the_duckdb_bridge_reads_a_transform_partitioned_table(tmp_path: Path) -
         assert (
             duck.sql(sql.format(t="ns.t")).fetchall() == reference.sql(sql.format(t="t")).fetchall()
         )
+
+
+def test_indexes_catalog_and_reflection_of_a_transform_partitioned_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlalchemy as sa
+
+    conn = _connect(str(tmp_path / "lake"))
+    data = _filled(conn, "v, day(ts)")
+    cur = conn.cursor()
+    cur.execute("CREATE INDEX by_name ON ns.t (name)")
+    scanned = _recording(monkeypatch)
+    expected = sorted(row[0] for row in data if row[2] == "beta")
+    assert [r[0] for r in cur.execute("SELECT id FROM ns.t WHERE name = 'beta' ORDER BY id")] == (
+        expected
+    )
+    assert 0 < scanned.pop() < sum(_day_files(conn).values())  # the index prunes
+    (columns,) = cur.execute(
+        "SELECT partition_columns FROM system.tables WHERE table_name = 't'"
+    ).fetchone()
+    assert list(columns) == ["v", "ts_day"]
+    conn.close()
+    engine = sa.create_engine(f"trinity:///{tmp_path / 'lake'}")
+    options = sa.inspect(engine).get_table_options("t", "ns")
+    assert options["trinity_partitioned_by"] == ["v"]  # a transform's directory is no column
+    engine.dispose()

@@ -183,7 +183,10 @@ def new_dataset(
     by_name = {t.name: t for t in transforms}
     check_partition_by(schema, partition_by, transforms=by_name)
     dataset_uuid = layout.new_dataset_uuid()
-    write_common_metadata(storage, dataset_uuid, schema, create=True)
+    common = schema  # plus each transform's directory, as Kartothek types partition keys
+    for t in transforms:
+        common = common.append(pa.field(t.name, t.result_type(schema.field(t.source).type)))
+    write_common_metadata(storage, dataset_uuid, common, create=True)
     metadata = {PARTITION_BY_KEY: json.dumps(list(partition_by), separators=(",", ":"))}
     if transforms:
         metadata[PARTITION_TRANSFORMS_KEY] = dumps(transforms)
