@@ -60,4 +60,7 @@ def test_kartothek_reads_transform_partitions_as_extra_columns(tmp_path: Path) -
         {"id": 2, "ts": "2024-01-02T10:00:00", "k": "b", "ts_day": "2024-01-02", "id_bucket": 0},
         {"id": 4, "ts": "2024-01-02T23:59:59", "k": "a", "ts_day": "2024-01-02", "id_bucket": 0},
     ]
-    assert [r["id"] for r in _read(python, root, uuid, [[["ts_day", "==", "2024-01-02"]]])] == [2, 4]
+    assert [r["id"] for r in _read(python, root, uuid, [[["ts_day", "==", "2024-01-02"]]])] == [
+        2,
+        4,
+    ]

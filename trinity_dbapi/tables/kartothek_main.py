@@ -38,7 +38,13 @@ if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
     from trinity_dbapi.storage import Storage
 
-__all__ = ["common_schema", "main_metadata_body", "main_metadata_path", "publish", "published_files"]
+__all__ = [
+    "common_schema",
+    "main_metadata_body",
+    "main_metadata_path",
+    "publish",
+    "published_files",
+]
 
 
 def main_metadata_path(dataset_uuid: str) -> str:
