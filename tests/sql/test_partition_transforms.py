@@ -359,3 +359,48 @@ def test_indexes_catalog_and_reflection_of_a_transform_partitioned_table(
     options = sa.inspect(engine).get_table_options("t", "ns")
     assert options["trinity_partitioned_by"] == ["v"]  # a transform's directory is no column
     engine.dispose()
+
+
+def test_column_id_reads_time_travel_and_spark_pruning(tmp_path: Path) -> None:
+    from trinity_dbapi.tables import scan
+    from trinity_dbapi.tables.partitions import ValueRange
+
+    conn = _connect(str(tmp_path / "lake"))
+    data = _filled(conn, "month(ts), bucket(3, id)")
+    before = conn.lakehouse.latest_version()
+    cur = conn.cursor()
+    cur.execute("ALTER TABLE ns.t ADD COLUMN extra INT4")  # files now differ: read by column ID
+    cur.execute(
+        "INSERT INTO ns.t VALUES (1000, TIMESTAMPTZ '2024-01-05 00:00:00+00', 'x', NULL, 1, 7)"
+    )
+    definition = conn.lakehouse.begin().load_table("ns", "t")
+    plan = scan.plan_query_scan(conn.lakehouse.storage, definition, {})
+    assert plan.form is scan.ScanForm.BY_COLUMN_ID
+    duck = _duck(data)
+    duck.execute("ALTER TABLE t ADD COLUMN extra INTEGER")
+    duck.execute("INSERT INTO t VALUES (1000, '2024-01-05 00:00:00+00', 'x', NULL, 1, 7)")
+    for sql in [
+        *QUERIES,
+        "SELECT id, extra FROM {t} WHERE extra IS NOT NULL OR id < 3 ORDER BY id",
+    ]:
+        assert (
+            cur.execute(sql.format(t="ns.t")).fetchall() == duck.sql(sql.format(t="t")).fetchall()
+        )
+    # Time travel reads the version before the change.
+    old = cur.execute(
+        f"SELECT count(*) FROM ns.t FOR SYSTEM_VERSION AS OF {before} WHERE ts < '2024-01-01'"
+    ).fetchall()
+    assert old == [(sum(1 for r in data if r[1] is not None and r[1].year == 2023),)]
+    # Spark's pruning: points and ranges on the source columns.
+    meta = managed.metadata(conn.lakehouse.storage, definition)
+    storage = conn.lakehouse.storage
+    all_labels = list(meta.partitions)
+    december = scan.pruned_labels(
+        storage, definition, meta, {"ts": ValueRange("2023-12-01", "2024-01-01", False)}
+    )
+    assert december and all(label.startswith("ts_month=2023-12/") for label in december)
+    assert set(december) == {lb for lb in all_labels if lb.startswith("ts_month=2023-12/")}
+    one = scan.pruned_labels(storage, definition, meta, {"id": [4]})
+    assert 0 < len(one) < len(all_labels)
+    assert len({label.split("/")[1] for label in one}) == 1
+    conn.close()
