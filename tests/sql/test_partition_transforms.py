@@ -91,14 +91,20 @@ def test_queries_return_what_duckdb_returns_on_every_backend(
         assert (
             cur.execute(sql.format(t="ns.t")).fetchall() == duck.sql(sql.format(t="t")).fetchall()
         ), sql
-    # DML keeps the source columns and moves rows between partitions.
+    # DML keeps the source columns and moves rows between partitions; a new
+    # partitioning applies to new files, the old ones stay readable.
     for statement in (
         "UPDATE {t} SET ts = ts + INTERVAL 2 DAY, d = DATE '2024-05-05' WHERE id % 3 = 0",
+        "ALTER TABLE {t} SET PARTITIONED BY (name, month(ts))",
         "DELETE FROM {t} WHERE ts < '2024-01-01' OR name = 'beta'",
+        "INSERT INTO {t} VALUES (900, '2024-01-02 01:00:00+00', 'alpha', '2024-01-01', 2)",
+        "ALTER TABLE {t} SET PARTITIONED BY ()",
         "UPDATE {t} SET name = 'zz' || name WHERE id IN (5, 6, 7)",
+        "INSERT INTO {t} VALUES (901, NULL, 'beta', NULL, 3)",
     ):
         cur.execute(statement.format(t="ns.t"))
-        duck.execute(statement.format(t="t"))
+        if not statement.startswith("ALTER"):
+            duck.execute(statement.format(t="t"))
         for sql in QUERIES:
             ours = cur.execute(sql.format(t="ns.t")).fetchall()
             assert ours == duck.sql(sql.format(t="t")).fetchall(), (statement, sql)
@@ -159,13 +165,67 @@ def test_a_one_day_range_reads_only_that_days_files(
     assert scanned.pop() == days["ts_day=2024-01-03"]
     cur.execute("SELECT count(*) FROM ns.t")
     assert scanned.pop() == sum(days.values())
+    # After SET PARTITIONED BY, files of both partitionings are pruned by their own directories.
+    first = conn.lakehouse.latest_version()
+    cur.execute("ALTER TABLE ns.t SET PARTITIONED BY (hour(ts))")
+    cur.execute("INSERT INTO ns.t SELECT id + 1000, ts, name, d, v FROM ns.t")
+    scanned.clear()
+    cur.execute(
+        "SELECT count(*) FROM ns.t WHERE ts >= TIMESTAMPTZ '2024-01-02 00:00:00+00' "
+        "AND ts < TIMESTAMPTZ '2024-01-03 00:00:00+00'"
+    )
+    assert cur.fetchall() == [(2 * expected,)]
+    hours = {
+        label.split("/")[0]
+        for label in _all_labels(conn)
+        if label.startswith("ts_hour=2024-01-02-")
+    }
+    assert scanned.pop() == -1  # read in Python by column ID: the files' columns differ
+    definition = conn.lakehouse.begin().load_table("ns", "t")
+    meta = managed.metadata(conn.lakehouse.storage, definition)
+    from trinity_dbapi.tables import scan
+    from trinity_dbapi.tables.partitions import ValueRange
+
+    chosen = scan.pruned_labels(
+        conn.lakehouse.storage,
+        definition,
+        meta,
+        {"ts": ValueRange("2024-01-02", "2024-01-03", False)},
+    )
+    assert sorted({label.split("/")[0] for label in chosen}) == sorted(
+        {"ts_day=2024-01-02", *hours}
+    )
+    assert len(chosen) == days["ts_day=2024-01-02"] + len(hours)
+    # Time travel reads the version before with its own partitioning.
+    assert cur.execute(
+        f"SELECT count(*) FROM ns.t FOR SYSTEM_VERSION AS OF {first}"
+    ).fetchall() == [(len(_data()),)]
+    (text,) = cur.execute("SHOW CREATE TABLE ns.t").fetchone()
+    assert text.endswith('PARTITIONED BY (hour("ts"))')
     conn.close()
 
 
-@pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def _all_labels(conn: Any) -> list[str]:
+    definition = conn.lakehouse.begin().load_table("ns", "t")
+    return list(managed.metadata(conn.lakehouse.storage, definition).partitions)
+
+
+@pytest.fixture(scope="module", params=["one partitioning", "three partitionings"])
+def filled(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Any:
     conn = _connect(str(tmp_path_factory.mktemp("prop") / "lake"))
-    data = _filled(conn, "hour(ts), month(d), bucket(4, id), truncate(1, name)")
+    data = _data()
+    cur = conn.cursor()
+    cur.execute(
+        f"CREATE TABLE ns.t ({COLUMNS}) PARTITIONED BY (hour(ts), month(d), bucket(4, id), "
+        "truncate(1, name))"
+    )
+    specs = ["name, day(ts), bucket(4, id)", "", "year(d), v"]
+    if request.param == "one partitioning":
+        specs = []
+    for number, start in enumerate(range(0, len(data), 100)):
+        if number and specs:
+            cur.execute(f"ALTER TABLE ns.t SET PARTITIONED BY ({specs[number - 1]})")
+        cur.executemany("INSERT INTO ns.t VALUES (?, ?, ?, ?, ?)", data[start : start + 100])
     yield conn, _duck(data)
     conn.close()
 
@@ -315,15 +375,37 @@ def test_a_source_column_cannot_be_dropped_or_renamed(tmp_path: Path) -> None:
         cur.execute("ALTER TABLE ns.t RENAME COLUMN ts TO at")
     with pytest.raises(errors.NotSupportedError, match="not supported yet"):
         cur.execute("CREATE TABLE ns.c PARTITIONED BY (day(ts)) AS SELECT * FROM ns.t")
+    cur.execute("CREATE TABLE ns.b (id INT8, v INT4) PARTITIONED BY (bucket(8, id))")
+    cur.execute("INSERT INTO ns.b VALUES (1, 1)")
+    with pytest.raises(errors.ProgrammingError, match=r"earlier partition bucket\(8, id\)"):
+        cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (bucket(4, id))")
+    with pytest.raises(errors.ProgrammingError, match="twice"):
+        cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (v, v)")
+    with pytest.raises(errors.ProgrammingError, match=r"'nope' of table ns\.b does not exist"):
+        cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (nope)")
+    with pytest.raises(errors.NotSupportedError, match="hour takes timestamps"):
+        cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (hour(v))")
+    cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (v)")
+    cur.execute("DELETE FROM ns.b")  # no file of bucket(8, id) is left: the name is free again
+    cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (bucket(4, id))")
+    cur.execute("INSERT INTO ns.b VALUES (2, 2)")
+    assert cur.execute("SELECT * FROM ns.b").fetchall() == [(2, 2)]
     conn.close()
 
 
-def test_the_duckdb_bridge_reads_a_transform_partitioned_table(tmp_path: Path) -> None:
+@pytest.mark.parametrize("repartition", [False, True])
+def test_the_duckdb_bridge_reads_a_transform_partitioned_table(
+    tmp_path: Path, repartition: bool
+) -> None:
     from trinity_dbapi.duckdb import attach
 
     lake = tmp_path / "lake"
     conn = _connect(str(lake))
     data = _filled(conn)
+    if repartition:
+        conn.cursor().execute("ALTER TABLE ns.t SET PARTITIONED BY (v, hour(ts))")
+        conn.cursor().execute("DELETE FROM ns.t WHERE id < 50")
+        conn.cursor().executemany("INSERT INTO ns.t VALUES (?, ?, ?, ?, ?)", data[:50])
     conn.close()
     duck = duckdb.connect()
     duck.execute("SET TimeZone = 'UTC'")

@@ -173,6 +173,12 @@ class RenameTable(exp.Expression):
     """``RENAME TO [ns.]t``."""
 
 
+class SetPartitioning(exp.Expression):
+    """``SET PARTITIONED BY (...)`` of ALTER TABLE: columns and PartitionTransforms, or none."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": False}
+
+
 class SetProperties(exp.Expression):
     """``SET PROPERTIES (key = value, ...)``."""
 
@@ -281,6 +287,7 @@ NODES: tuple[type[exp.Expression], ...] = (
     RenameColumnTo,
     RenameTable,
     SetProperties,
+    SetPartitioning,
     UnsetProperties,
     Truncate,
     CreateIndex,

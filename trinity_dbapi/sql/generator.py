@@ -57,6 +57,10 @@ class TrinityGenerator(DuckDBGenerator):
         first = "" if width is None else f"{self.sql(width)}, "
         return f"{expression.this}({first}{self.sql(expression, 'expression')})"
 
+    def setpartitioning_sql(self, expression: texp.SetPartitioning) -> str:
+        items = ", ".join(self.sql(item) for item in expression.expressions)
+        return f"SET PARTITIONED BY ({items})"
+
     def setproperties_sql(self, expression: texp.SetProperties) -> str:
         return self._wrapped(expression, "expressions", "SET PROPERTIES").strip()
 
@@ -202,6 +206,7 @@ class TrinityGenerator(DuckDBGenerator):
         **DuckDBGenerator.TRANSFORMS,
         texp.PropertyItem: propertyitem_sql,
         texp.PartitionTransform: partitiontransform_sql,
+        texp.SetPartitioning: setpartitioning_sql,
         texp.SetProperties: setproperties_sql,
         texp.UnsetProperties: unsetproperties_sql,
         texp.CreateNamespace: createnamespace_sql,

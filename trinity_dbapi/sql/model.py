@@ -225,8 +225,22 @@ class RenameTable:
     new: TableName
 
 
+@dataclass(frozen=True)
+class SetPartitioning:
+    """``SET PARTITIONED BY (...)``: the partitioning of data written from now on (none: ``()``)."""
+
+    partitioned_by: tuple[str, ...]
+    partition_transforms: tuple[PartitionTransform, ...] = ()
+
+
 AlterAction = (
-    AddColumn | DropColumn | RenameColumn | SetTableProperties | UnsetTableProperties | RenameTable
+    AddColumn
+    | DropColumn
+    | RenameColumn
+    | SetTableProperties
+    | UnsetTableProperties
+    | RenameTable
+    | SetPartitioning
 )
 
 

@@ -60,6 +60,7 @@ class DDLParser(BaseParser):
         "DROP": lambda self: self._parse_column_drop(),
         "RENAME COLUMN": lambda self: self._parse_rename_column(),
         "RENAME TO": lambda self: texp.RenameTable(this=self._parse_table_name()),
+        "SET PARTITIONED BY": lambda self: self._parse_set_partitioning(),
     }
     CREATE_TRIE: ClassVar[dict] = trie(CREATE_PARSERS)
     DROP_TRIE: ClassVar[dict] = trie(DROP_PARSERS)
@@ -171,6 +172,16 @@ class DDLParser(BaseParser):
         self._advance()
         return self._parse_wrapped_list(
             self._parse_partition_item, "a partition column or transform"
+        )
+
+    def _parse_set_partitioning(self) -> texp.SetPartitioning:
+        """``SET PARTITIONED BY (item, ...)``, or ``()``: no partitioning for new data."""
+        if self._match_pair(TokenType.L_PAREN, TokenType.R_PAREN):
+            return texp.SetPartitioning(expressions=[])
+        return texp.SetPartitioning(
+            expressions=self._parse_wrapped_list(
+                self._parse_partition_item, "a partition column or transform"
+            )
         )
 
     #: Partition transforms (Iceberg's), and whether they take a width first.

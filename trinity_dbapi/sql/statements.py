@@ -56,6 +56,7 @@ from trinity_dbapi.sql.model import (
     RenameColumn,
     RenameTable,
     Rollback,
+    SetPartitioning,
     SetTableProperties,
     SetTransaction,
     ShowCreateTable,
@@ -361,6 +362,14 @@ def _alter_table(node: texp.AlterTable, binder: Binder) -> AlterTable:
         converted = SetTableProperties(_properties(action.expressions, binder))
     elif isinstance(action, texp.UnsetProperties):
         converted = UnsetTableProperties(tuple(_key(k) for k in action.expressions))
+    elif isinstance(action, texp.SetPartitioning):
+        names, transforms = _partitions(action.expressions)
+        for name in names:
+            if names.count(name) > 1:
+                raise ProgrammingError(
+                    f"SET PARTITIONED BY lists {name!r} twice; list each column or transform once"
+                )
+        converted = SetPartitioning(names, transforms)
     else:
         converted = RenameTable(_table_name(action.this))
     return AlterTable(_table_name(node.this), converted)

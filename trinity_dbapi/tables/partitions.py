@@ -16,6 +16,7 @@ cannot be partition columns.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,11 @@ from urllib.parse import quote, unquote, unquote_to_bytes
 import pyarrow as pa
 
 from trinity_dbapi.errors import CorruptFileError, DataError, NotSupportedError, ProgrammingError
-from trinity_dbapi.tables.metadata import PARTITION_TRANSFORMS_KEY, DatasetMetadata
+from trinity_dbapi.tables.metadata import (
+    PARTITION_SPECS_KEY,
+    PARTITION_TRANSFORMS_KEY,
+    DatasetMetadata,
+)
 from trinity_dbapi.tables.transforms import TEMPORAL, Transform, loads, transform_values
 from trinity_dbapi.tables.values import codec, coerce
 
@@ -37,11 +42,13 @@ __all__ = [
     "check_partition_by",
     "check_partition_name",
     "directory_of",
+    "earlier_specs",
     "new_label",
     "partition_scalars",
     "partition_values",
     "prune",
     "recorded_transforms",
+    "specs_in_use",
 ]
 
 #: Directory value of a NULL partition value (Hive's default partition name).
@@ -62,6 +69,29 @@ def recorded_transforms(meta: DatasetMetadata | None) -> dict[str, Transform]:
     if meta is None:
         return {}
     return loads(meta.metadata.get(PARTITION_TRANSFORMS_KEY), f"dataset {meta.dataset_uuid}")
+
+
+def earlier_specs(meta: DatasetMetadata | None) -> list[list[str]]:
+    """The earlier partitionings (``partition_by`` lists) of files ``meta`` still lists.
+
+    Raises:
+        CorruptFileError: the record is not a JSON list of lists of names.
+    """
+    text = None if meta is None else meta.metadata.get(PARTITION_SPECS_KEY)
+    if text is None:
+        return []
+    try:
+        specs = json.loads(text)
+        if isinstance(specs, list) and all(
+            isinstance(spec, list) and all(isinstance(n, str) for n in spec) for spec in specs
+        ):
+            return specs
+    except ValueError:
+        pass
+    raise CorruptFileError(
+        f"dataset {meta.dataset_uuid}",  # type: ignore[union-attr]
+        f"{PARTITION_SPECS_KEY} must be a JSON list of lists of names, not {text[:80]!r}",
+    )
 
 
 def check_partition_by(
@@ -100,7 +130,9 @@ def check_partition_by(
     if len(identity) == len(schema) and identity:
         raise ProgrammingError("at least one column must not be a partition column")
     for name, transform in transforms.items():
-        if name not in partition_by or schema.get_field_index(name) >= 0:
+        if name not in partition_by:
+            continue  # a transform of an earlier partitioning
+        if schema.get_field_index(name) >= 0:
             raise ProgrammingError(
                 f"partition {transform.sql()} must be named by a partition directory that is "
                 f"not a column, not {name!r}"
@@ -217,18 +249,53 @@ def _raw_values(label: str, partition_by: Sequence[str]) -> list[bytes | None]:
     return values
 
 
+def _spec_of(
+    label: str, partition_by: Sequence[str], earlier: Sequence[Sequence[str]]
+) -> Sequence[str]:
+    """The partitioning ``label`` was written with: ``partition_by`` or one of ``earlier``."""
+    if earlier:
+        names = [unquote(segment.partition("=")[0]) for segment in label.split("/")[:-1]]
+        for spec in (partition_by, *earlier):
+            if list(spec) == names:
+                return spec
+    return partition_by
+
+
+def specs_in_use(meta: DatasetMetadata, partition_by: Sequence[str]) -> list[list[str]]:
+    """The partitionings the files of ``meta`` were written with (``partition_by``: the current)."""
+    earlier = earlier_specs(meta)
+    used: list[list[str]] = []
+    for label in meta.partitions:
+        spec = list(_spec_of(label, partition_by, earlier))
+        if spec not in used:
+            used.append(spec)
+    return used
+
+
+def _label_values(
+    label: str, partition_by: Sequence[str], earlier: Sequence[Sequence[str]] = ()
+) -> dict[str, bytes | None]:
+    """Directory name -> decoded value bytes (None: NULL) of ``label``, in its own partitioning."""
+    spec = _spec_of(label, partition_by, earlier)
+    return dict(zip(spec, _raw_values(label, spec), strict=True))
+
+
 def partition_scalars(
-    label: str, schema: pa.Schema, partition_by: Sequence[str]
+    label: str,
+    schema: pa.Schema,
+    partition_by: Sequence[str],
+    earlier: Sequence[Sequence[str]] = (),
 ) -> dict[str, pa.Scalar]:
     """The typed partition values of ``label`` as Arrow scalars (NULL: an invalid scalar).
 
-    Only partition columns: a transform's directory restores no column.
+    Only partition columns: a transform's directory restores no column. A
+    file of an earlier partitioning (``earlier``) gives the columns it has.
 
     Raises:
         CorruptFileError: the label does not follow the layout for ``partition_by``.
     """
     result = {}
-    for name, raw in zip(partition_by, _raw_values(label, partition_by), strict=True):
+    for name, raw in _label_values(label, partition_by, earlier).items():
         if schema.get_field_index(name) < 0:
             continue  # a transform's directory: nothing to restore from it
         type_ = schema.field(name).type
@@ -378,11 +445,12 @@ def prune(
     """
     if transforms is None:
         transforms = recorded_transforms(meta)
-    order = list(partition_by)
-    tests: dict[int, list[Callable[[bytes | None], bool]]] = {}
+    earlier = earlier_specs(meta)
+    order = {name for spec in (partition_by, *earlier) for name in spec}
+    tests: dict[str, list[Callable[[bytes | None], bool]]] = {}
 
-    def add(index: int, test: Callable[[bytes | None], bool]) -> None:
-        tests.setdefault(index, []).append(test)
+    def add(name: str, test: Callable[[bytes | None], bool]) -> None:
+        tests.setdefault(name, []).append(test)
 
     for column, values in predicate.items():
         if schema.get_field_index(column) < 0:
@@ -390,16 +458,16 @@ def prune(
         type_ = schema.field(column).type
         if column in order and column not in transforms and not isinstance(values, ValueRange):
             allowed = {c for c in (_candidate(value, type_) for value in values) if c is not False}
-            add(order.index(column), allowed.__contains__)
+            add(column, allowed.__contains__)
         for name, transform in transforms.items():
             if transform.source != column or name not in order:
                 continue
             if isinstance(values, ValueRange):
                 ranged = _range_test(transform, type_, values)
                 if ranged is not None:
-                    add(order.index(name), ranged)
+                    add(name, ranged)
             else:
-                add(order.index(name), _transformed(transform, type_, values).__contains__)
+                add(name, _transformed(transform, type_, values).__contains__)
     if not tests:
         return list(meta.partitions)
     matches: dict[str, bool] = {}
@@ -407,8 +475,11 @@ def prune(
     for label in meta.partitions:
         directory = label.rpartition("/")[0]
         if directory not in matches:
-            raw = _raw_values(label, partition_by)
-            matches[directory] = all(test(raw[i]) for i, checks in tests.items() for test in checks)
+            raw = _label_values(label, partition_by, earlier)
+            # A file of an earlier partitioning without such a directory is kept.
+            matches[directory] = all(
+                test(raw[name]) for name, checks in tests.items() if name in raw for test in checks
+            )
         if matches[directory]:
             result.append(label)
     return result

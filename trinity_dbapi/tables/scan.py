@@ -130,7 +130,7 @@ def plan_query_scan(
     meta = managed.metadata(storage, definition)
     data = managed.data_storage(storage, definition)
     labels = prune_labels(data, definition, meta, predicate)
-    if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
+    if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true" or _mixed(meta):
         return ScanPlan(
             ScanForm.BY_COLUMN_ID, definition, schema, partition_by, meta, labels, data=data
         )
@@ -171,7 +171,7 @@ def plan_view_scan(storage: Storage, definition: TableDefinition) -> ScanPlan:
         return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by)
     meta = managed.metadata(storage, definition)
     data = managed.data_storage(storage, definition)
-    if data is not storage or not parquet_scan_reads(definition, partition_by):
+    if data is not storage or not parquet_scan_reads(definition, partition_by) or _mixed(meta):
         return ScanPlan(ScanForm.ARROW_DATASET, definition, schema, partition_by, meta, data=data)
     labels = list(meta.partitions)
     if not labels:
@@ -188,6 +188,13 @@ def plan_view_scan(storage: Storage, definition: TableDefinition) -> ScanPlan:
         files,
         storage.local_root,
     )
+
+
+def _mixed(meta: DatasetMetadata) -> bool:
+    """Whether files of earlier partitionings remain (their columns differ by file)."""
+    from trinity_dbapi.tables.partitions import earlier_specs
+
+    return bool(earlier_specs(meta))
 
 
 # -- which files ------------------------------------------------------------------------------

@@ -392,7 +392,8 @@ def write_data(
         table = conform(chunk)
         # A transform's values are a column only while the rows are split.
         for name, transform in transforms.items():
-            table = table.append_column(name, transform.apply(table.column(transform.source)))
+            if name in partition_by:  # not those of earlier partitionings
+                table = table.append_column(name, transform.apply(table.column(transform.source)))
         for directory, piece in _split(table, partition_by):
             sink.add(directory, piece.drop_columns(list(partition_by)))
     sink.close()

@@ -198,6 +198,9 @@ def alter_table(session: Session, stmt: model.AlterTable) -> Result:
         txn.rename_table(namespace, name, new_namespace, new_name)
         return Result()
     current = txn.load_table(namespace, name)
+    if isinstance(action, model.SetPartitioning):
+        txn.replace_table(namespace, _repartitioned(session, namespace, current, action))
+        return Result()
     altered = _altered(namespace, current, action)
     if _holds_rows(session, current):
         _check_alter_with_rows(namespace, current, action)
@@ -208,6 +211,36 @@ def alter_table(session: Session, stmt: model.AlterTable) -> Result:
             altered = altered.replace(format_properties=properties)
     txn.replace_table(namespace, altered)
     return Result()
+
+
+def _repartitioned(
+    session: Session, namespace: str, table: TableDefinition, action: model.SetPartitioning
+) -> TableDefinition:
+    """``ALTER TABLE ... SET PARTITIONED BY``: new data only; every file keeps its directories."""
+    where = f"{namespace}.{table.name}"
+    if not managed.has_dataset(table) or managed.is_reference(table):
+        raise NotSupportedError(
+            f"table {where} cannot change its partitioning: its files stay in the Kartothek "
+            "store it was imported from with mode => 'reference'; import it with "
+            "mode => 'copy' first"
+        )
+    by_name = {column.name: column for column in table.columns}
+    transformed = {
+        t.name: Transform(t.name, t.kind, t.source, t.width) for t in action.partition_transforms
+    }
+    for column in action.partitioned_by:
+        if column not in transformed:
+            _check_partition_column(namespace, table.name, by_name, column)
+    for transform in transformed.values():
+        if transform.name in by_name:
+            raise ProgrammingError(
+                f"partition {transform.sql()} of table {where} would have the directory name "
+                f"{transform.name!r}, which is a column of the table; rename that column first"
+            )
+        transform.check(arrow_type(_column(namespace, table.name, by_name, transform.source).type))
+    return managed.repartitioned(
+        session.lakehouse.storage, table, action.partitioned_by, list(transformed.values())
+    )
 
 
 def _holds_rows(session: Session, table: TableDefinition) -> bool:
