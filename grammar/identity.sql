@@ -95,6 +95,8 @@ ALTER TABLE sales.orders RENAME TO archive.orders_2024
 ALTER TABLE sales.orders SET PROPERTIES (owner = 'ana')
 ALTER TABLE sales.orders SET PROPERTIES (owner = ?, 'retention.days' = '7')
 ALTER TABLE sales.orders UNSET PROPERTIES (owner, 'retention.days')
+ALTER TABLE web.events SET PARTITIONED BY (month(ts), bucket(8, id))
+ALTER TABLE web.events SET PARTITIONED BY ()
 SHOW TABLES
 SHOW TABLES IN sales
 SHOW TABLES LIKE 'ord%'

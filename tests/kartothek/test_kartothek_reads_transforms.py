@@ -64,3 +64,31 @@ def test_kartothek_reads_transform_partitions_as_extra_columns(tmp_path: Path) -
         2,
         4,
     ]
+
+
+def test_kartothek_reads_files_of_two_partitionings(tmp_path: Path) -> None:
+    try:
+        python = venv.ensure_venv()
+    except venv.KartothekUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path / "lake"
+    with trinity_dbapi.connect(str(root), autocommit=True) as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE NAMESPACE s")
+        cur.execute(
+            "CREATE TABLE s.t (id INT8, ts TIMESTAMP, k VARCHAR) PARTITIONED BY (k, day(ts))"
+        )
+        cur.execute(
+            "INSERT INTO s.t VALUES (1, TIMESTAMP '2024-01-01 10:00:00', 'a'), "
+            "(2, TIMESTAMP '2024-01-02 10:00:00', 'b')"
+        )
+        cur.execute("ALTER TABLE s.t SET PARTITIONED BY (bucket(2, id))")
+        cur.execute("INSERT INTO s.t VALUES (3, TIMESTAMP '2024-01-03 10:00:00', 'c')")
+    rows = _read(python, root, our_tables.dataset_uuid(root, "t"))
+    # k from the path in the old files, from the payload in the new one; a key
+    # a file has no directory for reads as null.
+    assert rows == [
+        {"id": 1, "ts": "2024-01-01T10:00:00", "k": "a", "ts_day": "2024-01-01", "id_bucket": None},
+        {"id": 2, "ts": "2024-01-02T10:00:00", "k": "b", "ts_day": "2024-01-02", "id_bucket": None},
+        {"id": 3, "ts": "2024-01-03T10:00:00", "k": "c", "ts_day": None, "id_bucket": 1},
+    ]

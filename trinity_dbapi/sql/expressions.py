@@ -287,7 +287,6 @@ NODES: tuple[type[exp.Expression], ...] = (
     RenameColumnTo,
     RenameTable,
     SetProperties,
-    SetPartitioning,
     UnsetProperties,
     Truncate,
     CreateIndex,
