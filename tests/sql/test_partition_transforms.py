@@ -386,6 +386,13 @@ def test_a_source_column_cannot_be_dropped_or_renamed(tmp_path: Path) -> None:
     with pytest.raises(errors.NotSupportedError, match="hour takes timestamps"):
         cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (hour(v))")
     cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (v)")
+    cur.execute("INSERT INTO ns.b VALUES (3, 3)")
+    cur.execute("ALTER TABLE ns.b SET PARTITIONED BY ()")
+    for change in ("DROP COLUMN v", "RENAME COLUMN v TO w"):
+        with pytest.raises(errors.NotSupportedError, match="hold its values in their directory"):
+            cur.execute(f"ALTER TABLE ns.b {change}")
+    cur.execute("UPDATE ns.b SET v = v WHERE v = 3")  # rewrites the file with the v directory
+    cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (v)")
     cur.execute("DELETE FROM ns.b")  # no file of bucket(8, id) is left: the name is free again
     cur.execute("ALTER TABLE ns.b SET PARTITIONED BY (bucket(4, id))")
     cur.execute("INSERT INTO ns.b VALUES (2, 2)")

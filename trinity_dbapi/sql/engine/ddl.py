@@ -201,6 +201,8 @@ def alter_table(session: Session, stmt: model.AlterTable) -> Result:
     if isinstance(action, model.SetPartitioning):
         txn.replace_table(namespace, _repartitioned(session, namespace, current, action))
         return Result()
+    if isinstance(action, model.DropColumn | model.RenameColumn):
+        _check_not_in_earlier_partitionings(session, namespace, current, action)
     altered = _altered(namespace, current, action)
     if _holds_rows(session, current):
         _check_alter_with_rows(namespace, current, action)
@@ -211,6 +213,31 @@ def alter_table(session: Session, stmt: model.AlterTable) -> Result:
             altered = altered.replace(format_properties=properties)
     txn.replace_table(namespace, altered)
     return Result()
+
+
+def _check_not_in_earlier_partitionings(
+    session: Session,
+    namespace: str,
+    table: TableDefinition,
+    action: model.DropColumn | model.RenameColumn,
+) -> None:
+    """Refuse to drop or rename a column that files of an earlier partitioning hold in their paths.
+
+    Their directories are named by it: renamed, its values would no longer
+    be found; dropped and added again, the new column would read them.
+    """
+    if not managed.has_dataset(table):
+        return
+    from trinity_dbapi.tables.partitions import earlier_specs
+
+    meta = managed.metadata(session.lakehouse.storage, table)
+    column = action.name if isinstance(action, model.DropColumn) else action.old
+    if any(column in spec for spec in earlier_specs(meta)):
+        raise NotSupportedError(
+            f"column {column!r} of table {namespace}.{table.name} cannot be dropped or renamed: "
+            "files written before ALTER TABLE ... SET PARTITIONED BY hold its values in their "
+            "directory names; rewrite them first (UPDATE or INSERT ... SELECT into a new table)"
+        )
 
 
 def _repartitioned(
