@@ -493,3 +493,31 @@ def test_column_id_reads_time_travel_and_spark_pruning(tmp_path: Path) -> None:
     assert 0 < len(one) < len(all_labels)
     assert len({label.split("/")[1] for label in one}) == 1
     conn.close()
+
+
+def test_a_bound_the_column_cannot_hold_exactly_prunes_nothing_it_needs(tmp_path: Path) -> None:
+    conn = _connect(str(tmp_path / "lake"))
+    cur = conn.cursor()
+    cur.execute(
+        "CREATE TABLE ns.t (id INT8, d DATE, ts TIMESTAMP(0)) PARTITIONED BY (day(d), hour(ts))"
+    )
+    cur.execute(
+        "INSERT INTO ns.t VALUES (1, DATE '2024-01-01', TIMESTAMP '2024-01-01 10:00:00'), "
+        "(2, DATE '2023-12-31', TIMESTAMP '2024-01-01 09:59:59')"
+    )
+    # d < 2024-01-01 10:00 holds for d = 2024-01-01: the bound is not "before 2024-01-01".
+    noon = datetime.datetime(2024, 1, 1, 10)
+    assert cur.execute("SELECT id FROM ns.t WHERE d < ? ORDER BY id", [noon]).fetchall() == [
+        (1,),
+        (2,),
+    ]
+    assert cur.execute("SELECT id FROM ns.t WHERE d < ? ORDER BY id", [noon.date()]).fetchall() == [
+        (2,)
+    ]
+    half = datetime.datetime(2024, 1, 1, 10, 0, 0, 500000)
+    assert cur.execute("SELECT id FROM ns.t WHERE ts < ? ORDER BY id", [half]).fetchall() == [
+        (1,),
+        (2,),
+    ]
+    assert cur.execute("SELECT id FROM ns.t WHERE ts < ? ORDER BY id", [noon]).fetchall() == [(2,)]
+    conn.close()

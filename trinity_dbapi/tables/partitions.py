@@ -380,12 +380,24 @@ def _transformed(transform: Transform, type_: pa.DataType, values: Sequence[obje
     return found
 
 
+def _exact(value: object, scalar: pa.Scalar, type_: pa.DataType) -> bool:
+    """Whether ``scalar`` (``value`` cast to ``type_``) is ``value`` itself, to the nanosecond."""
+    fine_type = pa.timestamp("ns", getattr(type_, "tz", None))
+    fine = coerce(value, fine_type)
+    try:
+        return fine is not None and fine.cast(pa.int64()) == scalar.cast(fine_type).cast(pa.int64())
+    except (pa.ArrowException, OverflowError):
+        return False
+
+
 def _bound(value: object, type_: pa.DataType, before: bool) -> pa.Scalar | None:
     """``value`` as a ``type_`` scalar; ``before``: the last value below it. None: unknown."""
     scalar = coerce(value, type_)
     if scalar is None or not scalar.is_valid:
         return None
-    if before:
+    if before and _exact(value, scalar, type_):
+        # Only when the column's type holds the bound exactly: d < '2024-01-01 10:00'
+        # on a DATE column holds for d = 2024-01-01, so it must not become d <= 2023-12-31.
         width = pa.int32() if pa.types.is_date32(type_) else pa.int64()
         naive = pa.timestamp(type_.unit) if pa.types.is_timestamp(type_) else type_
         raw = scalar.cast(naive)
