@@ -26,6 +26,8 @@ CREATE TABLE sales.orders (id INT8 NOT NULL, amount DECIMAL(10, 2), placed TIMES
 CREATE TABLE IF NOT EXISTS sales.orders (id INT8 NOT NULL COMMENT 'order number', note VARCHAR COMMENT ?)
 CREATE TABLE sales.orders (id INT8, day DATE, PRIMARY KEY (id)) PARTITIONED BY (day)
 CREATE TABLE sales.orders (id INT8, day DATE, PRIMARY KEY (id, day)) PARTITIONED BY (day) COMMENT 'orders' WITH (owner = 'ana')
+CREATE TABLE web.events (id INT8, ts TIMESTAMPTZ(6), user_name VARCHAR, country VARCHAR) PARTITIONED BY (country, day(ts), bucket(16, id))
+CREATE TABLE t (a INT8, s VARCHAR, d DATE) PARTITIONED BY (truncate(4, s), year(d), month(d), "a")
 CREATE TABLE sales.orders (id INT8) COMMENT ? WITH ('format.version' = '1', owner = ?)
 CREATE TABLE "Sales"."Orders" ("Id" INT8, "order" INT4)
 CREATE TABLE t (a BOOLEAN)
@@ -95,6 +97,8 @@ ALTER TABLE sales.orders SET PROPERTIES (owner = ?, 'retention.days' = '7')
 ALTER TABLE sales.orders UNSET PROPERTIES (owner, 'retention.days')
 ALTER TABLE sales.orders ALTER COLUMN qty TYPE INT8
 ALTER TABLE sales.orders ALTER COLUMN amount TYPE DECIMAL(18, 2)
+ALTER TABLE web.events SET PARTITIONED BY (month(ts), bucket(8, id))
+ALTER TABLE web.events SET PARTITIONED BY ()
 SHOW TABLES
 SHOW TABLES IN sales
 SHOW TABLES LIKE 'ord%'

@@ -57,6 +57,13 @@ class PropertyItem(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "value": True}
 
 
+class PartitionTransform(exp.Expression):
+    """``day(ts)``, ``bucket(16, id)`` in PARTITIONED BY: ``this`` the transform name,
+    ``expression`` the column, ``width`` the number literal (bucket, truncate)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "expression": True, "width": False}
+
+
 class CreateNamespace(exp.Create):
     """``CREATE NAMESPACE|SCHEMA [IF NOT EXISTS] ns [COMMENT c] [WITH (...)]``."""
 
@@ -170,6 +177,12 @@ class AlterColumnType(exp.Expression):
     """``ALTER [COLUMN] c [SET DATA] TYPE t`` (``this``: the column, ``kind``: the new type)."""
 
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "kind": True}
+
+
+class SetPartitioning(exp.Expression):
+    """``SET PARTITIONED BY (...)`` of ALTER TABLE: columns and PartitionTransforms, or none."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": False}
 
 
 class SetProperties(exp.Expression):

@@ -52,6 +52,15 @@ class TrinityGenerator(DuckDBGenerator):
     def propertyitem_sql(self, expression: texp.PropertyItem) -> str:
         return f"{self.sql(expression, 'this')} = {self.sql(expression, 'value')}"
 
+    def partitiontransform_sql(self, expression: texp.PartitionTransform) -> str:
+        width = expression.args.get("width")
+        first = "" if width is None else f"{self.sql(width)}, "
+        return f"{expression.this}({first}{self.sql(expression, 'expression')})"
+
+    def setpartitioning_sql(self, expression: texp.SetPartitioning) -> str:
+        items = ", ".join(self.sql(item) for item in expression.expressions)
+        return f"SET PARTITIONED BY ({items})"
+
     def setproperties_sql(self, expression: texp.SetProperties) -> str:
         return self._wrapped(expression, "expressions", "SET PROPERTIES").strip()
 
@@ -200,6 +209,8 @@ class TrinityGenerator(DuckDBGenerator):
     TRANSFORMS: ClassVar[dict] = {
         **DuckDBGenerator.TRANSFORMS,
         texp.PropertyItem: propertyitem_sql,
+        texp.PartitionTransform: partitiontransform_sql,
+        texp.SetPartitioning: setpartitioning_sql,
         texp.SetProperties: setproperties_sql,
         texp.UnsetProperties: unsetproperties_sql,
         texp.CreateNamespace: createnamespace_sql,

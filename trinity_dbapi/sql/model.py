@@ -39,10 +39,12 @@ __all__ = [
     "DropIndex",
     "DropNamespace",
     "DropTable",
+    "PartitionTransform",
     "Query",
     "RenameColumn",
     "RenameTable",
     "Rollback",
+    "SetPartitioning",
     "SetTableProperties",
     "SetTransaction",
     "ShowCreateTable",
@@ -125,6 +127,16 @@ class DescribeNamespace:
 
 
 @dataclass(frozen=True)
+class PartitionTransform:
+    """``day(ts)`` in PARTITIONED BY: its directory ``name`` is in ``partitioned_by``."""
+
+    name: str
+    kind: str
+    source: str
+    width: int | None = None
+
+
+@dataclass(frozen=True)
 class CreateTable:
     """``CREATE TABLE``: columns numbered 1..n depth first, nested columns included."""
 
@@ -135,6 +147,8 @@ class CreateTable:
     comment: str | None
     properties: dict[str, str]
     if_not_exists: bool
+    #: The transforms among ``partitioned_by`` (their directory names).
+    partition_transforms: tuple[PartitionTransform, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,6 +236,14 @@ class AlterColumnType:
     type: DataType
 
 
+@dataclass(frozen=True)
+class SetPartitioning:
+    """``SET PARTITIONED BY (...)``: the partitioning of data written from now on (none: ``()``)."""
+
+    partitioned_by: tuple[str, ...]
+    partition_transforms: tuple[PartitionTransform, ...] = ()
+
+
 AlterAction = (
     AddColumn
     | DropColumn
@@ -230,6 +252,7 @@ AlterAction = (
     | UnsetTableProperties
     | RenameTable
     | AlterColumnType
+    | SetPartitioning
 )
 
 
@@ -333,6 +356,8 @@ class CreateTableAs:
     comment: str | None
     properties: dict[str, str]
     if_not_exists: bool
+    #: The transforms among ``partitioned_by`` (their directory names).
+    partition_transforms: tuple[PartitionTransform, ...] = ()
 
 
 Statement = (

@@ -61,6 +61,7 @@ class DDLParser(BaseParser):
         "RENAME COLUMN": lambda self: self._parse_rename_column(),
         "RENAME TO": lambda self: texp.RenameTable(this=self._parse_table_name()),
         "ALTER": lambda self: self._parse_alter_column_type(),
+        "SET PARTITIONED BY": lambda self: self._parse_set_partitioning(),
     }
     CREATE_TRIE: ClassVar[dict] = trie(CREATE_PARSERS)
     DROP_TRIE: ClassVar[dict] = trie(DROP_PARSERS)
@@ -170,7 +171,52 @@ class DDLParser(BaseParser):
         if " ".join(self._curr.text.upper().split()) != "PARTITIONED BY":
             self._expected("PARTITIONED BY")
         self._advance()
-        return self._parse_names("a partition column")
+        return self._parse_wrapped_list(
+            self._parse_partition_item, "a partition column or transform"
+        )
+
+    def _parse_set_partitioning(self) -> texp.SetPartitioning:
+        """``SET PARTITIONED BY (item, ...)``, or ``()``: no partitioning for new data."""
+        if self._match_pair(TokenType.L_PAREN, TokenType.R_PAREN):
+            return texp.SetPartitioning(expressions=[])
+        return texp.SetPartitioning(
+            expressions=self._parse_wrapped_list(
+                self._parse_partition_item, "a partition column or transform"
+            )
+        )
+
+    #: Partition transforms (Iceberg's), and whether they take a width first.
+    PARTITION_TRANSFORMS: ClassVar[dict[str, bool]] = {
+        "year": False,
+        "month": False,
+        "day": False,
+        "hour": False,
+        "bucket": True,
+        "truncate": True,
+    }
+
+    def _parse_partition_item(self) -> exp.Expression:
+        """A column, or ``transform([width,] column)`` (``day(ts)``, ``bucket(16, id)``)."""
+        name = self._parse_name("a partition column or transform")
+        if self._curr is None or self._curr.token_type != TokenType.L_PAREN:
+            return name
+        kind = name.name.lower()
+        if name.quoted or kind not in self.PARTITION_TRANSFORMS:
+            self._fail(
+                f"{name.name}(...) is not a partition transform",
+                "partition by a column or by year, month, day, hour (col), bucket (n, col) "
+                "or truncate (width, col)",
+            )
+        self._advance()
+        width = None
+        if self.PARTITION_TRANSFORMS[kind]:
+            if not self._match(TokenType.NUMBER) or not self._prev.text.isdigit():
+                self._expected(f"the number of {kind}(n, column)", f"write {kind}(16, column)")
+            width = exp.Literal.number(self._prev.text)
+            self._expect(TokenType.COMMA, f", after the width of {kind}(n, column)")
+        column = self._parse_name(f"the column of {kind}(...)")
+        self._expect(TokenType.R_PAREN, f") after {kind}(...)")
+        return self.expression(texp.PartitionTransform(this=kind, expression=column, width=width))
 
     def _parse_column_definition(self) -> texp.ColumnDefinition:
         name = self._parse_name("a column name")

@@ -23,7 +23,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from trinity_dbapi.errors import ProgrammingError, UnsupportedStatementError
+from trinity_dbapi.errors import NotSupportedError, ProgrammingError, UnsupportedStatementError
 from trinity_dbapi.format.definitions import Column
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql.binding import Binder, as_utc, literal_value, parse_timestamp, text_value
@@ -52,10 +52,12 @@ from trinity_dbapi.sql.model import (
     DropIndex,
     DropNamespace,
     DropTable,
+    PartitionTransform,
     Query,
     RenameColumn,
     RenameTable,
     Rollback,
+    SetPartitioning,
     SetTableProperties,
     SetTransaction,
     ShowCreateTable,
@@ -255,6 +257,26 @@ def _names(nodes: list[exp.Expression] | None) -> tuple[str, ...]:
     return tuple(name_of(node) for node in nodes or ())
 
 
+def _partitions(
+    nodes: list[exp.Expression] | None,
+) -> tuple[tuple[str, ...], tuple[PartitionTransform, ...]]:
+    """PARTITIONED BY items: the directory names, and the transforms among them."""
+    names: list[str] = []
+    transforms: list[PartitionTransform] = []
+    for node in nodes or ():
+        if not isinstance(node, texp.PartitionTransform):
+            names.append(name_of(node))
+            continue
+        kind, source = node.this, name_of(node.expression)
+        width = node.args.get("width")
+        name = f"{source}_{'trunc' if kind == 'truncate' else kind}"
+        transforms.append(
+            PartitionTransform(name, kind, source, None if width is None else int(width.this))
+        )
+        names.append(name)
+    return tuple(names), tuple(transforms)
+
+
 def _create_table(node: texp.CreateTable, binder: Binder) -> CreateTable:
     table = _table_name(node.this)
     ids = itertools.count(1)
@@ -267,8 +289,21 @@ def _create_table(node: texp.CreateTable, binder: Binder) -> CreateTable:
                 f"column {name!r} is declared twice in {where}; give each column a unique name"
             )
     primary_key = _names(node.args.get("primary_key"))
-    partitioned_by = _names(node.args.get("partitioned_by"))
-    for clause, keys in (("PRIMARY KEY", primary_key), ("PARTITIONED BY", partitioned_by)):
+    partitioned_by, transforms = _partitions(node.args.get("partitioned_by"))
+    identity = tuple(p for p in partitioned_by if p not in {t.name for t in transforms})
+    for transform in transforms:
+        if transform.source not in names:
+            raise ProgrammingError(
+                f"PARTITIONED BY {transform.kind}(...) column {transform.source!r} is not a "
+                f"column of {where}; transform one of its columns ({', '.join(names)})"
+            )
+        if transform.name in names or partitioned_by.count(transform.name) > 1:
+            raise ProgrammingError(
+                f"PARTITIONED BY: the directory name {transform.name!r} of "
+                f"{transform.kind}(...{transform.source}) is taken by a column or another "
+                f"partition of {where}; transform each column at most once per transform"
+            )
+    for clause, keys in (("PRIMARY KEY", primary_key), ("PARTITIONED BY", identity)):
         for key in keys:
             if key not in names or keys.count(key) > 1:
                 rule = "is not a column of" if key not in names else "appears twice in"
@@ -286,12 +321,19 @@ def _create_table(node: texp.CreateTable, binder: Binder) -> CreateTable:
         comment=text_value(node.args.get("comment"), binder, "the table comment"),
         properties=_properties(node.args.get("properties"), binder),
         if_not_exists=bool(node.args.get("exists")),
+        partition_transforms=transforms,
     )
 
 
 def _create_table_as(node: texp.CreateTableAs, binder: Binder) -> CreateTableAs:
     table = _table_name(node.this)
-    partitioned_by = _names(node.args.get("partitioned_by"))
+    partitioned_by, transforms = _partitions(node.args.get("partitioned_by"))
+    if transforms:
+        raise NotSupportedError(
+            f"CREATE TABLE {table.name} ... AS: PARTITIONED BY a transform "
+            f"({transforms[0].kind}(...)) is not supported yet; create the table with its "
+            "columns and PARTITIONED BY, then INSERT INTO ... SELECT"
+        )
     for key in partitioned_by:
         if partitioned_by.count(key) > 1:
             raise ProgrammingError(
@@ -323,6 +365,14 @@ def _alter_table(node: texp.AlterTable, binder: Binder) -> AlterTable:
         converted = UnsetTableProperties(tuple(_key(k) for k in action.expressions))
     elif isinstance(action, texp.AlterColumnType):
         converted = AlterColumnType(name_of(action.this), data_type(action.args["kind"]))
+    elif isinstance(action, texp.SetPartitioning):
+        names, transforms = _partitions(action.expressions)
+        for name in names:
+            if names.count(name) > 1:
+                raise ProgrammingError(
+                    f"SET PARTITIONED BY lists {name!r} twice; list each column or transform once"
+                )
+        converted = SetPartitioning(names, transforms)
     else:
         converted = RenameTable(_table_name(action.this))
     return AlterTable(_table_name(node.this), converted)

@@ -20,6 +20,7 @@ exactly what the catalog tables show.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -258,8 +259,14 @@ def table_comment(table: TableFacts) -> ReflectedTableComment:
 def table_options(table: TableFacts) -> dict[str, Any]:
     """What ``get_table_options`` reports: partitioning and properties, when set."""
     options: dict[str, Any] = {}
-    if table.table["partition_columns"]:
-        options["trinity_partitioned_by"] = list(table.table["partition_columns"])
+    # Only columns: a transform's directory (``ts_day`` of ``day(ts)``) is no
+    # column, and Superset queries these names (docs/datasets.md).
+    transforms = json.loads(
+        dict(table.table["format_properties"] or {}).get("partition_transforms") or "{}"
+    )
+    columns = [name for name in table.table["partition_columns"] or () if name not in transforms]
+    if columns:
+        options["trinity_partitioned_by"] = columns
     if table.table["properties"]:
         options["trinity_properties"] = dict(table.table["properties"])
     return options

@@ -29,7 +29,12 @@ from trinity_dbapi.errors import CorruptFileError, NotSupportedError, Programmin
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.metadata import DatasetMetadata
-from trinity_dbapi.tables.partitions import check_partition_by, coerce, partition_scalars
+from trinity_dbapi.tables.partitions import (
+    check_partition_by,
+    coerce,
+    earlier_specs,
+    partition_scalars,
+)
 from trinity_dbapi.tables.reader import FileReader, read_each
 from trinity_dbapi.tables.writer import parquet_bytes
 
@@ -172,7 +177,7 @@ def build_index(
     check_partition_by(schema, partition_by, meta)
     field = _value_field(schema, column)
     labels = list(meta.partitions)
-    if column in partition_by:
+    if column in partition_by and not earlier_specs(meta):
         tables = [
             pa.table({column: pa.repeat(partition_scalars(label, schema, partition_by)[column], 1)})
             for label in labels

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from trinity_dbapi.lakehouse.table_formats import register_derived_files
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.managed import (
@@ -36,7 +38,13 @@ if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
     from trinity_dbapi.storage import Storage
 
-__all__ = ["main_metadata_body", "main_metadata_path", "publish", "published_files"]
+__all__ = [
+    "common_schema",
+    "main_metadata_body",
+    "main_metadata_path",
+    "publish",
+    "published_files",
+]
 
 
 def main_metadata_path(dataset_uuid: str) -> str:
@@ -54,6 +62,24 @@ def main_metadata_body(storage: Storage, table: TableDefinition) -> dict[str, ob
     body: dict[str, object] = read_metadata(storage, location).to_dict()
     body["partition_keys"] = list(table.partition_columns)
     return body
+
+
+def common_schema(table: TableDefinition) -> pa.Schema:
+    """The schema of ``_common_metadata``: the table's columns, then one per transform partition.
+
+    Kartothek types every partition key from this schema (a key it lacks is
+    a ``KeyError``), so a transform's directory (``ts_day``) is a column here
+    too, of its value's type (text for year .. hour, int32 for bucket, the
+    source's type for truncate): Kartothek and plateau return it as an
+    extra column.
+    """
+    from trinity_dbapi.tables.managed import partition_transforms
+
+    result = schema(table)
+    for name, transform in partition_transforms(table).items():
+        source = result.field(transform.source).type
+        result = result.append(pa.field(name, transform.result_type(source)))
+    return result
 
 
 def publish(storage: Storage, table: TableDefinition) -> list[str]:
@@ -74,7 +100,7 @@ def publish(storage: Storage, table: TableDefinition) -> list[str]:
     dataset_uuid = table.format_properties[DATASET_UUID]
     # Kartothek takes the table's columns from _common_metadata: it follows
     # ALTER TABLE here (nothing of ours reads it; see writer.write_common_metadata).
-    common = write_common_metadata(storage, dataset_uuid, schema(table))
+    common = write_common_metadata(storage, dataset_uuid, common_schema(table))
     path = main_metadata_path(dataset_uuid)
     body = main_metadata_body(storage, table)
     storage.write(path, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from trinity_dbapi.errors import CommitConflictError
+from trinity_dbapi.errors import CommitConflictError, ProgrammingError
 from trinity_dbapi.format.definitions import Column, TableDefinition
 from trinity_dbapi.lakehouse.table_formats import register_table_format
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.objects import ObjectOperations
     from trinity_dbapi.storage import Storage
     from trinity_dbapi.tables.metadata import DatasetMetadata
+    from trinity_dbapi.tables.transforms import Transform
 
 #: ``table_format`` of managed tables: a Kartothek dataset of Parquet files.
 TABLE_FORMAT = "kartothek"
@@ -129,6 +130,21 @@ def schema(table: TableDefinition) -> pa.Schema:
     return arrow_schema(table)
 
 
+def partition_transforms(table: TableDefinition) -> dict[str, Transform]:
+    """The table's transform partitions by directory name (``day(ts)`` is ``ts_day``).
+
+    Raises:
+        CorruptFileError: the ``partition_transforms`` property is not a JSON
+            object of transforms.
+    """
+    from trinity_dbapi.format.definitions import PARTITION_TRANSFORMS
+    from trinity_dbapi.tables.transforms import loads
+
+    return loads(
+        table.format_properties.get(PARTITION_TRANSFORMS), f"<definition of table {table.name}>"
+    )
+
+
 def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
     """Write a new, empty dataset for ``table``; return the definition that points at it.
 
@@ -148,7 +164,8 @@ def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
     partition_by = table.partition_columns
     for name in partition_by:
         check_partition_name(name)
-    meta = new_dataset(storage, schema(table), partition_by)
+    transforms = list(partition_transforms(table).values())
+    meta = new_dataset(storage, schema(table), partition_by, transforms)
     location = write_metadata(storage, meta)
     properties = {
         **table.format_properties,
@@ -247,6 +264,77 @@ def with_metadata(
 
     location = write_metadata(storage, meta)
     return table.replace(format_properties={**table.format_properties, METADATA_LOCATION: location})
+
+
+def repartitioned(
+    storage: Storage,
+    table: TableDefinition,
+    partition_by: Sequence[str],
+    transforms: Sequence[Transform],
+) -> TableDefinition:
+    """``table`` writing new data partitioned by ``partition_by``; its files stay as they are.
+
+    The dataset metadata records the new partitioning, every transform any
+    partitioning used (by directory name), and the earlier partitionings its
+    files still have (``trinity.partition_specs``), so each file keeps being
+    read and pruned by its own directories.
+
+    Raises:
+        ProgrammingError: unknown or repeated columns, a transform named like
+            an earlier, different one.
+        NotSupportedError: a column or transform that cannot partition.
+    """
+    import dataclasses
+    import json
+
+    from trinity_dbapi.format.definitions import with_partition_columns
+    from trinity_dbapi.tables.metadata import (
+        PARTITION_BY_KEY,
+        PARTITION_SPECS_KEY,
+        PARTITION_TRANSFORMS_KEY,
+    )
+    from trinity_dbapi.tables.partitions import (
+        check_partition_by,
+        check_partition_name,
+        specs_in_use,
+    )
+    from trinity_dbapi.tables.transforms import dumps
+
+    meta = metadata(storage, table)
+    in_use = specs_in_use(meta, table.partition_columns)
+    # Transforms no file has a directory of any more are forgotten.
+    names = {name for spec in in_use for name in spec}
+    known = {n: t for n, t in partition_transforms(table).items() if n in names}
+    for transform in transforms:
+        old = known.get(transform.name)
+        if old is not None and old != transform:
+            raise ProgrammingError(
+                f"partition {transform.sql()} of table {table.name} would have the directory "
+                f"name {transform.name!r} of the earlier partition {old.sql()}, whose files the "
+                "table still has; partition by the same width, or rewrite the table first"
+            )
+        known[transform.name] = transform
+    earlier = [
+        spec for spec in specs_in_use(meta, table.partition_columns) if spec != list(partition_by)
+    ]
+    recorded = {
+        key: value
+        for key, value in meta.metadata.items()
+        if key not in (PARTITION_BY_KEY, PARTITION_SPECS_KEY, PARTITION_TRANSFORMS_KEY)
+    }
+    recorded[PARTITION_BY_KEY] = json.dumps(list(partition_by), separators=(",", ":"))
+    text = dumps(list(known.values())) if known else None
+    if text is not None:
+        recorded[PARTITION_TRANSFORMS_KEY] = text
+    if earlier:
+        recorded[PARTITION_SPECS_KEY] = json.dumps(earlier, separators=(",", ":"))
+    keys = None if meta.partition_keys is None else tuple(partition_by)
+    new_meta = dataclasses.replace(meta, metadata=recorded, partition_keys=keys)
+    check_partition_by(schema(table), partition_by, new_meta)
+    for name in partition_by:
+        check_partition_name(name)
+    properties = with_partition_columns(table.format_properties, partition_by, text)
+    return with_metadata(storage, table.replace(format_properties=properties), new_meta)
 
 
 def describe(table: TableDefinition) -> dict[str, Any]:

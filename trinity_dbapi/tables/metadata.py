@@ -63,6 +63,12 @@ DATASET_METADATA_VERSION = 4
 COMPRESS_ABOVE_BYTES = 256 * 1024
 #: Key of the ``metadata`` map holding the partition columns (a JSON list of names).
 PARTITION_BY_KEY = "trinity.partition_by"
+#: Key of the ``metadata`` map holding the transform partitions among them
+#: (:func:`trinity_dbapi.tables.transforms.dumps`; absent: every one is a column).
+PARTITION_TRANSFORMS_KEY = "trinity.partition_transforms"
+#: Key of the ``metadata`` map holding the earlier partitionings whose files the
+#: dataset still lists (a JSON list of ``partition_by`` lists; absent: none).
+PARTITION_SPECS_KEY = "trinity.partition_specs"
 
 _REQUIRED = ("dataset_metadata_version", "dataset_uuid", "partitions")
 _OPTIONAL = ("metadata", "indices", "partition_keys")

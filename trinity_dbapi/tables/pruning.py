@@ -1,10 +1,12 @@
-"""Which files a query needs: point predicates on partition and indexed columns.
+"""Which files a query needs: point predicates on partition and indexed columns, ranges.
 
 Before DuckDB opens a managed table, the planner looks at the WHERE clause
 of the SELECT that reads it: every top-level AND-ed ``column = value`` or
 ``column IN (values)`` on one of its partition columns or indexed columns
 narrows the files to scan (partition values from the file labels; indexed
-values from the index file, one read). Anything it does not understand is
+values from the index file, one read), and so do ``column >= c`` /
+``<`` / ``BETWEEN`` ranges on the source column of a ``year`` .. ``hour``
+partition transform (:func:`range_predicates`). Anything it does not understand is
 left to DuckDB, which still evaluates the whole WHERE clause: pruning only
 ever skips files that cannot hold a matching row. The files themselves are
 chosen by :mod:`~trinity_dbapi.tables.scan`.
@@ -17,6 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlglot import exp
+
+from trinity_dbapi.tables.partitions import ValueRange
 
 #: Column value -> a Python value; None when the expression is not a constant we trust.
 _NO_VALUE = object()
@@ -50,6 +54,82 @@ def point_predicates(node: exp.Table, params: Sequence[Any]) -> dict[str, list[A
         previous = allowed.get(column.name)
         allowed[column.name] = values if previous is None else [v for v in values if v in previous]
     return allowed
+
+
+def range_predicates(node: exp.Table, params: Sequence[Any]) -> dict[str, ValueRange]:
+    """``column -> ValueRange`` for the AND-ed comparisons the WHERE around ``node`` demands.
+
+    ``column >= c``, ``>``, ``<=``, ``<`` (either side) and ``column BETWEEN a
+    AND b``; bounds of one column narrow each other when they are of one
+    comparable kind, else the first is kept. A strict lower bound is kept as
+    inclusive (pruning may read more, never less).
+    """
+    select = node.parent_select
+    if select is None or not _reads_directly(select, node):
+        return {}
+    where = select.args.get("where")
+    if where is None:
+        return {}
+    name = node.alias_or_name
+    alone = len(_sources(select)) == 1
+    found: dict[str, ValueRange] = {}
+    for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
+        for column, bounds in _ranges(conjunct, params):
+            if (column.table and column.table != name) or (not column.table and not alone):
+                continue
+            found[column.name] = _narrowed(found.get(column.name), bounds)
+    return found
+
+
+def _narrowed(old: ValueRange | None, new: ValueRange) -> ValueRange:
+    if old is None:
+        return new
+    low, high, inclusive = old.low, old.high, old.high_inclusive
+    try:
+        if new.low is not None and (low is None or new.low > low):  # type: ignore[operator]
+            low = new.low
+        if new.high is not None and (
+            high is None
+            or new.high < high  # type: ignore[operator]
+            or (new.high == high and not new.high_inclusive)
+        ):
+            high, inclusive = new.high, new.high_inclusive
+    except TypeError:
+        return old  # bounds of different kinds (text and a number): keep the first
+    return ValueRange(low, high, inclusive)
+
+
+_FLIPPED: dict[type, type] = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+
+
+def _ranges(condition: exp.Expr, params: Sequence[Any]) -> list[tuple[exp.Column, ValueRange]]:
+    if isinstance(condition, exp.Paren):
+        return _ranges(condition.this, params)
+    if isinstance(condition, exp.Between) and isinstance(condition.this, exp.Column):
+        if condition.args.get("symmetric"):
+            return []
+        low_node, high_node = condition.args.get("low"), condition.args.get("high")
+        if low_node is None or high_node is None:
+            return []
+        low = constant(low_node, params)
+        high = constant(high_node, params)
+        if low is _NO_VALUE or high is _NO_VALUE or low is None or high is None:
+            return []
+        return [(condition.this, ValueRange(low, high))]
+    kind = type(condition)
+    if kind not in _FLIPPED:
+        return []
+    left, right = condition.this, condition.expression  # type: ignore[attr-defined]
+    if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
+        left, right, kind = right, left, _FLIPPED[kind]
+    if not isinstance(left, exp.Column):
+        return []
+    value = constant(right, params)
+    if value is _NO_VALUE or value is None:
+        return []
+    if kind in (exp.GT, exp.GTE):
+        return [(left, ValueRange(low=value))]
+    return [(left, ValueRange(high=value, high_inclusive=kind is exp.LTE))]
 
 
 def _sources(select: exp.Select) -> list[exp.Expression]:

@@ -29,7 +29,7 @@ from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables.conform import null_column
 from trinity_dbapi.tables.layout import read_referenced
 from trinity_dbapi.tables.metadata import DatasetMetadata
-from trinity_dbapi.tables.partitions import check_partition_by, partition_scalars
+from trinity_dbapi.tables.partitions import check_partition_by, earlier_specs, partition_scalars
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -77,12 +77,13 @@ class FileReader:
         self.partition_by = partition_by
         self.out = pa.schema([schema.field(name) for name in columns])
         self._partitions: dict[str, dict[str, pa.Scalar]] = {}
+        self._earlier = earlier_specs(meta)
 
     def _partition(self, label: str) -> dict[str, pa.Scalar]:
         directory = label.rpartition("/")[0]
         found = self._partitions.get(directory)
         if found is None:
-            found = partition_scalars(label, self.schema, self.partition_by)
+            found = partition_scalars(label, self.schema, self.partition_by, self._earlier)
             self._partitions[directory] = found
         return found
 
@@ -97,7 +98,7 @@ class FileReader:
         except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(path, f"not a readable Parquet file ({exc})") from exc
         rows = parquet.metadata.num_rows
-        values = self._partition(label) if self.partition_by else {}
+        values = self._partition(label) if self.partition_by or self._earlier else {}
         arrays = []
         for field in self.out:
             if field.name in values:
@@ -119,8 +120,7 @@ class FileReader:
         by_id = {_field_id(f): f.name for f in file_schema if _field_id(f) is not None}
         found: dict[str, str | None] = {}
         for field in self.out:
-            if field.name in self.partition_by:
-                continue
+            # Partition columns too: a file of another partitioning holds them.
             field_id = _field_id(field)
             if field_id is not None and by_id:
                 found[field.name] = by_id.get(field_id)
@@ -244,13 +244,18 @@ def arrow_dataset(
 
     check_partition_by(schema, partition_by, meta)
     chosen = _labels(meta, labels)
+    earlier = earlier_specs(meta)
     filesystem, base = _filesystem(storage)
     expressions: dict[str, ds.Expression] = {}
     partitions = []
     for label in chosen:
         directory = label.rpartition("/")[0]
         if directory not in expressions:
-            scalars = partition_scalars(label, schema, partition_by) if partition_by else {}
+            scalars = (
+                partition_scalars(label, schema, partition_by, earlier)
+                if partition_by or earlier
+                else {}
+            )
             expressions[directory] = _partition_expression(scalars)
         partitions.append(expressions[directory])
     return ds.FileSystemDataset.from_paths(

@@ -130,7 +130,7 @@ def plan_query_scan(
     meta = managed.metadata(storage, definition)
     data = managed.data_storage(storage, definition)
     labels = prune_labels(data, definition, meta, predicate)
-    if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
+    if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true" or _mixed(meta):
         return ScanPlan(
             ScanForm.BY_COLUMN_ID, definition, schema, partition_by, meta, labels, data=data
         )
@@ -144,7 +144,9 @@ def plan_query_scan(
     chosen = list(meta.partitions) if labels is None else labels
     files = tuple(meta.partitions[label]["table"] for label in chosen)
     binary_partitions = any(
-        definition.column(name).type.kind in ("binary", "fixed") for name in partition_by
+        column.type.kind in ("binary", "fixed")
+        for column in definition.columns
+        if column.name in partition_by
     )
     local_root = storage.local_root
     if local_root is not None and chosen and not binary_partitions:
@@ -169,7 +171,7 @@ def plan_view_scan(storage: Storage, definition: TableDefinition) -> ScanPlan:
         return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by)
     meta = managed.metadata(storage, definition)
     data = managed.data_storage(storage, definition)
-    if data is not storage or not parquet_scan_reads(definition, partition_by):
+    if data is not storage or not parquet_scan_reads(definition, partition_by) or _mixed(meta):
         return ScanPlan(ScanForm.ARROW_DATASET, definition, schema, partition_by, meta, data=data)
     labels = list(meta.partitions)
     if not labels:
@@ -188,6 +190,13 @@ def plan_view_scan(storage: Storage, definition: TableDefinition) -> ScanPlan:
     )
 
 
+def _mixed(meta: DatasetMetadata) -> bool:
+    """Whether files of earlier partitionings remain (their columns differ by file)."""
+    from trinity_dbapi.tables.partitions import earlier_specs
+
+    return bool(earlier_specs(meta))
+
+
 # -- which files ------------------------------------------------------------------------------
 
 
@@ -199,18 +208,22 @@ def prune_labels(
 ) -> list[str] | None:
     """The files (labels) that can hold rows matching ``predicate``; None: all of them."""
     from trinity_dbapi.tables.indices import lookup
-    from trinity_dbapi.tables.partitions import prune
+    from trinity_dbapi.tables.partitions import ValueRange, prune
 
     if not predicate:
         return None
     partition_by = definition.partition_columns
     schema = managed.schema(definition)
     predicate = _castable(predicate, schema)
+    transforms = managed.partition_transforms(definition)
+    sources = {t.source for t in transforms.values()}
     labels: list[str] | None = None
-    if any(column in partition_by for column in predicate):
-        labels = prune(meta, schema, partition_by, predicate)
+    if any(column in partition_by or column in sources for column in predicate):
+        labels = prune(meta, schema, partition_by, predicate, transforms)
     indexed = set(managed.indexes(definition).values())
     for column, values in predicate.items():
+        if isinstance(values, ValueRange):
+            continue
         if column in indexed and column not in partition_by:
             found = lookup(storage, meta, column, values)
             if found is not None:
@@ -244,7 +257,9 @@ def _castable(
 
     DuckDB casts text to a column's type in ways pyarrow does not (formats,
     zone names); text we cannot read must not prune files DuckDB would match.
+    A range's bounds are the values checked.
     """
+    from trinity_dbapi.tables.partitions import ValueRange
     from trinity_dbapi.tables.values import coerce
 
     kept: dict[str, Sequence[Any]] = {}
@@ -254,7 +269,12 @@ def _castable(
             continue
         type_ = schema.field(index).type
         textual = pa.types.is_string(type_) or pa.types.is_large_string(type_)
-        if not textual and any(isinstance(v, str) and coerce(v, type_) is None for v in values):
+        checked = (
+            [v for v in (values.low, values.high) if v is not None]
+            if isinstance(values, ValueRange)
+            else values
+        )
+        if not textual and any(isinstance(v, str) and coerce(v, type_) is None for v in checked):
             continue
         kept[column] = values
     return kept

@@ -32,8 +32,18 @@ from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.conform import Conformer
 from trinity_dbapi.tables.encoding import DICTIONARY_PAGE_LIMIT, dictionary_columns
-from trinity_dbapi.tables.metadata import PARTITION_BY_KEY, DatasetMetadata
-from trinity_dbapi.tables.partitions import check_partition_by, directory_of, new_label
+from trinity_dbapi.tables.metadata import (
+    PARTITION_BY_KEY,
+    PARTITION_TRANSFORMS_KEY,
+    DatasetMetadata,
+)
+from trinity_dbapi.tables.partitions import (
+    check_partition_by,
+    directory_of,
+    new_label,
+    recorded_transforms,
+)
+from trinity_dbapi.tables.transforms import Transform, dumps
 
 __all__ = [
     "CHUNK_ROWS",
@@ -153,26 +163,34 @@ def write_common_metadata(
 
 
 def new_dataset(
-    storage: Storage, schema: pa.Schema, partition_by: Sequence[str]
+    storage: Storage,
+    schema: pa.Schema,
+    partition_by: Sequence[str],
+    transforms: Sequence[Transform] = (),
 ) -> DatasetMetadata:
     """Start a new, empty dataset: write its ``_common_metadata``, return its metadata.
 
     The metadata is not written; :func:`~trinity_dbapi.tables.metadata.write_metadata`
     does that as part of a commit. It records ``partition_by`` under
-    ``trinity.partition_by`` (a JSON list).
+    ``trinity.partition_by`` (a JSON list) and the transform partitions
+    among them under ``trinity.partition_transforms``.
 
     Raises:
         ProgrammingError: ``partition_by`` names unknown or repeated columns.
-        NotSupportedError: a partition column of a nested type.
+        NotSupportedError: a partition column of a nested type, a transform
+            of a column it does not take.
     """
-    check_partition_by(schema, partition_by)
+    by_name = {t.name: t for t in transforms}
+    check_partition_by(schema, partition_by, transforms=by_name)
     dataset_uuid = layout.new_dataset_uuid()
-    write_common_metadata(storage, dataset_uuid, schema, create=True)
-    return DatasetMetadata(
-        dataset_uuid=dataset_uuid,
-        partitions={},
-        metadata={PARTITION_BY_KEY: json.dumps(list(partition_by), separators=(",", ":"))},
-    )
+    common = schema  # plus each transform's directory, as Kartothek types partition keys
+    for t in transforms:
+        common = common.append(pa.field(t.name, t.result_type(schema.field(t.source).type)))
+    write_common_metadata(storage, dataset_uuid, common, create=True)
+    metadata = {PARTITION_BY_KEY: json.dumps(list(partition_by), separators=(",", ":"))}
+    if transforms:
+        metadata[PARTITION_TRANSFORMS_KEY] = dumps(transforms)
+    return DatasetMetadata(dataset_uuid=dataset_uuid, partitions={}, metadata=metadata)
 
 
 class _OpenFile:
@@ -366,11 +384,16 @@ def write_data(
     check_partition_by(schema, partition_by, meta)
     if target_rows_per_file < 1:
         raise ProgrammingError(f"target_rows_per_file must be positive, not {target_rows_per_file}")
+    transforms = recorded_transforms(meta)
     conform = Conformer(schema)
     payload = pa.schema([field for field in schema if field.name not in partition_by])
     sink = _Sink(storage, meta.dataset_uuid, payload, target_rows_per_file, progress)
     for chunk in _chunks(data):
         table = conform(chunk)
+        # A transform's values are a column only while the rows are split.
+        for name, transform in transforms.items():
+            if name in partition_by:  # not those of earlier partitionings
+                table = table.append_column(name, transform.apply(table.column(transform.source)))
         for directory, piece in _split(table, partition_by):
             sink.add(directory, piece.drop_columns(list(partition_by)))
     sink.close()

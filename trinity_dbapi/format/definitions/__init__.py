@@ -52,6 +52,7 @@ from trinity_dbapi.format.definitions.lakehouse import (
 )
 from trinity_dbapi.format.definitions.table import (
     PARTITION_COLUMNS,
+    PARTITION_TRANSFORMS,
     PARTITIONED_BY,
     TABLE_TYPES,
     TableDefinition,
@@ -81,6 +82,7 @@ __all__ = [
     "NODE_KEY_ROW_OVERHEAD_BYTES",
     "PARTITIONED_BY",
     "PARTITION_COLUMNS",
+    "PARTITION_TRANSFORMS",
     "TABLE_TYPES",
     "TRINITY_DIALECT",
     "TYPE_KINDS",

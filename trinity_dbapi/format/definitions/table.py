@@ -32,6 +32,10 @@ PARTITION_COLUMNS = "partition_columns"
 #: Before :data:`PARTITION_COLUMNS`: the partition columns comma-joined. Read
 #: as before; a definition that changes its partition list gets the new form.
 PARTITIONED_BY = "partitioned_by"
+#: Format property holding the transform partitions among the partition
+#: columns: a compact JSON object ``{"ts_day":{"transform":"day","source":"ts"}}``
+#: (``"width"`` for bucket and truncate). Absent: every partition is a column.
+PARTITION_TRANSFORMS = "partition_transforms"
 
 # --- table ----------------------------------------------------------------------
 
@@ -233,18 +237,22 @@ class TableDefinition(_BinpbDefinition):
 
 
 def with_partition_columns(
-    properties: Mapping[str, str], partition_by: Sequence[str]
+    properties: Mapping[str, str], partition_by: Sequence[str], transforms: str | None = None
 ) -> dict[str, str]:
     """``properties`` recording ``partition_by`` (none: the property is left out).
 
     Always written in the structural form; the legacy comma-joined property is
     dropped, so a definition never holds two lists that could disagree.
+    ``transforms``: the :data:`PARTITION_TRANSFORMS` JSON text of the transform
+    partitions among ``partition_by`` (None: none).
     """
     result = {
         key: value
         for key, value in properties.items()
-        if key not in (PARTITION_COLUMNS, PARTITIONED_BY)
+        if key not in (PARTITION_COLUMNS, PARTITIONED_BY, PARTITION_TRANSFORMS)
     }
+    if transforms is not None and partition_by:
+        result[PARTITION_TRANSFORMS] = transforms
     if partition_by:
         # The form of the dataset metadata's trinity.partition_by (ASCII-only JSON).
         result[PARTITION_COLUMNS] = json.dumps(list(partition_by), separators=(",", ":"))

@@ -23,11 +23,13 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.definitions import Column, TableDefinition, with_partition_columns
 from trinity_dbapi.format.sql_text import qualified_name, quote_identifier, quote_string
+from trinity_dbapi.format.type_mapping import arrow_type
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Result, Session
 from trinity_dbapi.sql.types_sql import type_sql
 from trinity_dbapi.tables import managed
 from trinity_dbapi.tables.promotion import PROMOTIONS, is_promotion
+from trinity_dbapi.tables.transforms import Transform, dumps
 
 COMMENT = "comment"
 #: The highest column ID the table ever had (IDs of dropped columns are not reused).
@@ -88,6 +90,7 @@ def create_table(session: Session, stmt: model.CreateTable) -> Result:
         stmt.comment,
         stmt.properties,
         if_not_exists=stmt.if_not_exists,
+        transforms=stmt.partition_transforms,
     )
     return Result()
 
@@ -102,11 +105,13 @@ def create_table_definition(
     *,
     if_not_exists: bool = False,
     dataset: dict[str, str] | None = None,
+    transforms: tuple[model.PartitionTransform, ...] = (),
 ) -> bool:
     """Create a managed table (and its empty dataset); False if it existed and ``if_not_exists``.
 
     ``dataset``: the format properties of a dataset that already exists (a
-    referenced Kartothek dataset); then no new one is written.
+    referenced Kartothek dataset); then no new one is written. ``transforms``:
+    the transform partitions among ``partitioned_by`` (by directory name).
     """
     session.check_writable_namespace(namespace)
     txn = session.writable()
@@ -119,10 +124,16 @@ def create_table_definition(
         raise ObjectExistsError("table", f"{namespace}.{name}")
     _check_case_distinct(f"{namespace}.{name}", [c.name for c in definition.columns])
     by_name = {column.name: column for column in definition.columns}
+    transformed = {t.name: Transform(t.name, t.kind, t.source, t.width) for t in transforms}
     for column in partitioned_by:
-        _check_partition_column(namespace, name, by_name, column)
+        if column not in transformed:
+            _check_partition_column(namespace, name, by_name, column)
+    for transform in transformed.values():
+        source = _column(namespace, name, by_name, transform.source)
+        transform.check(arrow_type(source.type))
+    recorded = dumps(list(transformed.values())) if transformed else None
     definition = definition.replace(
-        format_properties=with_partition_columns(dataset or {}, partitioned_by),
+        format_properties=with_partition_columns(dataset or {}, partitioned_by, recorded),
         properties=_properties(properties, comment),
     )
     if dataset is None:
@@ -188,6 +199,11 @@ def alter_table(session: Session, stmt: model.AlterTable) -> Result:
         txn.rename_table(namespace, name, new_namespace, new_name)
         return Result()
     current = txn.load_table(namespace, name)
+    if isinstance(action, model.SetPartitioning):
+        txn.replace_table(namespace, _repartitioned(session, namespace, current, action))
+        return Result()
+    if isinstance(action, model.DropColumn | model.RenameColumn):
+        _check_not_in_earlier_partitionings(session, namespace, current, action)
     altered = _altered(namespace, current, action)
     if altered == current:
         return Result()  # ALTER COLUMN to the type it has: nothing to commit
@@ -201,6 +217,61 @@ def alter_table(session: Session, stmt: model.AlterTable) -> Result:
             altered = altered.replace(format_properties=properties)
     txn.replace_table(namespace, altered)
     return Result()
+
+
+def _check_not_in_earlier_partitionings(
+    session: Session,
+    namespace: str,
+    table: TableDefinition,
+    action: model.DropColumn | model.RenameColumn,
+) -> None:
+    """Refuse to drop or rename a column that files of an earlier partitioning hold in their paths.
+
+    Their directories are named by it: renamed, its values would no longer
+    be found; dropped and added again, the new column would read them.
+    """
+    if not managed.has_dataset(table):
+        return
+    from trinity_dbapi.tables.partitions import earlier_specs
+
+    meta = managed.metadata(session.lakehouse.storage, table)
+    column = action.name if isinstance(action, model.DropColumn) else action.old
+    if any(column in spec for spec in earlier_specs(meta)):
+        raise NotSupportedError(
+            f"column {column!r} of table {namespace}.{table.name} cannot be dropped or renamed: "
+            "files written before ALTER TABLE ... SET PARTITIONED BY hold its values in their "
+            "directory names; rewrite them first (UPDATE or INSERT ... SELECT into a new table)"
+        )
+
+
+def _repartitioned(
+    session: Session, namespace: str, table: TableDefinition, action: model.SetPartitioning
+) -> TableDefinition:
+    """``ALTER TABLE ... SET PARTITIONED BY``: new data only; every file keeps its directories."""
+    where = f"{namespace}.{table.name}"
+    if not managed.has_dataset(table) or managed.is_reference(table):
+        raise NotSupportedError(
+            f"table {where} cannot change its partitioning: its files stay in the Kartothek "
+            "store it was imported from with mode => 'reference'; import it with "
+            "mode => 'copy' first"
+        )
+    by_name = {column.name: column for column in table.columns}
+    transformed = {
+        t.name: Transform(t.name, t.kind, t.source, t.width) for t in action.partition_transforms
+    }
+    for column in action.partitioned_by:
+        if column not in transformed:
+            _check_partition_column(namespace, table.name, by_name, column)
+    for transform in transformed.values():
+        if transform.name in by_name:
+            raise ProgrammingError(
+                f"partition {transform.sql()} of table {where} would have the directory name "
+                f"{transform.name!r}, which is a column of the table; rename that column first"
+            )
+        transform.check(arrow_type(_column(namespace, table.name, by_name, transform.source).type))
+    return managed.repartitioned(
+        session.lakehouse.storage, table, action.partitioned_by, list(transformed.values())
+    )
 
 
 def _holds_rows(session: Session, table: TableDefinition) -> bool:
@@ -247,7 +318,9 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         return table.replace(columns=(*table.columns, column), format_properties=properties)
     if isinstance(action, model.DropColumn):
         column = _existing(where, table, action.name)
-        if column.id in table.primary_key or action.name in table.partition_columns:
+        sources = {t.source for t in managed.partition_transforms(table).values()}
+        partitioning = action.name in table.partition_columns or action.name in sources
+        if column.id in table.primary_key or partitioning:
             raise ProgrammingError(
                 f"column {action.name!r} of table {where} cannot be dropped: it is part of the "
                 "primary key or the partitioning; recreate the table without it instead"
@@ -266,6 +339,12 @@ def _altered(namespace: str, table: TableDefinition, action: object) -> TableDef
         )
     if isinstance(action, model.RenameColumn):
         _existing(where, table, action.old)
+        for transform in managed.partition_transforms(table).values():
+            if transform.source == action.old:
+                raise NotSupportedError(
+                    f"column {action.old!r} of table {where} cannot be renamed: the table is "
+                    f"partitioned by {transform.sql()}; recreate the table instead"
+                )
         if action.new in names:
             raise ObjectExistsError("column", f"{where}.{action.new}")
         _check_case_distinct(where, [*(n for n in names if n != action.old), action.new])
@@ -360,7 +439,16 @@ def create_table_sql(namespace: str, table: TableDefinition) -> str:
     sql = f"CREATE TABLE {qualified_name(namespace, table.name)} ({', '.join(parts)})"
     partitions = table.partition_columns
     if partitions:
-        sql += f" PARTITIONED BY ({', '.join(quote_identifier(p) for p in partitions)})"
+        transforms = managed.partition_transforms(table)
+        items = []
+        for p in partitions:
+            t = transforms.get(p)
+            if t is None:
+                items.append(quote_identifier(p))
+            else:
+                width = "" if t.width is None else f"{t.width}, "
+                items.append(f"{t.kind}({width}{quote_identifier(t.source)})")
+        sql += f" PARTITIONED BY ({', '.join(items)})"
     properties = dict(table.properties)
     comment = properties.pop(COMMENT, None)
     if comment is not None:

@@ -41,7 +41,7 @@ from trinity_dbapi.sql.engine.duck_errors import (
     translate_duckdb_error,
 )
 from trinity_dbapi.tables import managed, scan
-from trinity_dbapi.tables.pruning import point_predicates
+from trinity_dbapi.tables.pruning import point_predicates, range_predicates
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.objects import ObjectOperations
@@ -130,7 +130,7 @@ def execute_marked(
             namespace = ref.table.namespace or session.namespace
             if node.args.get("alias") is None:
                 unaliased.add((namespace, ref.table.name))
-            predicate: Any = point_predicates(node, params)
+            predicate: Any = {**range_predicates(node, params), **point_predicates(node, params)}
             if namespace in catalog.RESERVED_NAMESPACES:
                 predicate = catalog_pushdown.catalog_scope(node, params, namespace, ref.table.name)
             key: Any = ("override", index) if overrides and index in overrides else None

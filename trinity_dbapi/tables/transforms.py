@@ -1,0 +1,294 @@
+"""Partition transforms: a directory value derived from a column (Iceberg's transforms).
+
+A table may be partitioned by ``year(c)``, ``month(c)``, ``day(c)``,
+``hour(c)``, ``bucket(N, c)`` and ``truncate(W, c)`` besides plain columns.
+Such a partition has a directory name of its own (``<c>_<transform>``, e.g.
+``ts_day``, ``id_bucket``, ``name_trunc``) that is not a column of the table;
+the source column stays in the data file, and readers never restore anything
+from these directories: they only prune by them.
+
+The values, as Iceberg defines them (spec, "Partition Transforms"), written
+as Iceberg writes them into paths (``PartitionSpec.partitionToPath``):
+
+==============  ==========================  ========================================
+transform       source types                directory value
+==============  ==========================  ========================================
+``year``        date, timestamp(tz)         ``2024`` (the UTC year)
+``month``       date, timestamp(tz)         ``2024-01``
+``day``         date, timestamp(tz)         ``2024-01-31``
+``hour``        timestamp(tz)               ``2024-01-31-23`` (the UTC hour)
+``bucket(N)``   int, string, binary, date,  ``(murmur3_x86_32(bytes) & INT_MAX) % N``
+                timestamp(tz)               over Iceberg's bytes of the value
+``truncate(W)`` int, string, binary         ints ``v - (v mod W)`` (floor), strings
+                                            and bytes their first ``W`` code points
+                                            / bytes
+==============  ==========================  ========================================
+
+The temporal texts are fixed width (years 0001..9999), so their text order
+is time order and a range on the source column is a range of texts.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import mmh3
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from trinity_dbapi.errors import CorruptFileError, DataError, NotSupportedError, ProgrammingError
+
+__all__ = [
+    "TEMPORAL",
+    "TRANSFORMS",
+    "Transform",
+    "by_source",
+    "dumps",
+    "loads",
+    "transform_values",
+]
+
+#: Transforms whose value only grows with the source value (ranges prune).
+TEMPORAL = ("year", "month", "day", "hour")
+#: Every transform, by the name SQL calls it.
+TRANSFORMS = (*TEMPORAL, "bucket", "truncate")
+#: Suffix of a transform's directory name (Iceberg's partition field names).
+_SUFFIX = {"truncate": "trunc"}
+_INT_MAX = 2**31 - 1
+_MICROS = {"s": 10**6, "ms": 10**3, "us": 1, "ns": None}
+
+
+def _is_timestamp(t: pa.DataType) -> bool:
+    return pa.types.is_timestamp(t)
+
+
+def _is_int(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t)
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _is_bytes(t: pa.DataType) -> bool:
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t)
+
+
+def _accepts(kind: str, t: pa.DataType) -> bool:
+    if kind in ("year", "month", "day"):
+        return pa.types.is_date32(t) or _is_timestamp(t)
+    if kind == "hour":
+        return _is_timestamp(t)
+    if kind == "bucket":
+        return (
+            _is_int(t) or _is_text(t) or _is_bytes(t) or pa.types.is_date32(t) or _is_timestamp(t)
+        )
+    return _is_int(t) or _is_text(t) or _is_bytes(t)
+
+
+@dataclass(frozen=True)
+class Transform:
+    """One transform partition.
+
+    Attributes:
+        name: its directory name (not a column of the table).
+        kind: one of :data:`TRANSFORMS`.
+        source: the column it is computed from.
+        width: ``N`` of ``bucket(N, c)``, ``W`` of ``truncate(W, c)``; else None.
+    """
+
+    name: str
+    kind: str
+    source: str
+    width: int | None = None
+
+    @staticmethod
+    def default_name(kind: str, source: str) -> str:
+        """The directory name of ``kind`` over ``source``: ``ts_day``, ``id_bucket``, ``s_trunc``."""
+        return f"{source}_{_SUFFIX.get(kind, kind)}"
+
+    def sql(self) -> str:
+        """The transform as SQL text, column name unquoted: ``day(ts)``, ``bucket(16, id)``."""
+        if self.width is None:
+            return f"{self.kind}({self.source})"
+        return f"{self.kind}({self.width}, {self.source})"
+
+    def check(self, source_type: pa.DataType) -> None:
+        """Check the transform applies to a column of ``source_type``.
+
+        Raises:
+            NotSupportedError: a source type the transform does not take.
+            ProgrammingError: a width that is not a positive integer.
+        """
+        if self.kind not in TRANSFORMS:
+            raise NotSupportedError(
+                f"partition transform {self.kind!r} does not exist; use one of {', '.join(TRANSFORMS)}"
+            )
+        sized = self.kind in ("bucket", "truncate")
+        if sized and (not isinstance(self.width, int) or not 0 < self.width <= _INT_MAX):
+            raise ProgrammingError(
+                f"partition transform {self.kind}({self.width}, {self.source}) needs a "
+                f"positive integer width up to {_INT_MAX}"
+            )
+        if not _accepts(self.kind, source_type):
+            raise NotSupportedError(
+                f"partition transform {self.sql()} cannot take column {self.source!r} of type "
+                f"{source_type}: {self.kind} takes "
+                + {
+                    "hour": "timestamps",
+                    "bucket": "integers, strings, binary, dates and timestamps",
+                    "truncate": "integers, strings and binary",
+                }.get(self.kind, "dates and timestamps")
+            )
+
+    def result_type(self, source_type: pa.DataType) -> pa.DataType:
+        """The Arrow type of the values :meth:`apply` gives."""
+        if self.kind in TEMPORAL:
+            return pa.string()
+        if self.kind == "bucket":
+            return pa.int32()
+        return source_type
+
+    def apply(self, array: pa.Array | pa.ChunkedArray) -> pa.Array:
+        """The transformed value of every element of ``array`` (NULL stays NULL).
+
+        Raises:
+            DataError: a date or timestamp outside years 1..9999 (no text).
+        """
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        if self.kind in TEMPORAL:
+            return _temporal(self, array)
+        if self.kind == "bucket":
+            return _bucket(array, self.width or 1)
+        return _truncate(array, self.width or 1)
+
+    def to_json(self) -> dict[str, object]:
+        body: dict[str, object] = {"transform": self.kind, "source": self.source}
+        if self.width is not None:
+            body["width"] = self.width
+        return body
+
+
+def _temporal(transform: Transform, array: pa.Array) -> pa.Array:
+    t = array.type
+    if _is_timestamp(t) and t.tz is not None:
+        array = array.cast(pa.timestamp(t.unit))  # the same instants, read in UTC
+    years = pc.year(array)
+    low, high = pc.min_max(years).values()
+    if low.is_valid and (low.as_py() < 1 or high.as_py() > 9999):
+        raise DataError(
+            f"partition {transform.sql()}: a value in year "
+            f"{low.as_py() if low.as_py() < 1 else high.as_py()} has no text (years 1..9999 only)"
+        )
+
+    def padded(values: pa.Array, width: int) -> pa.Array:
+        return pc.utf8_lpad(pc.cast(values, pa.string()), width, "0")
+
+    parts = [padded(years, 4)]
+    if transform.kind != "year":
+        parts.append(padded(pc.month(array), 2))
+    if transform.kind in ("day", "hour"):
+        parts.append(padded(pc.day(array), 2))
+    if transform.kind == "hour":
+        parts.append(padded(pc.hour(array), 2))
+    if len(parts) == 1:
+        return parts[0]
+    return pc.binary_join_element_wise(*parts, "-")
+
+
+def _hash_bytes(value: object, t: pa.DataType) -> bytes:
+    """Iceberg's bytes of one value for bucketing (spec, appendix B)."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, bytes):
+        return value
+    return struct.pack("<q", int(value))  # type: ignore[call-overload]
+
+
+def _bucket(array: pa.Array, n: int) -> pa.Array:
+    t = array.type
+    if pa.types.is_date32(t):
+        array = array.cast(pa.int32())
+    elif _is_timestamp(t):
+        raw = array.cast(pa.timestamp(t.unit)).cast(pa.int64())
+        per = _MICROS[t.unit]
+        # nanoseconds: Iceberg hashes the microseconds
+        array = _floor_div(raw, 1000) if per is None else pc.multiply(raw, per)
+    unique = pc.unique(array)
+    buckets = [
+        None if v is None else (mmh3.hash(_hash_bytes(v, t), signed=True) & _INT_MAX) % n
+        for v in unique.to_pylist()
+    ]
+    return pc.take(pa.array(buckets, pa.int32()), pc.index_in(array, unique))
+
+
+def _floor_div(array: pa.Array, d: int) -> pa.Array:
+    values = np.floor_divide(array.fill_null(0).to_numpy(zero_copy_only=False), d)
+    return pa.array(values, pa.int64(), mask=array.is_null().to_numpy(zero_copy_only=False))
+
+
+def _truncate(array: pa.Array, w: int) -> pa.Array:
+    t = array.type
+    if _is_int(t):
+        values = array.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        result = values - np.mod(values, w)
+        mask = array.is_null().to_numpy(zero_copy_only=False)
+        try:
+            return pa.array(result, pa.int64(), mask=mask).cast(t)
+        except pa.ArrowInvalid as exc:
+            raise DataError(f"partition truncate({w}): a value truncates outside {t}") from exc
+    if _is_text(t):
+        return pc.utf8_slice_codeunits(array, 0, w)
+    return pc.binary_slice(array, 0, w)
+
+
+def dumps(transforms: Sequence[Transform]) -> str:
+    """The JSON object ``{name: {transform, source[, width]}}`` that records ``transforms``."""
+    return json.dumps({t.name: t.to_json() for t in transforms}, separators=(",", ":"))
+
+
+def loads(text: str | None, where: str) -> dict[str, Transform]:
+    """The transforms a :func:`dumps` text records (None: none), by directory name.
+
+    Raises:
+        CorruptFileError: the text is not such an object.
+    """
+    if text is None:
+        return {}
+    try:
+        body = json.loads(text)
+        result = {}
+        for name, spec in body.items():
+            width = spec.get("width")
+            if spec["transform"] not in TRANSFORMS or not isinstance(spec["source"], str):
+                raise ValueError(spec)
+            if width is not None and type(width) is not int:
+                raise ValueError(spec)
+            result[name] = Transform(name, spec["transform"], spec["source"], width)
+        return result
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CorruptFileError(
+            where, f"partition transforms must be a JSON object of transforms, not {text[:80]!r}"
+        ) from exc
+
+
+def transform_values(
+    transform: Transform, source_type: pa.DataType, values: Sequence[pa.Scalar]
+) -> list[pa.Scalar]:
+    """The transformed values of ``values`` (scalars of ``source_type``)."""
+    if not values:
+        return []
+    return list(transform.apply(pa.array(list(values), source_type)))
+
+
+def by_source(transforms: Mapping[str, Transform]) -> dict[str, list[Transform]]:
+    """The transforms of each source column."""
+    result: dict[str, list[Transform]] = {}
+    for transform in transforms.values():
+        result.setdefault(transform.source, []).append(transform)
+    return result
