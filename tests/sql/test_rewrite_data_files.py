@@ -305,3 +305,38 @@ def test_500_single_row_inserts_become_one_file(conn: Any) -> None:
         True,
     )
     print(f"500 files -> 1 in {elapsed:.2f} s")
+
+
+def test_auto_compact_after_writes(conn: Any, caplog: pytest.LogCaptureFixture) -> None:
+    conn.execute("ALTER TABLE n.t SET PROPERTIES ('auto_compact.min_files' = '3')")
+    before = _fill(conn, 6, days=2)  # day 1 reaches 3 files, then 4: compacted at the 4th
+    assert _files(conn) == {"day=2024-01-01": 3, "day=2024-01-02": 3}
+    conn.execute("INSERT INTO n.t VALUES (6, DATE '2024-01-01', 'v6')")
+    assert _files(conn) == {"day=2024-01-01": 1, "day=2024-01-02": 3}
+    assert _rows(conn) == [*before, (6, before[0][1], "v6")]
+    changed = conn.execute(
+        "SELECT changed_objects FROM system.versions ORDER BY version DESC LIMIT 2"
+    ).fetchall()
+    assert changed == [(["table n.t"],), (["table n.t"],)]  # the write, then the compaction
+    # a bad value is logged, never fails the write
+    conn.execute("ALTER TABLE n.t SET PROPERTIES ('auto_compact.min_files' = 'many')")
+    with caplog.at_level("WARNING", logger="trinity_dbapi.sql.engine.auto_compact"):
+        conn.execute("INSERT INTO n.t VALUES (7, DATE '2024-01-02', 'v7')")
+    assert "is not a positive integer" in caplog.text
+    assert _files(conn) == {"day=2024-01-01": 1, "day=2024-01-02": 4}
+
+
+def test_auto_compact_failure_never_fails_the_write(
+    conn: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    conn.execute("ALTER TABLE n.t SET PROPERTIES ('auto_compact.min_files' = '1')")
+
+    def failing(*args: Any, **kwargs: Any) -> compaction.Compaction:
+        raise CommitConflictError("commit conflict on table n.t: simulated")
+
+    monkeypatch.setattr(rewrite_files.compaction, "rewrite", failing)
+    with caplog.at_level("WARNING", logger="trinity_dbapi.sql.engine.auto_compact"):
+        _fill(conn, 4, days=1)
+    assert "automatic compaction of table n.t failed" in caplog.text
+    assert _files(conn) == {"day=2024-01-01": 4}
+    assert len(_rows(conn)) == 4
