@@ -70,7 +70,7 @@ def compact_after_write(session: Session, tables: Iterable[tuple[str, str]]) -> 
             done = rewrite_data_files(
                 session, f"{namespace}.{name}", DEFAULT_TARGET_FILE_SIZE, None, min_files + 1
             )
-        except Exception as exc:  # never fail the write that was already committed
+        except Exception as exc:  # noqa: BLE001 - never fail the write already committed
             _log.warning(
                 "automatic compaction of table %s.%s failed; the write was committed and "
                 "its files stay as they are: %s",
