@@ -279,15 +279,6 @@ def test_progress_counts_files(conn: Any) -> None:
     assert {e.unit for e in mine} == {"files"}
 
 
-def test_reference_tables_are_refused(conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from trinity_dbapi.tables import managed
-
-    _fill(conn, 2)
-    monkeypatch.setattr(managed, "is_reference", lambda table: True)
-    with pytest.raises(NotSupportedError, match="mode => 'reference'"):
-        conn.execute(f"{CALL}('n.t')")
-
-
 def test_500_single_row_inserts_become_one_file(conn: Any) -> None:
     conn.execute("CREATE TABLE n.many (id INT8, v VARCHAR)")
     for i in range(500):
