@@ -182,9 +182,19 @@ def test_time_travel_and_garbage_collection_keep_old_files(conn: Any) -> None:
 
 
 def test_indices_still_prune(conn: Any) -> None:
+    from trinity_dbapi.tables import indices, managed
+
     conn.execute("CREATE INDEX by_id ON n.t (id)")
     before = _fill(conn, 6)
     conn.execute(f"{CALL}('n.t')")
+    lakehouse = conn.lakehouse
+    table = lakehouse.begin(read_only=True).load_table("n", "t")
+    meta = managed.metadata(lakehouse.storage, table)
+    by_day = {label.rpartition("/")[0]: label for label in meta.partitions}
+    # the index names exactly the one new file of each value's partition, no old file
+    assert indices.lookup(lakehouse.storage, meta, "id", [3]) == {by_day["day=2024-01-02"]}
+    assert indices.lookup(lakehouse.storage, meta, "id", [0, 1]) == set(by_day.values())
+    assert indices.lookup(lakehouse.storage, meta, "id", [99]) == set()
     assert conn.execute("SELECT v FROM n.t WHERE id = 3").fetchall() == [("v3",)]
     assert conn.execute("SELECT count(*) FROM n.t WHERE id IN (1, 4, 99)").fetchone() == (2,)
     conn.execute("INSERT INTO n.t VALUES (100, DATE '2024-01-01', 'new')")
@@ -331,3 +341,40 @@ def test_auto_compact_failure_never_fails_the_write(
     assert "automatic compaction of table n.t failed" in caplog.text
     assert _files(conn) == {"day=2024-01-01": 4}
     assert len(_rows(conn)) == 4
+
+
+@pytest.mark.parametrize("isolation", ["SERIALIZABLE", "SNAPSHOT"])
+def test_processes_append_while_another_compacts(tmp_path: Any, isolation: str) -> None:
+    import multiprocessing as mp
+
+    from tests.sql import data_workers
+
+    uri = str(tmp_path / "lake")
+    setup = trinity_dbapi.connect(uri, autocommit=True)
+    setup.execute("CREATE NAMESPACE ns")
+    setup.execute("CREATE TABLE ns.t (k INT4, v INT8) PARTITIONED BY (k)")
+    setup.cursor().executemany("INSERT INTO ns.t VALUES (?, ?)", [(w, -1) for w in range(2)])
+    ctx = mp.get_context("spawn")
+    start = ctx.Barrier(3)
+    results = ctx.Queue()
+    workers = [
+        ctx.Process(target=data_workers.appender, args=(uri, w, 6, 5, start, results))
+        for w in range(2)
+    ]
+    workers.append(
+        ctx.Process(target=data_workers.compactor, args=(uri, 9, 6, isolation, start, results))
+    )
+    for process in workers:
+        process.start()
+    outcomes = [results.get(timeout=240) for _ in workers]
+    for process in workers:
+        process.join(timeout=60)
+    assert [o for o in outcomes if o[1] != "ok"] == []
+    # every appended row is there exactly once, whatever the compactor rewrote meanwhile
+    counts = setup.execute("SELECT k, count(*), count(DISTINCT v) FROM ns.t GROUP BY k ORDER BY k")
+    assert counts.fetchall() == [(0, 31, 31), (1, 31, 31)]
+    setup.execute("CALL system.rewrite_data_files('ns.t')")
+    files = setup.execute("SELECT count(*) FROM system.data_files").fetchone()
+    assert files == (2,)
+    assert setup.execute("SELECT count(*) FROM ns.t").fetchone() == (62,)
+    setup.close()
