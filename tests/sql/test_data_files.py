@@ -115,3 +115,21 @@ def test_footers_are_read_once_per_file(cur: Any, monkeypatch: pytest.MonkeyPatc
     cur.execute("INSERT INTO n.u VALUES (99)")
     assert cur.execute("SELECT count(*) FROM system.data_files").fetchone() == (5,)
     assert len(calls) == 1  # only the new file's footer
+
+
+def test_every_backend_reports_footer_counts_and_sizes(backend: tuple[str, dict[str, Any]]) -> None:
+    from trinity_dbapi.storage import open_storage
+
+    uri, options = backend
+    conn = trinity_dbapi.connect(uri, storage_options=options, autocommit=True)
+    conn.execute("CREATE TABLE t (id INT8, p INT4) PARTITIONED BY (p)")
+    conn.execute("INSERT INTO t SELECT range, range % 3 FROM range(30)")
+    rows = conn.execute(
+        "SELECT file, record_count, file_size_in_bytes FROM system.data_files ORDER BY file"
+    ).fetchall()
+    storage = open_storage(uri, storage_options=options)
+    assert len(rows) == 3
+    assert [count for _, count, _ in rows] == [10, 10, 10]
+    assert [size for _, _, size in rows] == [len(storage.read(file)) for file, _, _ in rows]
+    storage.close()
+    conn.close()
