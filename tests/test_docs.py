@@ -214,6 +214,7 @@ def test_dbapi_page_documents_every_procedure_result() -> None:
         "sync_kartothek": "CALL system.sync_kartothek()",
         # A lakehouse root is a Kartothek store: the table src imports itself.
         "import_kartothek": "CALL system.import_kartothek('copy_of_src', ?, ?)",
+        "rewrite_data_files": "CALL system.rewrite_data_files('copy_of_src')",
     }
     assert set(calls) == set(PROCEDURES)
     sections = dict(_SECTION.findall(DBAPI_PAGE.read_text()))

@@ -137,6 +137,7 @@ def test_table_and_view_names(database: _Database, lake: str) -> None:
         "tables",
         "columns",
         "versions",
+        "data_files",
     }
     assert Spec.get_table_names(database, inspector, "nowhere") == set()
     assert Spec.get_view_names(database, inspector, "sales") == set()

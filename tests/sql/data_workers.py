@@ -42,3 +42,23 @@ def deleter(uri: str, worker: int, target: int, start: Any, results: Any) -> Non
         results.put((worker, "ok", cur.rowcount))
     except Exception:  # noqa: BLE001 - reported to the parent
         results.put((worker, "error", traceback.format_exc()))
+
+
+def compactor(uri: str, worker: int, rounds: int, isolation: str, start: Any, results: Any) -> None:
+    """Compact ns.t ``rounds`` times while others write; report the files it rewrote."""
+    try:
+        conn = trinity_dbapi.connect(
+            uri, autocommit=True, create=False, retry=RETRY, isolation_level=isolation
+        )
+        cur = conn.cursor()
+        start.wait()
+        rewritten = 0
+        for _ in range(rounds):
+            try:
+                cur.execute("CALL system.rewrite_data_files('ns.t')")
+                rewritten += cur.fetchone()[1]
+            except trinity_dbapi.OperationalError:
+                continue  # a concurrent rewrite of one of its files: the next round plans anew
+        results.put((worker, "ok", rewritten))
+    except Exception:  # noqa: BLE001 - reported to the parent
+        results.put((worker, "error", traceback.format_exc()))

@@ -100,13 +100,19 @@ def empty(tmp_path: Path) -> Lakehouse:
 
 def test_registry() -> None:
     assert frozenset({"system", "information_schema"}) == RESERVED_NAMESPACES
-    assert catalog_table_names("system") == ["columns", "namespaces", "tables", "versions"]
+    assert catalog_table_names("system") == [
+        "columns",
+        "data_files",
+        "namespaces",
+        "tables",
+        "versions",
+    ]
     assert catalog_table_names("information_schema") == ["columns", "schemata", "tables"]
     assert catalog_table_names("sales") == []
     assert is_catalog_table("system", "tables")
     assert not is_catalog_table("system", "schemata")
     assert not is_catalog_table("SYSTEM", "tables")
-    assert len(CATALOG_TABLES) == 7
+    assert len(CATALOG_TABLES) == 8
 
 
 def test_unknown_catalog_tables_raise(lake: Lakehouse) -> None:
@@ -551,7 +557,7 @@ def test_duckdb_over_information_schema(con: duckdb.DuckDBPyConnection) -> None:
         ("empty", 0, 0),
         ("information_schema", 3, 0),
         ("sales", 2, 2),
-        ("system", 4, 0),
+        ("system", 5, 0),
     ]
     decimals = con.sql(
         "SELECT table_name, column_name, numeric_precision, numeric_scale "

@@ -370,9 +370,17 @@ def test_reference_reads_the_files_in_place(store: Path, tmp_path: Path) -> None
         "DELETE FROM r WHERE id = 1",
         "TRUNCATE TABLE r",
         "CREATE INDEX by_id ON r (id)",
+        "CALL system.rewrite_data_files('r', min_input_files => 2)",
     ):
         with pytest.raises(NotSupportedError, match="mode => 'reference'"):
             cur.execute(sql)
+    # system.data_files lists the files in the store, by URI, with their footers' counts.
+    listed = cur.execute(
+        "SELECT file, record_count FROM system.data_files WHERE table_name = 'r'"
+    ).fetchall()
+    assert len(listed) == len(main["partitions"])
+    assert all(file.startswith(copy.as_uri() + "/ds/table/") for file, _ in listed)
+    assert sum(count for _, count in listed) == len(expected)
     cur.execute("ALTER TABLE r ADD COLUMN note VARCHAR")  # the definition only
     assert _select(cur, "SELECT id, note FROM r WHERE id = 1") == [{"id": 1, "note": None}]
     cur.execute("CREATE TABLE own AS SELECT * FROM r")

@@ -319,7 +319,13 @@ def test_metadata_reflect_of_a_schema(engine: sa.Engine, original: sa.Table) -> 
 
 def test_catalog_tables(engine: sa.Engine) -> None:
     inspector = sa.inspect(engine)
-    assert inspector.get_table_names("system") == ["columns", "namespaces", "tables", "versions"]
+    assert inspector.get_table_names("system") == [
+        "columns",
+        "data_files",
+        "namespaces",
+        "tables",
+        "versions",
+    ]
     columns = inspector.get_columns("tables", "system")
     assert [(c["name"], repr(c["type"]), c["nullable"]) for c in columns] == [
         ("namespace_name", "VARCHAR()", False),

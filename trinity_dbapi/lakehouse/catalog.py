@@ -15,7 +15,8 @@ objects whose rows are built (point lookups, key range scans, names only).
 * ``system.namespaces`` -- one row per namespace;
 * ``system.tables`` -- one row per table;
 * ``system.columns`` -- one row per top-level column of every table;
-* ``system.versions`` -- one row per retained version up to the snapshot's.
+* ``system.versions`` -- one row per retained version up to the snapshot's;
+* ``system.data_files`` -- one row per live data file (:mod:`.catalog_files`).
 
 ``information_schema`` describes everything SQL can see, in the column layout
 of DuckDB's ``information_schema`` (itself the SQL standard's, as in Postgres),
@@ -73,6 +74,7 @@ from trinity_dbapi.format.definitions import (
     TableDefinition,
 )
 from trinity_dbapi.format.type_mapping import columns_from_schema, duckdb_type
+from trinity_dbapi.lakehouse import catalog_files
 from trinity_dbapi.lakehouse.catalog_scope import (
     EVERYTHING,
     CatalogScope,
@@ -540,6 +542,7 @@ _TABLES = (
     CatalogTable(
         SYSTEM, "versions", "One row per retained version", _VERSIONS_SCHEMA, _versions_rows
     ),
+    CatalogTable(SYSTEM, "data_files", *catalog_files.DATA_FILES),
     CatalogTable(
         INFORMATION_SCHEMA,
         "schemata",

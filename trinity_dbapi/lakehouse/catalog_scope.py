@@ -281,6 +281,7 @@ NAME_COLUMNS: Mapping[tuple[str, str], tuple[str, str | None]] = {
     ("system", "namespaces"): ("namespace_name", None),
     ("system", "tables"): ("namespace_name", "table_name"),
     ("system", "columns"): ("namespace_name", "table_name"),
+    ("system", "data_files"): ("namespace_name", "table_name"),
     ("information_schema", "schemata"): ("schema_name", None),
     ("information_schema", "tables"): ("table_schema", "table_name"),
     ("information_schema", "columns"): ("table_schema", "table_name"),

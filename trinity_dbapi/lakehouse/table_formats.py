@@ -16,6 +16,9 @@ for other readers (a managed table's Kartothek main metadata file):
 :func:`register_derived_files`. Those files are never a source of truth:
 :mod:`trinity_dbapi.lakehouse.derived` rewrites them after each commit, and
 garbage collection keeps them for the tables of the newest version only.
+
+A format that keeps data files may also *describe* them, one row per live
+file, for the ``system.data_files`` catalog table: :func:`register_data_files`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import NotSupportedError
 
@@ -45,7 +48,12 @@ FORMATS_WITHOUT_FILES = frozenset({"parquet", "csv", "json", "iceberg", "delta"}
 #: of ``table``; returns their paths (relative to the lakehouse root).
 Publish = Callable[["Storage", "TableDefinition"], list[str]]
 
+#: ``describe(storage, table)``: one row per live data file of this version of
+#: ``table`` (the columns of ``system.data_files`` after its two name columns).
+DescribeFiles = Callable[["Storage", "TableDefinition"], Iterable[dict[str, Any]]]
+
 _registry: dict[str, ReferencedFiles] = {}
+_data_files: dict[str, DescribeFiles] = {}
 _derived: dict[str, tuple[Publish, ReferencedFiles]] = {}
 _lock = threading.Lock()
 
@@ -75,6 +83,28 @@ def register_derived_files(name: str, publish: Publish, derived_files: Reference
     """
     with _lock:
         _derived[name] = (publish, derived_files)
+
+
+def register_data_files(name: str, describe: DescribeFiles) -> None:
+    """Declare how ``system.data_files`` lists the data files of table format ``name``.
+
+    Args:
+        name: the table format, as table definitions name it.
+        describe: returns one row (a dict keyed by column name) per live data
+            file of a version of a table.
+    """
+    with _lock:
+        _data_files[name] = describe
+
+
+def data_files_of(table_format: str) -> DescribeFiles | None:
+    """The function describing a table's data files, or None: the format lists none."""
+    if table_format not in _data_files and table_format not in FORMATS_WITHOUT_FILES:
+        try:
+            referenced_files_of(table_format)  # loads an entry point's module
+        except NotSupportedError:
+            return None
+    return _data_files.get(table_format)
 
 
 def derived_files_of(table_format: str) -> tuple[Publish, ReferencedFiles] | None:
@@ -117,10 +147,13 @@ def referenced_files_of(table_format: str) -> ReferencedFiles | None:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "FORMATS_WITHOUT_FILES",
+    "DescribeFiles",
     "Publish",
     "ReferencedFiles",
+    "data_files_of",
     "derived_files_of",
     "referenced_files_of",
+    "register_data_files",
     "register_derived_files",
     "register_table_format",
 ]

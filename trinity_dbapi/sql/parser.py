@@ -283,7 +283,11 @@ class TrinityParser(DDLParser):
                 )
             return self._parse_literal_value("a procedure argument")
         token = self._curr
-        name = self._parse_name("an argument name")
+        if token.token_type == TokenType.WHERE:  # before => it can only be a name (Iceberg's)
+            self._advance()
+            name = self._identifier_expression(token, quoted=False)
+        else:
+            name = self._parse_name("an argument name")
         key = name.name if name.quoted else name.name.lower()
         if key in names:
             self._fail(f"Argument {key} is given twice", "name each argument once", token)

@@ -365,5 +365,6 @@ def referenced_files(storage: Storage, table: TableDefinition) -> set[str]:
 # Garbage collection (lakehouse layer) follows managed tables to their files.
 register_table_format(TABLE_FORMAT, referenced_files)
 
-# Kartothek's main metadata file, derived after each commit (registers itself).
-from trinity_dbapi.tables import kartothek_main  # noqa: F401
+# Kartothek's main metadata file, derived after each commit, and the rows of
+# system.data_files (each registers itself).
+from trinity_dbapi.tables import data_files, kartothek_main  # noqa: F401

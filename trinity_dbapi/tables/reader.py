@@ -34,7 +34,7 @@ from trinity_dbapi.tables.partitions import check_partition_by, earlier_specs, p
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
 
-__all__ = ["READ_THREADS", "arrow_dataset", "read_table"]
+__all__ = ["READ_THREADS", "arrow_dataset", "arrow_filesystem", "read_table"]
 
 #: Data files read at the same time by :func:`read_table`.
 READ_THREADS = 8
@@ -208,6 +208,14 @@ def _filesystem(storage: Storage) -> tuple[Any, str]:
         f"arrow_dataset needs a local or fsspec storage, not {type(storage).__name__}; "
         "use read_table instead"
     )
+
+
+def arrow_filesystem(storage: Storage) -> tuple[Any, str] | None:
+    """:func:`_filesystem`, or None for a storage without an Arrow file system."""
+    try:
+        return _filesystem(storage)
+    except NotSupportedError:
+        return None
 
 
 def _partition_expression(scalars: dict[str, pa.Scalar]) -> ds.Expression:

@@ -112,6 +112,8 @@ class Target:
         """Stage the file changes in the transaction."""
         if not added and not removed:
             return
+        if added:
+            self.session.written_tables.add((self.namespace, self.name))
         managed.change_files(
             self.txn,
             self.storage,

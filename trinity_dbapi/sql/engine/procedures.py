@@ -202,6 +202,19 @@ def _import_kartothek(session: Session, args: dict[str, Any]) -> pa.Table:
     )
 
 
+def _rewrite_data_files(session: Session, args: dict[str, Any]) -> pa.Table:
+    from trinity_dbapi.sql.engine.rewrite_files import rewrite_data_files
+
+    where = args["where"]
+    return rewrite_data_files(
+        session,
+        table=_str("table", args["table"]),
+        target_file_size_bytes=_int("target_file_size_bytes", args["target_file_size_bytes"]),
+        where=None if where is None else _str("where", where),
+        min_input_files=_int("min_input_files", args["min_input_files"]),
+    )
+
+
 def _node_files(session: Session, task: str) -> NodeFileProgress | None:
     """Progress of a procedure's commit: node files written, reported from the start."""
     progress = session.node_file_progress(task, quiet=False)
@@ -261,6 +274,16 @@ PROCEDURES: Mapping[str, Procedure] = {
         ),
         _import_kartothek,
         "create a table from a Kartothek dataset: schema, partitions, indices, one commit",
+    ),
+    "rewrite_data_files": Procedure(
+        (
+            ("table", _REQUIRED),
+            ("target_file_size_bytes", 128 * 1024 * 1024),
+            ("where", None),
+            ("min_input_files", 2),
+        ),
+        _rewrite_data_files,
+        "rewrite a table's small data files into files near a target size, one commit",
     ),
 }
 

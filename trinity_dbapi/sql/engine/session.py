@@ -181,6 +181,8 @@ class Session:
         #: The lock a thread holds while it runs a statement of this session
         #: (the connection's): exit waits on it for an interrupted statement.
         self.statement_lock: Any = None
+        #: Tables whose files the open transaction changed (automatic compaction).
+        self.written_tables: set[tuple[str, str]] = set()
 
     # -- transactions -----------------------------------------------------------
 
@@ -220,13 +222,20 @@ class Session:
             or None when no transaction was open.
         """
         txn, self._txn, self._explicit = self._txn, None, False
+        written, self.written_tables = self.written_tables, set()
         if txn is not None and txn.is_active:
-            return txn.commit(progress=self.node_file_progress("commit", quiet=True))
+            snapshot = txn.commit(progress=self.node_file_progress("commit", quiet=True))
+            if written:
+                from trinity_dbapi.sql.engine.auto_compact import compact_after_write
+
+                compact_after_write(self, written)
+            return snapshot
         return None
 
     def rollback(self) -> None:
         """Discard the open transaction, if any."""
         txn, self._txn, self._explicit = self._txn, None, False
+        self.written_tables = set()
         if txn is not None and txn.is_active:
             txn.abort()
 
