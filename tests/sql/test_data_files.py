@@ -133,3 +133,28 @@ def test_every_backend_reports_footer_counts_and_sizes(backend: tuple[str, dict[
     assert [size for _, _, size in rows] == [len(storage.read(file)) for file, _, _ in rows]
     storage.close()
     conn.close()
+
+
+def test_partition_values_of_transforms_and_of_every_layout(cur: Any) -> None:
+    """Transform directories show their text; files of an earlier layout keep theirs."""
+    cur.execute("CREATE TABLE n.e (id INT8, ts TIMESTAMP) PARTITIONED BY (day(ts), bucket(4, id))")
+    cur.execute("INSERT INTO n.e VALUES (1, TIMESTAMP '2024-01-31 10:00:00')")
+    cur.execute("ALTER TABLE n.e SET PARTITIONED BY (hour(ts))")
+    cur.execute("INSERT INTO n.e VALUES (2, TIMESTAMP '2024-02-01 23:30:00')")
+    cur.execute("ALTER TABLE n.e SET PARTITIONED BY ()")
+    cur.execute("INSERT INTO n.e VALUES (3, TIMESTAMP '2024-02-02 00:00:00')")
+    rows = cur.execute(
+        "SELECT partition, partition_values, record_count FROM system.data_files "
+        "WHERE table_name = 'e' ORDER BY partition"
+    ).fetchall()
+    assert [(r[0], r[2]) for r in rows] == [
+        ("", 1),
+        (rows[1][0], 1),
+        ("ts_hour=2024-02-01-23", 1),
+    ]
+    # A MAP comes back as its (key, value) pairs, in the layout's order.
+    assert list(rows[0][1]) == []
+    bucket = rows[1][0].rpartition("=")[2]
+    assert rows[1][0] == f"ts_day=2024-01-31/id_bucket={bucket}" and bucket in "0123"
+    assert list(rows[1][1]) == [("ts_day", "2024-01-31"), ("id_bucket", bucket)]
+    assert list(rows[2][1]) == [("ts_hour", "2024-02-01-23")]

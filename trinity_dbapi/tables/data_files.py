@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from trinity_dbapi.errors import CorruptFileError
 from trinity_dbapi.lakehouse.table_formats import register_data_files
 from trinity_dbapi.tables import managed
-from trinity_dbapi.tables.partitions import partition_scalars
+from trinity_dbapi.tables.partitions import directory_texts, earlier_specs, partition_scalars
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
@@ -103,14 +103,23 @@ def describe_files(storage: Storage, table: TableDefinition) -> Iterator[dict[st
     facts = file_facts(store, list(files.values()))
     schema, by = managed.schema(table), table.partition_columns
     external = table.format_properties.get(managed.EXTERNAL_LOCATION)
+    # Files written before ALTER TABLE ... SET PARTITIONED BY keep their own layout.
+    earlier = earlier_specs(meta)
     for (label, path), (rows, size, groups) in zip(files.items(), facts, strict=True):
-        values = partition_scalars(label, schema, by) if by else {}
+        values: dict[str, str | None] = {}
+        if by or earlier:
+            # Typed columns as their canonical text; transform directories as written.
+            typed = partition_scalars(label, schema, by, earlier)
+            values = {
+                name: _value_text(typed[name]) if name in typed else text
+                for name, text in directory_texts(label, by, earlier).items()
+            }
         yield {
             "file": path if external is None else f"{external.rstrip('/')}/{path}",
             "file_format": "parquet",
             "label": label,
             "partition": label.rpartition("/")[0],
-            "partition_values": [(name, _value_text(v)) for name, v in values.items()],
+            "partition_values": list(values.items()),
             "record_count": rows,
             "file_size_in_bytes": size,
             "row_group_count": groups,

@@ -280,6 +280,19 @@ def _label_values(
     return dict(zip(spec, _raw_values(label, spec), strict=True))
 
 
+def directory_texts(
+    label: str, partition_by: Sequence[str], earlier: Sequence[Sequence[str]] = ()
+) -> dict[str, str | None]:
+    """Directory name -> its value as text (None: NULL), in ``label``'s own partitioning.
+
+    Transform directories (``ts_day``) included: what ``system.data_files`` shows.
+    """
+    return {
+        name: None if raw is None else raw.decode("utf-8", "backslashreplace")
+        for name, raw in _label_values(label, partition_by, earlier).items()
+    }
+
+
 def partition_scalars(
     label: str,
     schema: pa.Schema,
