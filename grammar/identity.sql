@@ -181,3 +181,10 @@ UPDATE t SET a = ?, b = b || ? WHERE c = ?
 UPDATE t AS x SET a = 1 WHERE x.b = 2
 DELETE FROM t AS x WHERE x.a = 1
 WITH recent AS (SELECT * FROM staging WHERE day > ?) INSERT INTO orders SELECT * FROM recent
+CREATE VIEW v AS SELECT a, b FROM t WHERE a > 1
+CREATE OR REPLACE VIEW sales.recent (id, day) COMMENT 'last week' AS SELECT id, day FROM sales.orders WHERE day > DATE '2024-01-01'
+CREATE VIEW IF NOT EXISTS v AS SELECT * FROM t FOR SYSTEM_VERSION AS OF 3
+DROP VIEW IF EXISTS sales.recent
+DROP VIEW v
+SHOW VIEWS
+SHOW VIEWS IN sales

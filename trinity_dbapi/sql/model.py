@@ -32,6 +32,7 @@ __all__ = [
     "CreateNamespace",
     "CreateTable",
     "CreateTableAs",
+    "CreateView",
     "DescribeNamespace",
     "DescribeTable",
     "Dml",
@@ -39,6 +40,7 @@ __all__ = [
     "DropIndex",
     "DropNamespace",
     "DropTable",
+    "DropView",
     "Query",
     "RenameColumn",
     "RenameTable",
@@ -48,6 +50,7 @@ __all__ = [
     "ShowCreateTable",
     "ShowNamespaces",
     "ShowTables",
+    "ShowViews",
     "Statement",
     "TableName",
     "TableRef",
@@ -335,6 +338,33 @@ class CreateTableAs:
     if_not_exists: bool
 
 
+@dataclass(frozen=True)
+class CreateView:
+    """``CREATE [OR REPLACE] VIEW``: ``sql`` is the query's text as stored (trinity dialect)."""
+
+    view: TableName
+    columns: tuple[str, ...]
+    comment: str | None
+    query: Query
+    or_replace: bool
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class DropView:
+    """``DROP VIEW``."""
+
+    view: TableName
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class ShowViews:
+    """``SHOW VIEWS [IN ns]``."""
+
+    namespace: str | None
+
+
 Statement = (
     CreateNamespace
     | DropNamespace
@@ -359,4 +389,7 @@ Statement = (
     | Call
     | Query
     | Dml
+    | CreateView
+    | DropView
+    | ShowViews
 )
