@@ -101,12 +101,12 @@ def empty(tmp_path: Path) -> Lakehouse:
 def test_registry() -> None:
     assert frozenset({"system", "information_schema"}) == RESERVED_NAMESPACES
     assert catalog_table_names("system") == ["columns", "namespaces", "tables", "versions"]
-    assert catalog_table_names("information_schema") == ["columns", "schemata", "tables"]
+    assert catalog_table_names("information_schema") == ["columns", "schemata", "tables", "views"]
     assert catalog_table_names("sales") == []
     assert is_catalog_table("system", "tables")
     assert not is_catalog_table("system", "schemata")
     assert not is_catalog_table("SYSTEM", "tables")
-    assert len(CATALOG_TABLES) == 7
+    assert len(CATALOG_TABLES) == 8
 
 
 def test_unknown_catalog_tables_raise(lake: Lakehouse) -> None:
@@ -115,7 +115,7 @@ def test_unknown_catalog_tables_raise(lake: Lakehouse) -> None:
         catalog_table(view, view.snapshot, "system", "nope")
     assert (info.value.namespace, info.value.table) == ("system", "nope")
     with pytest.raises(NoSuchTableError):
-        catalog_schema("information_schema", "views")
+        catalog_schema("information_schema", "routines")
 
 
 def test_partition_columns() -> None:
@@ -466,6 +466,8 @@ def test_empty_lakehouse(empty: Lakehouse, namespace: str, name: str) -> None:
     elif name == "schemata":
         assert [r["schema_name"] for r in rows] == ["information_schema", "system"]
         assert {r["catalog_name"] for r in rows} == {"lakehouse"}
+    elif name == "views":
+        assert rows == []  # the catalog tables are not views with a stored query
     else:
         assert {r["table_schema"] for r in rows} == RESERVED_NAMESPACES
 
@@ -549,7 +551,7 @@ def test_duckdb_over_information_schema(con: duckdb.DuckDBPyConnection) -> None:
     ).fetchall()
     assert rows == [
         ("empty", 0, 0),
-        ("information_schema", 3, 0),
+        ("information_schema", 4, 0),
         ("sales", 2, 2),
         ("system", 4, 0),
     ]

@@ -172,3 +172,48 @@ def test_views_feed_writes_and_refuse_them(backend: tuple[str, dict[str, Any]]) 
         with pytest.raises(errors.ProgrammingError, match=r"ns\.v is a view, which is read-only"):
             cur.execute(sql)
     conn.close()
+
+
+def test_views_in_the_catalog_tables(backend: tuple[str, dict[str, Any]]) -> None:
+    conn = _connect(backend)
+    cur = conn.cursor()
+    version = conn.session.transaction().snapshot.version
+    cur.execute("CREATE VIEW ns.c COMMENT 'counted' AS SELECT count(*) AS n FROM ns.t")
+    conn.commit()
+    cur.execute(
+        "SELECT table_name, table_type, is_insertable_into, TABLE_COMMENT "
+        "FROM information_schema.tables WHERE table_schema = 'ns' ORDER BY table_name"
+    )
+    assert cur.fetchall() == [
+        ("c", "VIEW", "NO", "counted"),
+        ("t", "BASE TABLE", "YES", None),
+        ("v", "VIEW", "NO", None),
+        ("w", "VIEW", "NO", None),
+    ]
+    cur.execute(
+        "SELECT table_name, table_type, table_format, comment, column_count "
+        "FROM system.tables WHERE namespace_name = 'ns' AND table_type = 'VIEW' ORDER BY 1"
+    )
+    assert cur.fetchall() == [
+        ("c", "VIEW", "view", "counted", 1),
+        ("v", "VIEW", "view", None, 2),
+        ("w", "VIEW", "view", None, 2),
+    ]
+    cur.execute(  # a point query: answered by the catalog pushdown
+        "SELECT table_schema, view_definition, is_updatable FROM information_schema.views "
+        "WHERE table_schema = 'ns' AND table_name = 'v'"
+    )
+    assert cur.fetchall() == [("ns", "CREATE VIEW v AS SELECT a, b FROM ns.t WHERE a > 1;", "NO")]
+    cur.execute(
+        "SELECT column_name, data_type, ordinal_position FROM information_schema.columns "
+        "WHERE table_schema = 'ns' AND table_name = 'w' ORDER BY ordinal_position"
+    )
+    assert cur.fetchall() == [("z", "BIGINT", 1), ("s", "VARCHAR", 2)]
+    cur.execute(
+        "SELECT table_name FROM information_schema.views "
+        f"FOR SYSTEM_VERSION AS OF {version} ORDER BY 1"
+    )
+    assert cur.fetchall() == [("v",), ("w",)]
+    cur.execute("SELECT count(*) FROM information_schema.views WHERE table_name LIKE 'v%'")
+    assert cur.fetchall() == [(1,)]
+    conn.close()
