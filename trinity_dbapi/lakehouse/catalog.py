@@ -158,8 +158,8 @@ class _Catalog:
 
     @cached_property
     def views(self) -> list[tuple[str, ViewDefinition]]:
-        names = [ns.name for ns in self.namespaces]  # views are in scope where tables are
-        return cv.scoped_views(self.view, self.scope, names)
+        tables = {(ns, t.name) for ns, t in self.tables}  # a name is a table's or a view's
+        return cv.scoped_views(self.view, self.scope, tables)
 
     @cached_property
     def relations(self) -> list[_Relation]:

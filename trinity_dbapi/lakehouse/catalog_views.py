@@ -75,19 +75,36 @@ INFO_VIEWS_SCHEMA = pa.schema(
 
 
 def scoped_views(
-    view: ObjectOperations, scope: CatalogScope, namespaces: list[str]
+    view: ObjectOperations, scope: CatalogScope, tables: set[tuple[str, str]]
 ) -> list[tuple[str, ViewDefinition]]:
-    """The views in scope of ``namespaces`` (the namespaces in scope), in key order."""
+    """The views in scope, in key order; as for tables, no namespace definition is read.
+
+    Named views are point lookups, skipped for the names of ``tables`` (a name
+    is a table's or a view's, never both); otherwise one key range scan per
+    namespace.
+    """
     limits = view.snapshot.definition.key_limits
+    named = scope.namespaces
+    namespaces = view.list_namespaces() if named is None else sorted(named)
     found = []
     for namespace in namespaces:
         try:
-            prefix = keys.namespace_views_prefix(namespace, limits)
+            if scope.tables is not None:
+                paths = [
+                    (name, view.get(keys.view_key(namespace, name, limits)))
+                    for name in sorted(scope.tables)
+                    if (namespace, name) not in tables
+                ]
+            else:
+                prefix = keys.namespace_views_prefix(namespace, limits)
+                paths = [
+                    (str(keys.decode_key(key, limits).table), path)
+                    for key, path in view.scan_prefix(prefix)
+                ]
         except InvalidNameError:
-            continue  # no view can be in it
-        for key, path in view.scan_prefix(prefix):
-            name = str(keys.decode_key(key, limits).table)
-            if scope.tables is not None and name not in scope.tables:
+            continue  # no view can have this name
+        for name, path in paths:
+            if path is None:
                 continue
             if scope.table_prefix is not None and not name.startswith(scope.table_prefix):
                 continue
