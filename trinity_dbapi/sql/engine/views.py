@@ -246,6 +246,11 @@ def _expand(
             )
             columns = [exp.to_identifier(c.name, quoted=True) for c in definition.columns]
             alias = exp.TableAlias(this=shown, columns=columns)
+        if node.args.get("alias") is None:  # ns.v.col in the query names the view as v.col
+            for column in query.find_all(exp.Column):
+                if column.args.get("db") is not None and (column.db, column.table) == where:
+                    column.set("db", None)
+                    column.set("catalog", None)
         node.replace(exp.Subquery(this=body, alias=alias))
 
 
