@@ -217,3 +217,28 @@ def test_views_in_the_catalog_tables(backend: tuple[str, dict[str, Any]]) -> Non
     cur.execute("SELECT count(*) FROM information_schema.views WHERE table_name LIKE 'v%'")
     assert cur.fetchall() == [(1,)]
     conn.close()
+
+
+@pytest.mark.parametrize("isolation", ["SNAPSHOT", "SERIALIZABLE"])
+def test_view_created_while_its_table_is_dropped(tmp_path: Any, isolation: str) -> None:
+    """SNAPSHOT commits the view (it fails when read); SERIALIZABLE conflicts on the table read."""
+    a = trinity_dbapi.connect(str(tmp_path / "lake"))
+    b = trinity_dbapi.connect(str(tmp_path / "lake"))
+    ca, cb = a.cursor(), b.cursor()
+    ca.execute("CREATE TABLE t (x INT8)")
+    a.commit()
+    ca.execute(f"BEGIN ISOLATION LEVEL {isolation}")
+    ca.execute("CREATE VIEW v AS SELECT x FROM t")
+    cb.execute("DROP TABLE t")
+    b.commit()
+    if isolation == "SERIALIZABLE":
+        with pytest.raises(errors.CommitConflictError, match=r"table 'default\.t'"):
+            a.commit()
+        cb.execute("SHOW VIEWS")
+        assert cb.fetchall() == []
+    else:
+        a.commit()
+        with pytest.raises(errors.NoSuchObjectError, match=r"view default\.v reads it"):
+            ca.execute("SELECT * FROM v")
+    a.close()
+    b.close()
