@@ -140,7 +140,9 @@ def test_table_and_view_names(database: _Database, lake: str) -> None:
         "data_files",
     }
     assert Spec.get_table_names(database, inspector, "nowhere") == set()
-    assert Spec.get_view_names(database, inspector, "sales") == set()
+    assert (
+        Spec.get_view_names(database, inspector, "sales") == set()
+    )  # views: test_sqlalchemy_views
 
 
 def test_table_comment(lake: str) -> None:

@@ -107,12 +107,12 @@ def test_registry() -> None:
         "tables",
         "versions",
     ]
-    assert catalog_table_names("information_schema") == ["columns", "schemata", "tables"]
+    assert catalog_table_names("information_schema") == ["columns", "schemata", "tables", "views"]
     assert catalog_table_names("sales") == []
     assert is_catalog_table("system", "tables")
     assert not is_catalog_table("system", "schemata")
     assert not is_catalog_table("SYSTEM", "tables")
-    assert len(CATALOG_TABLES) == 8
+    assert len(CATALOG_TABLES) == 9
 
 
 def test_unknown_catalog_tables_raise(lake: Lakehouse) -> None:
@@ -121,7 +121,7 @@ def test_unknown_catalog_tables_raise(lake: Lakehouse) -> None:
         catalog_table(view, view.snapshot, "system", "nope")
     assert (info.value.namespace, info.value.table) == ("system", "nope")
     with pytest.raises(NoSuchTableError):
-        catalog_schema("information_schema", "views")
+        catalog_schema("information_schema", "routines")
 
 
 def test_partition_columns() -> None:
@@ -472,6 +472,8 @@ def test_empty_lakehouse(empty: Lakehouse, namespace: str, name: str) -> None:
     elif name == "schemata":
         assert [r["schema_name"] for r in rows] == ["information_schema", "system"]
         assert {r["catalog_name"] for r in rows} == {"lakehouse"}
+    elif name == "views":
+        assert rows == []  # the catalog tables are not views with a stored query
     else:
         assert {r["table_schema"] for r in rows} == RESERVED_NAMESPACES
 
@@ -555,7 +557,7 @@ def test_duckdb_over_information_schema(con: duckdb.DuckDBPyConnection) -> None:
     ).fetchall()
     assert rows == [
         ("empty", 0, 0),
-        ("information_schema", 3, 0),
+        ("information_schema", 4, 0),
         ("sales", 2, 2),
         ("system", 5, 0),
     ]

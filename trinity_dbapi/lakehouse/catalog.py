@@ -25,7 +25,11 @@ so BI tools that know DuckDB or Postgres can browse a lakehouse:
 * ``information_schema.schemata`` -- every namespace, plus ``system`` and
   ``information_schema`` themselves (tools expect them);
 * ``information_schema.tables`` -- every table, plus the catalog tables;
-* ``information_schema.columns`` -- their columns.
+* ``information_schema.columns`` -- their columns;
+* ``information_schema.views`` -- every view and its query.
+
+Views are listed beside tables (``table_type`` ``VIEW``; see
+:mod:`~trinity_dbapi.lakehouse.catalog_views`).
 
 Conventions shared with the SQL layer:
 
@@ -72,9 +76,11 @@ from trinity_dbapi.format.definitions import (
     FrozenMap,
     NamespaceDefinition,
     TableDefinition,
+    ViewDefinition,
 )
 from trinity_dbapi.format.type_mapping import columns_from_schema, duckdb_type
 from trinity_dbapi.lakehouse import catalog_files
+from trinity_dbapi.lakehouse import catalog_views as cv
 from trinity_dbapi.lakehouse.catalog_scope import (
     EVERYTHING,
     CatalogScope,
@@ -153,10 +159,18 @@ class _Catalog:
         return scoped_tables(self.view, self.scope)
 
     @cached_property
+    def views(self) -> list[tuple[str, ViewDefinition]]:
+        tables = {(ns, t.name) for ns, t in self.tables}  # a name is a table's or a view's
+        return cv.scoped_views(self.view, self.scope, tables)
+
+    @cached_property
     def relations(self) -> list[_Relation]:
         user = [
             _Relation(ns, t.name, tuple(t.columns), t.properties.get(COMMENT_PROPERTY), False)
             for ns, t in self.tables
+        ] + [  # a view is read-only as a catalog table is: is_catalog marks both
+            _Relation(ns, v.name, tuple(v.columns), v.properties.get(COMMENT_PROPERTY), True)
+            for ns, v in self.views
         ]
         scope = self.scope
         catalog = [
@@ -267,6 +281,7 @@ def _tables_rows(catalog: _Catalog) -> Iterator[Row]:
             "properties": _without_comment(table.properties),
             "format_properties": dict(table.format_properties),
         }
+    yield from (cv.system_table_row(ns, view) for ns, view in catalog.views)
 
 
 # system.columns
@@ -368,26 +383,7 @@ def _schemata_rows(catalog: _Catalog) -> Iterator[Row]:
 
 # information_schema.tables
 
-_INFO_TABLES_SCHEMA = pa.schema(
-    [
-        pa.field(name, _STRING)
-        for name in (
-            "table_catalog",
-            "table_schema",
-            "table_name",
-            "table_type",
-            "self_referencing_column_name",
-            "reference_generation",
-            "user_defined_type_catalog",
-            "user_defined_type_schema",
-            "user_defined_type_name",
-            "is_insertable_into",
-            "is_typed",
-            "commit_action",
-            "TABLE_COMMENT",
-        )
-    ]
-)
+_INFO_TABLES_SCHEMA = cv.INFO_TABLES_SCHEMA
 
 
 def _info_tables_rows(catalog: _Catalog) -> Iterator[Row]:
@@ -556,6 +552,13 @@ _TABLES = (
         "Every table and catalog view",
         _INFO_TABLES_SCHEMA,
         _info_tables_rows,
+    ),
+    CatalogTable(
+        INFORMATION_SCHEMA,
+        "views",
+        "Every view",
+        cv.INFO_VIEWS_SCHEMA,
+        lambda catalog: cv.info_views_rows(catalog.name, catalog.views),
     ),
     CatalogTable(
         INFORMATION_SCHEMA,

@@ -19,6 +19,7 @@ from trinity_dbapi.errors import (
     CommitConflictError,
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
+    NoSuchObjectError,
     NoSuchTableError,
     ObjectExistsError,
 )
@@ -32,6 +33,22 @@ if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 NAMESPACE_PREFIX = keys.encode_schema_id(keys.NAMESPACE_SCHEMA_ID)
+
+
+class ViewIsNotATableError(NoSuchTableError):
+    """A table statement (INSERT, ALTER TABLE, DESCRIBE, ...) names a view."""
+
+    def __init__(self, namespace: str, table: str) -> None:
+        where = f"{namespace}.{table}"
+        NoSuchObjectError.__init__(
+            self,
+            "table",
+            where,
+            f"{where} is a view, which is read-only and has no table definition: read it "
+            "with SELECT, change it with CREATE OR REPLACE VIEW, drop it with DROP VIEW",
+        )
+        self.namespace = namespace
+        self.table = table
 
 
 class ObjectOperations(ABC):
@@ -207,6 +224,8 @@ class ObjectOperations(ABC):
         """
         path = self.get(self._table_key(namespace, table))
         if path is None:
+            if self.get(keys.view_key(namespace, table, self._limits)) is not None:
+                raise ViewIsNotATableError(namespace, table)
             raise NoSuchTableError(namespace, table)
         return self.read_object_definition(path, TableDefinition)
 
@@ -218,6 +237,8 @@ class ObjectOperations(ABC):
         """
         path = self.peek(self._table_key(namespace, table))
         if path is None:
+            if self.get(keys.view_key(namespace, table, self._limits)) is not None:
+                raise ViewIsNotATableError(namespace, table)
             raise NoSuchTableError(namespace, table)
         return self.read_object_definition(path, TableDefinition)
 

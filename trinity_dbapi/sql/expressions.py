@@ -307,3 +307,28 @@ NODES: tuple[type[exp.Expression], ...] = (
     Call,
     Explain,
 )
+
+
+class CreateView(exp.Create):
+    """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(col, ...)] [COMMENT c] AS query``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,
+        "replace": False,
+        "exists": False,
+        "columns": False,
+        "comment": False,
+        "expression": True,
+    }
+
+
+class DropView(exp.Drop):
+    """``DROP VIEW [IF EXISTS] v``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "exists": False}
+
+
+class ShowViews(exp.Expression):
+    """``SHOW VIEWS [IN ns]``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": False}

@@ -143,6 +143,23 @@ class TrinityGenerator(DuckDBGenerator):
     def droptable_sql(self, expression: texp.DropTable) -> str:
         return f"DROP TABLE{self._exists(expression)} {self.sql(expression, 'this')}"
 
+    def createview_sql(self, expression: texp.CreateView) -> str:
+        replace = " OR REPLACE" if expression.args.get("replace") else ""
+        exists = self._exists(expression, " IF NOT EXISTS")
+        return (
+            f"CREATE{replace} VIEW{exists} {self.sql(expression, 'this')}"
+            f"{self._wrapped(expression, 'columns', '')[1:]}"
+            f"{self._clause(expression, 'comment', 'COMMENT')}"
+            f" AS {self.sql(expression, 'expression')}"
+        )
+
+    def dropview_sql(self, expression: texp.DropView) -> str:
+        return f"DROP VIEW{self._exists(expression)} {self.sql(expression, 'this')}"
+
+    def showviews_sql(self, expression: texp.ShowViews) -> str:
+        namespace = f" IN {self.sql(expression, 'this')}" if expression.this else ""
+        return f"SHOW VIEWS{namespace}"
+
     def truncate_sql(self, expression: texp.Truncate) -> str:
         return f"TRUNCATE TABLE {self.sql(expression, 'this')}"
 
@@ -239,4 +256,7 @@ class TrinityGenerator(DuckDBGenerator):
         texp.Call: call_sql,
         texp.Explain: explain_sql,
         texp.AlterColumnType: altercolumntype_sql,
+        texp.CreateView: createview_sql,
+        texp.DropView: dropview_sql,
+        texp.ShowViews: showviews_sql,
     }

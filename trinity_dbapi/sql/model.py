@@ -32,6 +32,7 @@ __all__ = [
     "CreateNamespace",
     "CreateTable",
     "CreateTableAs",
+    "CreateView",
     "DescribeNamespace",
     "DescribeTable",
     "Dml",
@@ -39,6 +40,7 @@ __all__ = [
     "DropIndex",
     "DropNamespace",
     "DropTable",
+    "DropView",
     "PartitionTransform",
     "Query",
     "RenameColumn",
@@ -50,6 +52,7 @@ __all__ = [
     "ShowCreateTable",
     "ShowNamespaces",
     "ShowTables",
+    "ShowViews",
     "Statement",
     "TableName",
     "TableRef",
@@ -360,6 +363,33 @@ class CreateTableAs:
     partition_transforms: tuple[PartitionTransform, ...] = ()
 
 
+@dataclass(frozen=True)
+class CreateView:
+    """``CREATE [OR REPLACE] VIEW``: ``sql`` is the query's text as stored (trinity dialect)."""
+
+    view: TableName
+    columns: tuple[str, ...]
+    comment: str | None
+    query: Query
+    or_replace: bool
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class DropView:
+    """``DROP VIEW``."""
+
+    view: TableName
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class ShowViews:
+    """``SHOW VIEWS [IN ns]``."""
+
+    namespace: str | None
+
+
 Statement = (
     CreateNamespace
     | DropNamespace
@@ -384,4 +414,7 @@ Statement = (
     | Call
     | Query
     | Dml
+    | CreateView
+    | DropView
+    | ShowViews
 )

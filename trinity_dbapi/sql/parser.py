@@ -127,6 +127,7 @@ class TrinityParser(DDLParser):
         "SCHEMAS": lambda self: texp.ShowNamespaces(kind="SCHEMAS", like=self._parse_like()),
         "TABLES": lambda self: self._parse_show_tables(),
         "CREATE TABLE": lambda self: texp.ShowCreateTable(this=self._parse_table_name()),
+        "VIEWS": lambda self: self._parse_show_views(),
     }
     SHOW_TRIE: ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -208,6 +209,12 @@ class TrinityParser(DDLParser):
         if self._match_set((TokenType.IN, TokenType.FROM)):
             namespace = self._parse_namespace_name()
         return texp.ShowTables(this=namespace, like=self._parse_like())
+
+    def _parse_show_views(self) -> texp.ShowViews:
+        namespace = None
+        if self._match_set((TokenType.IN, TokenType.FROM)):
+            namespace = self._parse_namespace_name()
+        return texp.ShowViews(this=namespace)
 
     def _parse_describe_statement(self) -> exp.Expression:
         word = self._curr.text.upper() if self._curr else ""

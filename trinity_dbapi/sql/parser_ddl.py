@@ -38,12 +38,15 @@ class DDLParser(BaseParser):
         "SCHEMA": lambda self: self._parse_create_namespace(),
         "TABLE": lambda self: self._parse_create_table(),
         "INDEX": lambda self: self._parse_create_index(),
+        "VIEW": lambda self: self._parse_create_view(replace=False),
+        "OR REPLACE VIEW": lambda self: self._parse_create_view(replace=True),
     }
     DROP_PARSERS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
         "NAMESPACE": lambda self: self._parse_drop_namespace(),
         "SCHEMA": lambda self: self._parse_drop_namespace(),
         "TABLE": lambda self: self._parse_drop_table(),
         "INDEX": lambda self: self._parse_drop_index(),
+        "VIEW": lambda self: self._parse_drop_view(),
     }
     ALTER_PARSERS_BY_OBJECT: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
         "NAMESPACE": lambda self: self._parse_alter_namespace(),
@@ -237,6 +240,33 @@ class DDLParser(BaseParser):
     def _parse_drop_table(self) -> texp.DropTable:
         exists = self._parse_exists()
         return texp.DropTable(this=self._parse_table_name(), exists=exists)
+
+    # -- views -------------------------------------------------------------------------------
+
+    def _parse_create_view(self, replace: bool) -> texp.CreateView:
+        """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(col, ...)] [COMMENT c] AS query``."""
+        exists = self._parse_exists(not_=True)
+        view = self._parse_table_name("a view name")
+        columns = (
+            self._parse_names("a view column")
+            if self._curr.token_type == TokenType.L_PAREN
+            else None
+        )
+        comment = self._parse_comment_clause()
+        if not self._match(TokenType.ALIAS):
+            self._expected("AS and the query", "write CREATE VIEW v AS SELECT ...")
+        return texp.CreateView(
+            this=view,
+            replace=replace or None,
+            exists=exists,
+            columns=columns,
+            comment=comment,
+            expression=self._parse_query(),
+        )
+
+    def _parse_drop_view(self) -> texp.DropView:
+        exists = self._parse_exists()
+        return texp.DropView(this=self._parse_table_name("a view name"), exists=exists)
 
     def _parse_alter_table(self) -> texp.AlterTable:
         this = self._parse_table_name()

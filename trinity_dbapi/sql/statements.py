@@ -45,6 +45,7 @@ from trinity_dbapi.sql.model import (
     CreateNamespace,
     CreateTable,
     CreateTableAs,
+    CreateView,
     DescribeNamespace,
     DescribeTable,
     Dml,
@@ -52,6 +53,7 @@ from trinity_dbapi.sql.model import (
     DropIndex,
     DropNamespace,
     DropTable,
+    DropView,
     PartitionTransform,
     Query,
     RenameColumn,
@@ -63,6 +65,7 @@ from trinity_dbapi.sql.model import (
     ShowCreateTable,
     ShowNamespaces,
     ShowTables,
+    ShowViews,
     Statement,
     TableName,
     TableRef,
@@ -550,6 +553,31 @@ def _dml(node: exp.Expression, binder: Binder) -> Dml:
     return Dml(expression, refs, len(params), params)
 
 
+def _create_view(node: texp.CreateView, binder: Binder) -> CreateView:
+    view = _table_name(node.this)
+    query = node.expression
+    if any(True for _ in query.find_all(exp.Placeholder)):
+        raise ProgrammingError(
+            f"the query of view {view.name!r} has a ? parameter; a view's query is stored and "
+            "run later without parameters: write the values into the query as literals"
+        )
+    columns = _names(node.args.get("columns"))
+    for name in columns:
+        if columns.count(name) > 1:
+            raise ProgrammingError(
+                f"column {name!r} appears twice in the column list of view {view.name!r}; "
+                "give each column a unique name"
+            )
+    return CreateView(
+        view=view,
+        columns=columns,
+        comment=text_value(node.args.get("comment"), binder, "the view comment"),
+        query=_query(query, binder),
+        or_replace=bool(node.args.get("replace")),
+        if_not_exists=bool(node.args.get("exists")),
+    )
+
+
 _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     texp.CreateNamespace: lambda node, binder: CreateNamespace(
         name_of(node.this),
@@ -568,6 +596,11 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     texp.DropTable: lambda node, binder: DropTable(
         _table_name(node.this), bool(node.args.get("exists"))
     ),
+    texp.CreateView: _create_view,
+    texp.DropView: lambda node, binder: DropView(
+        _table_name(node.this), bool(node.args.get("exists"))
+    ),
+    texp.ShowViews: lambda node, binder: ShowViews(name_of(node.this) if node.this else None),
     texp.Truncate: lambda node, binder: TruncateTable(_table_name(node.this)),
     texp.CreateIndex: lambda node, binder: CreateIndex(
         name_of(node.this),

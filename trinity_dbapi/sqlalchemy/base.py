@@ -50,6 +50,7 @@ from trinity_dbapi.sqlalchemy.compat import (
     type_compiler,
 )
 from trinity_dbapi.sqlalchemy.types import COLSPECS, TrinityTypeCompiler
+from trinity_dbapi.sqlalchemy.views import ViewReflection, view_facts
 
 #: Namespaces holding the read-only catalog tables.
 CATALOG_NAMESPACES = ("information_schema", "system")
@@ -295,7 +296,7 @@ class TrinityExecutionContext(default.DefaultExecutionContext):
         return cursor
 
 
-class TrinityDialect(default.DefaultDialect):
+class TrinityDialect(ViewReflection, default.DefaultDialect):
     """SQLAlchemy dialect for a Trinity Lakehouse (the SQL side; no DB-API)."""
 
     name = "trinity"
@@ -390,10 +391,6 @@ class TrinityDialect(default.DefaultDialect):
         )
 
     @reflection_cache
-    def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
-        return []  # the lakehouse holds tables only
-
-    @reflection_cache
     def get_sequence_names(
         self, connection: Any, schema: str | None = None, **kw: Any
     ) -> list[str]:
@@ -423,7 +420,10 @@ class TrinityDialect(default.DefaultDialect):
             return self._catalog_facts(namespace, table_name)
         found = lookups.read(
             connection,
-            lambda txn: lookups.table_facts(txn, namespace, table_name),
+            lambda txn: (
+                lookups.table_facts(txn, namespace, table_name)
+                or view_facts(txn, namespace, table_name)
+            ),  # a view reflects as a table
             f"reflect table {namespace}.{table_name}",
         )
         if found is None:
@@ -530,11 +530,19 @@ class TrinityDialect(default.DefaultDialect):
         kind: ObjectKind,
         kw: dict[str, Any],
     ) -> list[tuple[tuple[str | None, str], Any]]:
-        # Only tables exist, and none is temporary: other kinds and scopes are empty.
-        if ObjectKind.TABLE not in kind or ObjectScope.DEFAULT not in scope:
+        # Tables and views exist, none temporary: other kinds and scopes are empty.
+        if ObjectScope.DEFAULT not in scope:
             return []
         names = None if filter_names is None else list(filter_names)
-        tables = self._namespace_facts(connection, schema, names, info_cache=kw.get("info_cache"))
+        tables: dict[str, lookups.TableFacts] = {}
+        if ObjectKind.TABLE in kind:
+            tables.update(
+                self._namespace_facts(connection, schema, names, info_cache=kw.get("info_cache"))
+            )
+        if ObjectKind.VIEW in kind:
+            tables.update(
+                self._views_facts(connection, schema, names, info_cache=kw.get("info_cache"))
+            )
         return [((schema, name), facet(table)) for name, table in tables.items()]
 
     def get_multi_columns(  # type: ignore[override]

@@ -74,6 +74,7 @@ class _OneTable:
     """Stands in for the catalog's read view: the one table the rows are built from."""
 
     tables: list[tuple[str, TableDefinition]]
+    views: tuple[()] = ()  # system.tables lists views too: none here
 
 
 def _pairs(value: Any) -> Any:
@@ -161,9 +162,9 @@ def table_names(txn: Transaction, namespace: str) -> list[str]:
 
 
 def table_exists(txn: Transaction, namespace: str, table: str) -> bool:
-    """Whether ``namespace.table`` exists: one key lookup."""
+    """Whether table (or, as SQLAlchemy asks, view) ``namespace.table`` exists: key lookups."""
     try:
-        return txn.table_exists(namespace, table)
+        return txn.table_exists(namespace, table) or txn.view_exists(namespace, table)
     except InvalidNameError:
         return False
 

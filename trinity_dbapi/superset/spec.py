@@ -211,8 +211,8 @@ class TrinityEngineSpec(_Base):
     def get_view_names(
         cls, database: Database, inspector: Inspector, schema: str | None
     ) -> set[str]:
-        """None: a lakehouse holds tables only."""
-        return set()
+        """The views of namespace ``schema`` (``CREATE VIEW``), listed apart from its tables."""
+        return set(inspector.get_view_names(schema))
 
     @classmethod
     def get_table_comment(cls, inspector: Inspector, table: Table) -> str | None:

@@ -184,6 +184,11 @@ def _check_partition_column(
 def drop_table(session: Session, stmt: model.DropTable) -> Result:
     namespace, name = session.resolve(stmt.table)
     session.check_writable_namespace(namespace)
+    from trinity_dbapi.sql.engine.views import is_view_error
+
+    error = is_view_error(session, namespace, name)
+    if error is not None:
+        raise error
     session.writable().drop_table(namespace, name, if_exists=stmt.if_exists)
     return Result()
 

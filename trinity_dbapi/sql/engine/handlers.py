@@ -16,7 +16,7 @@ from typing import Any
 from trinity_dbapi.errors import NoSuchNamespaceError
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql import model
-from trinity_dbapi.sql.engine import catalog_answer, ddl, procedures, show
+from trinity_dbapi.sql.engine import catalog_answer, ddl, procedures, show, views
 from trinity_dbapi.sql.engine import dml as data
 from trinity_dbapi.sql.engine.query import run_query
 from trinity_dbapi.sql.engine.session import Result, Session
@@ -99,4 +99,7 @@ HANDLERS: Mapping[type, Handler] = {
     model.CreateTableAs: data.create_table_as,
     model.CreateIndex: data.create_index,
     model.DropIndex: data.drop_index,
+    model.CreateView: views.create_view,
+    model.DropView: views.drop_view,
+    model.ShowViews: views.show_views,
 }

@@ -109,6 +109,10 @@ def execute_marked(
     Only the placeholders ``query`` still holds are bound. A streamed query
     runs on a DuckDB cursor of its own, which lives as long as its reader.
     """
+    if refs:
+        from trinity_dbapi.sql.engine.views import expand_views
+
+        query, refs = expand_views(session, query, refs, _REF_KEY)
     duck = session.duckdb_cursor() if stream else session.duckdb()
     if stream:  # Connection.interrupt() reaches the cursor's query as long as it runs
         session.control.add_cursor(duck)

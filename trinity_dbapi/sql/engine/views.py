@@ -1,0 +1,267 @@
+"""Views in SQL: CREATE / DROP / SHOW VIEWS, and the expansion of a view reference.
+
+A view stores its query as text (trinity dialect) with every table name
+qualified by the namespace it resolved to at creation, and the columns the
+query gave then (names and types, found by running it with ``LIMIT 0``).
+A query naming a view reads it as a subquery: :func:`expand_views` replaces
+each reference to a view by the view's query, aliased to the view's name and
+column names, before the tables are materialised. The view's definition and
+the tables it reads are both taken at the reference's version: ``FOR
+SYSTEM_VERSION AS OF n`` on a view (or a connection pinned to ``n``) reads
+the view as of ``n`` and, unless its query says otherwise, its tables as of
+``n`` too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from sqlglot import exp
+
+from trinity_dbapi.errors import NoSuchObjectError, ProgrammingError
+from trinity_dbapi.format.definitions import TRINITY_DIALECT, ViewDefinition
+from trinity_dbapi.format.type_mapping import columns_from_schema
+from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sql import model
+from trinity_dbapi.sql.engine.session import Result, Session
+
+if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse.transaction import Transaction
+    from trinity_dbapi.sql.model import AsOf, TableRef
+
+__all__ = ["create_view", "drop_view", "expand_views", "show_views"]
+
+#: How deep views may nest (a view reading a view ...): deeper is refused.
+MAX_VIEW_DEPTH = 32
+
+
+# -- statements ----------------------------------------------------------------------------
+
+
+def create_view(session: Session, stmt: model.CreateView) -> Result:
+    """``CREATE [OR REPLACE] VIEW``: bind the query's columns, store its qualified text."""
+    from trinity_dbapi.sql.engine.dml import _plain_schema
+    from trinity_dbapi.sql.engine.query import run_query
+
+    namespace, name = session.resolve(stmt.view)
+    where = f"{namespace}.{name}"
+    if stmt.or_replace and stmt.if_not_exists:
+        raise ProgrammingError(
+            f"CREATE OR REPLACE VIEW {where} IF NOT EXISTS: the two clauses contradict; "
+            "write one of them"
+        )
+    session.check_writable_namespace(namespace)
+    txn = session.writable()
+    if stmt.if_not_exists and txn.view_exists(namespace, name):
+        return Result()
+    query = stmt.query
+    for ref in query.tables:  # stored qualified: the view reads the same tables from anywhere
+        if ref.table.namespace is None:
+            ref.node.set("db", exp.to_identifier(session.namespace))
+    refs = [
+        dataclasses.replace(ref, table=model.TableName(*session.resolve(ref.table)))
+        for ref in query.tables
+    ]
+    _refuse_cycle(txn, (namespace, name), refs)
+    text = query.expression.sql(dialect="trinity")
+    subquery = exp.Subquery(
+        this=query.expression, alias=exp.TableAlias(this=exp.to_identifier("q"))
+    )
+    probe = exp.select("*", copy=False).from_(subquery, copy=False).limit(0, copy=False)
+    schema = run_query(session, probe, refs, ()).schema
+    columns = list(columns_from_schema(_plain_schema(schema)))
+    if stmt.columns:
+        if len(stmt.columns) != len(columns):
+            raise ProgrammingError(
+                f"view {where!r} lists {len(stmt.columns)} column names but its query gives "
+                f"{len(columns)} columns ({', '.join(c.name for c in columns)}); list one name "
+                "per column"
+            )
+        columns = [dataclasses.replace(c, name=n) for c, n in zip(columns, stmt.columns)]
+    referenced = []
+    for ref in refs:
+        pair = (str(ref.table.namespace), ref.table.name)
+        if pair[0] not in catalog.RESERVED_NAMESPACES and pair not in referenced:
+            referenced.append(pair)
+    properties = {"comment": stmt.comment} if stmt.comment is not None else {}
+    definition = ViewDefinition(
+        name=name,
+        columns=tuple(columns),
+        sql={TRINITY_DIALECT: text},
+        referenced=tuple(referenced),
+        properties=properties,
+    )
+    txn.create_view(
+        namespace, definition, if_not_exists=stmt.if_not_exists, or_replace=stmt.or_replace
+    )
+    return Result()
+
+
+def _refuse_cycle(txn: Transaction, view: tuple[str, str], refs: Sequence[TableRef]) -> None:
+    """Refuse a view whose query reads it back through other views (as Postgres does)."""
+    seen: set[tuple[str, str]] = set()
+    stack: list[tuple[str, str, tuple[tuple[str, str], ...]]]
+    stack = [(ref.table.namespace or view[0], ref.table.name, (view,)) for ref in refs]
+    while stack:
+        namespace, name, path = stack.pop()
+        where = (namespace, name)
+        if where == view:
+            shown = " -> ".join(f"{n}.{v}" for n, v in (*path, where))
+            raise ProgrammingError(
+                f"view {view[0]}.{view[1]} would read itself ({shown}); a view cannot read "
+                "itself, directly or through other views"
+            )
+        if where in seen or namespace in catalog.RESERVED_NAMESPACES:
+            continue
+        seen.add(where)
+        if txn.view_exists(namespace, name):
+            for ref in txn.load_view(namespace, name).referenced:
+                stack.append((ref[0], ref[1], (*path, where)))
+
+
+def drop_view(session: Session, stmt: model.DropView) -> Result:
+    """``DROP VIEW [IF EXISTS]``; a table of the name is refused, IF EXISTS or not (as Postgres)."""
+    namespace, name = session.resolve(stmt.view)
+    session.check_writable_namespace(namespace)
+    txn = session.writable()
+    if txn.table_exists(namespace, name):
+        raise ProgrammingError(
+            f"{namespace}.{name} is a table, not a view; drop it with DROP TABLE {namespace}.{name}"
+        )
+    txn.drop_view(namespace, name, if_exists=stmt.if_exists)
+    return Result()
+
+
+def show_views(session: Session, stmt: model.ShowViews) -> Result:
+    """``SHOW VIEWS [IN ns]``: the view names, sorted; the catalog namespaces have none."""
+    namespace = stmt.namespace or session.namespace
+    names: list[str] = []
+    if namespace not in catalog.RESERVED_NAMESPACES:
+        txn = session.transaction()
+        if stmt.namespace is not None or txn.namespace_exists(namespace):
+            names = txn.list_views(namespace)
+    table = pa.table({"view_name": pa.array(sorted(names), pa.string())})
+    return Result(table, table.num_rows)
+
+
+def is_view_error(session: Session, namespace: str, name: str) -> ProgrammingError | None:
+    """The error for DROP TABLE (or another table statement) naming a view, else None."""
+    if session.transaction().view_exists(namespace, name):
+        return ProgrammingError(
+            f"{namespace}.{name} is a view, not a table; drop it with DROP VIEW {namespace}.{name}"
+        )
+    return None
+
+
+# -- expansion -----------------------------------------------------------------------------
+
+
+def expand_views(
+    session: Session, query: exp.Expression, refs: Sequence[TableRef], mark: str
+) -> tuple[exp.Expression, list[TableRef]]:
+    """Replace the view references of ``query`` (its nodes tagged ``meta[mark]``) by subqueries.
+
+    Returns the query and its references after expansion, each node tagged
+    with its index in the returned list. ``query`` is modified.
+
+    Raises:
+        ProgrammingError: a view reads itself (directly or through others),
+            views nest deeper than :data:`MAX_VIEW_DEPTH`, or a table a view
+            reads no longer exists (the message names both).
+    """
+    out = list(refs)  # the references that stay keep their index (DML's overrides use it)
+    _expand(session, query, refs, mark, out, ())
+    return query, out
+
+
+def _view_at(
+    session: Session, namespace: str, name: str, as_of: AsOf | None
+) -> ViewDefinition | None:
+    if namespace in catalog.RESERVED_NAMESPACES:
+        return None
+    view, _ = session.view_for(as_of)
+    if not view.view_exists(namespace, name):
+        return None
+    return view.load_view(namespace, name)
+
+
+def _expand(
+    session: Session,
+    query: exp.Expression,
+    refs: Sequence[TableRef],
+    mark: str,
+    out: list[TableRef],
+    chain: tuple[tuple[str, str], ...],
+) -> None:
+    from trinity_dbapi.sql.statements import parse, to_statement
+
+    nodes = [(node, node.meta.pop(mark)) for node in query.find_all(exp.Table) if mark in node.meta]
+    for node, index in nodes:
+        ref = refs[index]
+        namespace = ref.table.namespace or session.namespace
+        definition = _view_at(session, namespace, ref.table.name, ref.as_of)
+        if definition is None:
+            if not chain:
+                node.meta[mark] = index
+                out[index] = dataclasses.replace(ref, node=node)
+                continue
+            _require_table(session, namespace, ref, chain[-1])  # name the view if it is gone
+            node.meta[mark] = len(out)
+            out.append(dataclasses.replace(ref, node=node))
+            continue
+        where = (namespace, ref.table.name)
+        if where in chain:
+            path = " -> ".join(f"{n}.{v}" for n, v in (*chain, where))
+            raise ProgrammingError(
+                f"view {namespace}.{ref.table.name} reads itself ({path}); replace one of "
+                "these views so that none reads itself"
+            )
+        if len(chain) >= MAX_VIEW_DEPTH:
+            raise ProgrammingError(
+                f"views nest more than {MAX_VIEW_DEPTH} deep at {namespace}.{ref.table.name}; "
+                "replace a view by its tables"
+            )
+        parsed = parse(definition.sql[TRINITY_DIALECT])[0]
+        inner = to_statement(parsed)
+        assert isinstance(inner, model.Query)
+        inner_refs = [
+            dataclasses.replace(
+                r,
+                table=model.TableName(r.table.namespace or namespace, r.table.name),
+                as_of=r.as_of if r.as_of is not None else ref.as_of,
+            )
+            for r in inner.tables
+        ]
+        for i, r in enumerate(inner_refs):
+            r.node.meta[mark] = i
+        body = inner.expression
+        _expand(session, body, inner_refs, mark, out, (*chain, where))
+        alias = node.args.get("alias")
+        if alias is None or not alias.columns:
+            shown = (
+                alias.this if alias is not None else exp.to_identifier(ref.table.name, quoted=True)
+            )
+            columns = [exp.to_identifier(c.name, quoted=True) for c in definition.columns]
+            alias = exp.TableAlias(this=shown, columns=columns)
+        if node.args.get("alias") is None:  # ns.v.col in the query names the view as v.col
+            for column in query.find_all(exp.Column):
+                if column.args.get("db") is not None and (column.db, column.table) == where:
+                    column.set("db", None)
+                    column.set("catalog", None)
+        node.replace(exp.Subquery(this=body, alias=alias))
+
+
+def _require_table(session: Session, namespace: str, ref: TableRef, view: tuple[str, str]) -> None:
+    if namespace in catalog.RESERVED_NAMESPACES:
+        return
+    txn, _ = session.view_for(ref.as_of)
+    if not txn.table_exists(namespace, ref.table.name):
+        raise NoSuchObjectError(
+            "table",
+            f"{namespace}.{ref.table.name}",
+            f"view {view[0]}.{view[1]} reads it: create the table again or replace the view "
+            "(CREATE OR REPLACE VIEW) or drop it (DROP VIEW)",
+        )
