@@ -19,6 +19,7 @@ CATALOG_VIEWS = {
     "information_schema_columns": "information_schema.columns",
     "information_schema_schemata": "information_schema.schemata",
     "information_schema_tables": "information_schema.tables",
+    "information_schema_views": "information_schema.views",
     "system_data_files": "system.data_files",
     "system_columns": "system.columns",
     "system_namespaces": "system.namespaces",
