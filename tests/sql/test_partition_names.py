@@ -297,3 +297,16 @@ def test_directories_named_like_partitions_above_the_root_are_not_columns(
     assert rows(cur, "SELECT * FROM ns.u") == [(1, 2)]
     assert rows(cur, "SELECT v FROM ns.u WHERE p = 1") == [(2,)]
     conn.close()
+
+
+@pytest.mark.parametrize("name", [".", "a.b", "..", "[0]"])
+def test_a_partition_column_named_like_a_field_path(tmp_path: Path, name: str) -> None:
+    """Arrow reads a sort key name as a field path; the writer sorts by position."""
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute(f"CREATE TABLE ns.t ({q(name)} VARCHAR, v INT8) PARTITIONED BY ({q(name)})")
+    data = [(None, 0), ("b", 1), ("a", 2), ("b", 3)]
+    cur.executemany("INSERT INTO ns.t VALUES (?, ?)", data)
+    check_table(conn, "ns.t", [name, "v"], data)
+    conn.close()

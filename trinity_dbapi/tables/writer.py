@@ -331,7 +331,12 @@ def _split(table: pa.Table, partition_by: Sequence[str]) -> Iterator[tuple[str, 
         yield "", table
         return
     keys = table.select(list(partition_by)).combine_chunks()
-    order = pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in partition_by])
+    # Sort keys by position: Arrow reads a sort key name as a field path, so
+    # a column named "." or "a.b" would not be found by its name.
+    positions = [f"k{i}" for i in range(keys.num_columns)]
+    order = pc.sort_indices(
+        keys.rename_columns(positions), sort_keys=[(key, "ascending") for key in positions]
+    )
     keys = keys.take(order)
     change = None
     for column in keys.columns:
