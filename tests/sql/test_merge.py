@@ -7,8 +7,10 @@ from typing import Any
 
 import duckdb
 import pytest
+import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlglot import exp
 
 import trinity_dbapi
 from trinity_dbapi import errors
@@ -50,11 +52,61 @@ def reference(
     for name, data in (("t", target), ("s", source)):
         if data:
             duck.executemany(f"INSERT INTO ns.{name} VALUES (?, ?, ?)", [list(r) for r in data])
+    twice = sql.startswith("MERGE") and acts_twice(duck, sql, params)
     try:
         outcome: Any = duck.execute(sql, params).fetchall()[0][0]
     except duckdb.Error as exc:
         outcome = str(exc).split("\n")[0]
+    # A statement error (binding, casts) comes first; then the cardinality rule.
+    if twice and not (isinstance(outcome, str) and "more than once" not in outcome):
+        return CARDINALITY, sorted(target, key=repr)
     return outcome, sorted(duck.execute("SELECT * FROM ns.t").fetchall(), key=repr)
+
+
+#: The SQL standard's MERGE cardinality error, as ``reference`` reports it.
+CARDINALITY = "Invalid Input Error: cannot affect the same target row more than once"
+
+
+def acts_twice(duck: Any, sql: str, params: Any) -> bool:
+    """Whether DuckDB's own clause choice updates or deletes some target row twice.
+
+    DuckDB 2.0.0 raises the standard's cardinality error itself; 2.0.1
+    applies every action (the last wins). Either way the answer comes from
+    DuckDB: the statement runs, without its INSERT clauses, on a copy of
+    ``ns.t`` with a row number, and ``RETURNING`` lists each action's row.
+    """
+    node = sqlglot.parse_one(sql, dialect="duckdb")
+    assert isinstance(node, exp.Merge)
+    whens = node.args["whens"]
+    alias = node.this.alias_or_name
+    kept = []
+    for when in whens.expressions:
+        if not when.args.get("matched") and not when.args.get("source"):
+            continue  # an INSERT acts on no target row
+        then = when.args.get("then")
+        if isinstance(then, exp.Update) or (isinstance(then, exp.Var) and then.name == "DELETE"):
+            # Every UPDATE or DELETE becomes the same UPDATE: SET * would also set
+            # the row number, and RETURNING lists a row deleted twice only once.
+            keep_v = exp.EQ(this=exp.column("v"), expression=exp.column("v", table=alias))
+            when.set("then", exp.Update(expressions=[keep_v]))
+        kept.append(when)
+    if not kept:
+        return False
+    whens.set("expressions", kept)
+    node.this.set("this", exp.to_identifier("t_numbered"))
+    if node.this.args.get("alias") is None:
+        node.this.set("alias", exp.TableAlias(this=exp.to_identifier("t")))
+    duck.execute("CREATE TABLE ns.t_numbered AS SELECT *, row_number() OVER () AS n FROM ns.t")
+    try:
+        rows = duck.execute(
+            node.sql(dialect="duckdb") + " RETURNING merge_action, n", params
+        ).fetchall()
+    except duckdb.Error as exc:  # another error: the statement itself reports it
+        return "more than once" in str(exc)
+    finally:
+        duck.execute("DROP TABLE IF EXISTS ns.t_numbered")
+    acted = [n for action, n in rows if action == "UPDATE"]
+    return len(acted) != len(set(acted))
 
 
 def ours(conn: Any, sql: str, params: Any = None) -> tuple[Any, list[tuple[Any, ...]]]:
@@ -195,6 +247,73 @@ def test_several_source_rows_for_one_target_row_is_duckdbs_error(conn: Any) -> N
     duck = conn.session.duckdb()
     assert duck.sql("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall() == [(0,)]
     assert duck.sql("SELECT count(*) FROM duckdb_views() WHERE NOT internal").fetchall() == [(0,)]
+
+
+DUPLICATED = [*SOURCE, (1, -12, "again"), (3, 34, "twice")]
+
+
+@pytest.mark.parametrize(
+    ("sql", "refused"),
+    [
+        ("MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN MATCHED THEN DELETE", True),
+        ("MERGE INTO ns.t AS x USING ns.s USING (id) WHEN MATCHED THEN UPDATE SET v = 0", True),
+        # The condition leaves one action per target row (as in PostgreSQL): allowed.
+        (
+            (
+                "MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN MATCHED AND s.w <> 'again' "
+                "AND s.w <> 'twice' THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"
+            ),
+            False,
+        ),
+        # A duplicate whose first applicable clause is DO NOTHING takes no action.
+        (
+            (
+                "MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN MATCHED AND s.w IN ('again', "
+                "'twice') THEN DO NOTHING WHEN MATCHED THEN UPDATE SET w = s.w"
+            ),
+            False,
+        ),
+        # Two different actions on one row are two actions.
+        (
+            (
+                "MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN MATCHED AND s.v > 0 THEN "
+                "UPDATE SET v = s.v WHEN MATCHED THEN DELETE"
+            ),
+            True,
+        ),
+        # Only row 1 has two matches, and neither passes the condition.
+        ("MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN MATCHED AND s.v > 100 THEN DELETE", False),
+        # Matches of NOT MATCHED BY SOURCE are one per target row by definition.
+        (
+            "MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE",
+            False,
+        ),
+        # UPDATE ... FROM takes one match per row (PostgreSQL's rule, and DuckDB's): no error.
+        ("UPDATE ns.t SET w = s.w FROM ns.s WHERE t.id = s.id AND s.w <> 'again'", False),
+    ],
+)
+def test_the_cardinality_rule_on_every_duckdb_version(conn: Any, sql: str, refused: bool) -> None:
+    """The standard's rule holds whether or not DuckDB enforces it (2.0.0 does, 2.0.1 not)."""
+    load(conn, TARGET, DUPLICATED)
+    before = files(conn)
+    expected = reference(TARGET, DUPLICATED, sql)
+    assert (expected[0] == CARDINALITY) is refused
+    got = ours(conn, sql)
+    if refused:
+        assert "ns.t cannot affect the same target row more than once" in got[0]
+        assert got[1] == sorted(TARGET, key=repr) and files(conn) == before
+    else:
+        assert got == expected
+
+
+def test_the_cardinality_rule_binds_parameters_in_conditions(conn: Any) -> None:
+    load(conn, TARGET, DUPLICATED)
+    sql = "MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN MATCHED AND s.v > ? THEN UPDATE SET v = ?"
+    assert ours(conn, sql, [33, 7]) == reference(
+        TARGET, DUPLICATED, sql.replace("?", "$%d") % (1, 2), [33, 7]
+    )
+    with pytest.raises(errors.DataError, match="more than once"):
+        conn.cursor().execute(sql, [-100, 7])
 
 
 def test_merge_in_a_transaction_commits_or_rolls_back_with_it(tmp_path: Path) -> None:

@@ -27,16 +27,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from trinity_dbapi.errors import NotSupportedError, ProgrammingError
+from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.format.sql_text import quote_identifier
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.dml import LABEL, Target
 from trinity_dbapi.sql.engine.query import (
-    _REF_KEY,
-    _unregister,
+    REF_KEY,
     execute_duckdb,
     execute_marked,
     marked,
+    unregister,
 )
 from trinity_dbapi.sql.engine.session import Result, Session
 from trinity_dbapi.tables.pruning import NO_VALUE, constant
@@ -161,7 +161,7 @@ def _apply(
             [],
         )
         try:
-            count = _run(session, stmt, name)
+            count = _run(session, stmt, name, staged)
             old = ", ".join(f"o.{quote_identifier(column)}" for column in names)
             new = ", ".join(f"c.{quote_identifier(column)}" for column in names)
             changed = execute_duckdb(
@@ -175,16 +175,19 @@ def _apply(
         finally:
             _drop(duck, copy)
     finally:
-        _unregister(duck, staged)
+        unregister(duck, staged)
     return count, changed.column(0).to_pylist(), now
 
 
-def _run(session: Session, stmt: model.Dml, copy: str) -> int:
-    """Run the statement with its target pointed at ``copy``; DuckDB's row count."""
+def _run(session: Session, stmt: model.Dml, copy: str, staged: str) -> int:
+    """Run the statement with its target pointed at ``copy``; DuckDB's row count.
+
+    ``staged`` holds the candidate rows as they were, for the cardinality check.
+    """
     with marked(stmt.tables):
         query = stmt.expression.copy()
     node = query.this
-    if not isinstance(node, exp.Table) or node.meta.pop(_REF_KEY, None) != 0:
+    if not isinstance(node, exp.Table) or node.meta.pop(REF_KEY, None) != 0:
         raise ProgrammingError(  # pragma: no cover - statements.py made tables[0] this node
             f"{query.sql(dialect='trinity')!r} does not name its target table"
         )
@@ -200,11 +203,76 @@ def _run(session: Session, stmt: model.Dml, copy: str) -> int:
     node.set("db", None)
     node.set("catalog", None)
     node.set("this", exp.to_identifier(copy, quoted=True))
-    result = execute_marked(session, query, stmt.tables, stmt.params)
+    check = _cardinality_check(query, staged) if isinstance(query, exp.Merge) else None
+    name = f"{table.namespace or session.namespace}.{table.name}"
+    try:
+        result = execute_marked(session, query, stmt.tables, stmt.params)
+    except DataError as exc:
+        if "same target row more than once" in str(exc):  # DuckDB 2.0.0's own check
+            raise _cardinality_error(name) from None
+        raise
+    # After the statement, so that its own errors (binding, casts) come first.
+    if check is not None and execute_marked(session, check, stmt.tables, stmt.params).num_rows:
+        raise _cardinality_error(name)
     if result.num_columns == 0 or result.num_rows == 0:  # pragma: no cover - DuckDB counts
         return -1
     value = result.column(0)[0].as_py()
     return int(value) if value is not None else -1
+
+
+def _cardinality_check(query: exp.Merge, staged: str) -> exp.Select | None:
+    """A query with a row when the MERGE updates or deletes a target row more than once.
+
+    The SQL standard's cardinality rule, which PostgreSQL, Spark, Delta Lake
+    and DuckDB 2.0.0 enforce. DuckDB 2.0.1 dropped it (the last source row
+    silently wins and is counted twice), so the rule is checked here, the
+    same on every DuckDB version: for each matched pair, the first ``WHEN
+    MATCHED`` clause whose condition holds picks the action, and a target row
+    with two pairs whose action is UPDATE or DELETE is an error. A condition
+    that leaves one action per target row (``WHEN MATCHED AND ...``) passes,
+    as in PostgreSQL. The query reads the candidate rows as they were
+    (``staged``, each with its position), under the target's alias; None when
+    no clause can act on a matched row.
+    """
+    acts: list[exp.If] = []
+    whens = query.args.get("whens")
+    for when in whens.expressions if whens else ():
+        if not when.args.get("matched"):
+            continue
+        then = when.args.get("then")
+        does = not (isinstance(then, exp.Var) and then.name.upper() == "DO NOTHING")
+        condition = when.args.get("condition")
+        acts.append(
+            exp.If(this=condition.copy() if condition else exp.true(), true=exp.Boolean(this=does))
+        )
+    if not acts:
+        return None
+    target = exp.Table(
+        this=exp.to_identifier(staged, quoted=True), alias=query.this.args["alias"].copy()
+    )
+    source = query.args["using"].copy()
+    on = query.args.get("on")
+    columns = [column.copy() for column in query.args.get("using_cond") or ()]
+    join = exp.Join(this=source, on=on.copy()) if on else exp.Join(this=source, using=columns)
+    row = exp.column(_ROW, table=query.this.alias_or_name, quoted=True)
+    return (
+        exp.select("1")
+        .from_(target)
+        .join(join)
+        .where(exp.Case(ifs=acts, default=exp.false()))
+        .group_by(row)
+        .having("count(*) > 1")
+        .limit(1)
+    )
+
+
+def _cardinality_error(name: str) -> DataError:
+    return DataError(
+        f"MERGE INTO {name} cannot affect the same target row more than once: a target row "
+        "matched more than one source row whose WHEN MATCHED clause updates or deletes it; "
+        "deduplicate the source rows, make the ON condition unique, or narrow the clauses "
+        "with WHEN MATCHED AND ..."
+    )
 
 
 def _drop(duck: Any, copy: str) -> None:

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from trinity_dbapi.sql.model import AsOf, TableRef
     from trinity_dbapi.storage import Storage
 
-_REF_KEY = "trinity_ref"
+#: The ``meta`` key :func:`marked` tags a table node with: its index in the references.
+REF_KEY = "trinity_ref"
 _names = itertools.count()
 
 
@@ -85,12 +86,12 @@ def marked(refs: Sequence[TableRef]) -> Iterator[None]:
     from copied pieces still knows which of its tables are which reference.
     """
     for i, ref in enumerate(refs):
-        ref.node.meta[_REF_KEY] = i
+        ref.node.meta[REF_KEY] = i
     try:
         yield
     finally:
         for ref in refs:
-            ref.node.meta.pop(_REF_KEY, None)
+            ref.node.meta.pop(REF_KEY, None)
 
 
 def execute_marked(
@@ -112,7 +113,7 @@ def execute_marked(
     if refs:
         from trinity_dbapi.sql.engine.views import expand_views
 
-        query, refs = expand_views(session, query, refs, _REF_KEY)
+        query, refs = expand_views(session, query, refs, REF_KEY)
     duck = session.duckdb_cursor() if stream else session.duckdb()
     if stream:  # Connection.interrupt() reaches the cursor's query as long as it runs
         session.control.add_cursor(duck)
@@ -126,7 +127,7 @@ def execute_marked(
         resolved: dict[Any, str] = {}
         clashing = _clashing_names(query, refs, session.namespace)
         for node in list(query.find_all(exp.Table)):
-            index = node.meta.pop(_REF_KEY, None)
+            index = node.meta.pop(REF_KEY, None)
             if index is None:
                 continue
             session.control.check()  # materialising a reference may read much metadata
@@ -185,10 +186,10 @@ def execute_marked(
     finally:
         if not stream:
             for name in registered:
-                _unregister(duck, name)
+                unregister(duck, name)
 
 
-def _unregister(duck: duckdb.DuckDBPyConnection, name: str) -> None:
+def unregister(duck: duckdb.DuckDBPyConnection, name: str) -> None:
     """Drop a registered relation, even while ``Connection.interrupt`` keeps interrupting DuckDB.
 
     The interrupt is repeated until the statement ends, and dropping the
@@ -343,7 +344,7 @@ def _clashing_names(
     namespaces: dict[str, set[str]] = {}
     qualified: set[tuple[str, str]] = set()
     for node in query.find_all(exp.Table):
-        index = node.meta.get(_REF_KEY)
+        index = node.meta.get(REF_KEY)
         if index is None or node.args.get("alias") is not None:
             continue
         table = refs[index].table
