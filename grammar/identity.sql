@@ -129,6 +129,7 @@ CALL system.expire_versions(retain_last => 10, dry_run => FALSE)
 CALL system.compact()
 CALL system.rewrite_data_files('sales.orders', 134217728, 'day >= DATE ''2026-01-01''')
 SELECT "partition", COUNT(*) AS files FROM system.data_files WHERE table_name = 'orders' GROUP BY "partition" HAVING COUNT(*) > 10
+CALL system.rewrite_data_files(table => 'sales.orders', where => 'region = ''eu''', target_file_size_bytes => 1048576)
 CALL compact()
 CALL system.collect_garbage(grace_period_millis => 3600000, dry_run => TRUE)
 CALL system.some_procedure(1, -2, 3.5, 'text', NULL, DATE '2026-01-01', x => 1e3)

@@ -79,3 +79,4 @@ SELECT * FROM orders FOR SYSTEM_VERSION AS OF 3 o -> SELECT * FROM orders FOR SY
 SELECT a::INT FROM t -> SELECT CAST(a AS INT) FROM t
 FROM orders -> SELECT * FROM orders
 SELECT * FROM t WHERE a = ? -- trailing comment -> SELECT * FROM t WHERE a = ? /* trailing comment */
+CALL system.rewrite_data_files("where" => 'a > 1', "Mode" => 2) -> CALL system.rewrite_data_files(where => 'a > 1', "Mode" => 2)

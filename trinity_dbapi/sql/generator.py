@@ -12,6 +12,7 @@ upper-case keywords, types by their TrinityLake names (``INT4``,
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from sqlglot import exp
@@ -19,6 +20,10 @@ from sqlglot import exp
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import types_sql
 from trinity_dbapi.sql.compat import DuckDBGenerator, meta_get
+
+
+#: A name that prints without quotes before ``=>`` in CALL.
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class TrinityGenerator(DuckDBGenerator):
@@ -216,8 +221,21 @@ class TrinityGenerator(DuckDBGenerator):
         return f"USE {self.sql(expression, 'this')}"
 
     def call_sql(self, expression: texp.Call) -> str:
-        args = ", ".join(self.sql(arg) for arg in expression.expressions)
+        args = ", ".join(self._call_argument(arg) for arg in expression.expressions)
         return f"CALL {self.sql(expression, 'this')}({args})"
+
+    def _call_argument(self, arg: exp.Expression) -> str:
+        name = arg.this if isinstance(arg, exp.Kwarg) else None
+        # The parser takes any bare word before =>, so a reserved word such as
+        # Iceberg's ``where =>`` needs no quotes; a bare name is lower-cased, so
+        # a quoted lower-case one means the same.
+        if (
+            isinstance(name, exp.Identifier)
+            and _BARE.fullmatch(name.name)
+            and (not name.quoted or name.name == name.name.lower())
+        ):
+            return f"{name.name} => {self.sql(arg, 'expression')}"
+        return self.sql(arg)
 
     def explain_sql(self, expression: texp.Explain) -> str:
         analyze = " ANALYZE" if expression.args.get("analyze") else ""
