@@ -21,7 +21,6 @@ from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import types_sql
 from trinity_dbapi.sql.compat import DuckDBGenerator, meta_get
 
-
 #: A name that prints without quotes before ``=>`` in CALL.
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
