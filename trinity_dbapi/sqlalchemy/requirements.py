@@ -76,6 +76,7 @@ class Requirements(SuiteRequirements):
     view_column_reflection = property(lambda self: opened())  # columns bound at CREATE VIEW
     view_reflection = property(lambda self: opened())  # get_view_definition: the stored query
     create_or_replace_view = property(lambda self: opened())  # CREATE OR REPLACE VIEW
+    create_table_as = property(lambda self: opened())  # CREATE TABLE ... AS SELECT
 
     def get_isolation_levels(self, config: object) -> dict[str, object]:
         return {"default": "SERIALIZABLE", "supported": ["AUTOCOMMIT", "SERIALIZABLE", "SNAPSHOT"]}
