@@ -272,5 +272,5 @@ def test_sqlalchemy_page_examples(tmp_path: Path, capsys: pytest.CaptureFixture[
         assert expected is not None, f"the example starting {code.splitlines()[0]!r}"
         assert printed == expected, f"the example starting {code.splitlines()[0]!r}"
         checked += 1
-    assert checked + skipped == 8
+    assert checked + skipped == 9
     assert skipped <= 1

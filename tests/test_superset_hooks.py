@@ -142,7 +142,7 @@ def test_table_and_view_names(database: _Database, lake: str) -> None:
     assert Spec.get_table_names(database, inspector, "nowhere") == set()
     assert (
         Spec.get_view_names(database, inspector, "sales") == set()
-    )  # views: test_sqlalchemy_views
+    )  # views: tests/sqlalchemy/test_views.py
 
 
 def test_table_comment(lake: str) -> None:

@@ -14,7 +14,6 @@ import pytest
 from sqlalchemy.testing import suite as _suite
 from sqlalchemy.testing.suite import *
 from sqlalchemy.testing.suite import ComponentReflectionTest as _ComponentReflectionTest
-from sqlalchemy.testing.suite import HasTableTest as _HasTableTest
 from sqlalchemy.testing.suite import InsertBehaviorTest as _InsertBehaviorTest
 from sqlalchemy.testing.suite import LongNameBlowoutTest as _LongNameBlowoutTest
 from sqlalchemy.testing.suite import QuotedNameArgumentTest as _QuotedNameArgumentTest
@@ -40,15 +39,6 @@ def _always(kwargs: dict[str, Any]) -> bool:
 
 
 _NO_AUTOINCREMENT = "inserts rows without their integer key, relying on auto-increment"
-_NO_VIEWS = "creates a view; the lakehouse holds tables only (upstream omits requires.views)"
-
-
-class HasTableTest(_HasTableTest):  # type: ignore[misc]
-    @classmethod
-    def define_views(cls, metadata):  # type: ignore[no-untyped-def]
-        # Upstream tests `if testing.requires.view_reflection:` without
-        # `.enabled`, so it defines views on every backend.
-        pass
 
 
 class QuotedNameArgumentTest(_QuotedNameArgumentTest):  # type: ignore[misc]
@@ -101,20 +91,6 @@ class ComponentReflectionTest(_ComponentReflectionTest):  # type: ignore[misc]
         "indexes several columns at once; a TrinityLake index covers one column",
         _always,
     )
-    if hasattr(_ComponentReflectionTest, "test_get_view_names"):  # not in 1.4
-        test_get_view_names = _skip_when(
-            _ComponentReflectionTest.test_get_view_names, _NO_VIEWS, _always
-        )
-
-
-if hasattr(_suite, "TableViaSelectTest"):  # not in SQLAlchemy 1.4's suite
-
-    class TableViaSelectTest(_suite.TableViaSelectTest):  # type: ignore[misc,name-defined]
-        test_without_metadata = _skip_when(
-            _suite.TableViaSelectTest.test_without_metadata,
-            _NO_VIEWS,
-            lambda kw: kw["use_view"],
-        )
 
 
 class LongNameBlowoutTest(_LongNameBlowoutTest):  # type: ignore[misc]

@@ -34,6 +34,10 @@ class Requirements(SuiteRequirements):
     implements_get_lastrowid = property(lambda self: closed())  # no row ids: lastrowid is None
     temp_table_reflection = property(lambda self: closed())  # no temporary tables
     temporary_tables = property(lambda self: closed())  # no temporary tables
+    # A view is a catalog object of a namespace, committed like a table; the
+    # format has no session-scoped objects, so no temporary views either.
+    temporary_views = property(lambda self: closed())
+    materialized_views = property(lambda self: closed())  # a view stores its query, no rows
     index_reflection = property(lambda self: closed())  # fixtures index several columns at once
     indexes_with_ascdesc = property(lambda self: closed())  # an index covers one plain column
     reflect_indexes_with_ascdesc = property(lambda self: closed())  # no ordered indices
@@ -68,6 +72,11 @@ class Requirements(SuiteRequirements):
     autocommit = property(lambda self: opened())  # AUTOCOMMIT isolation level
     precision_numerics_many_significant_digits = property(lambda self: opened())  # DECIMAL(38)
     reflect_table_options = property(lambda self: opened())  # partitioning and properties
+    views = property(lambda self: opened())  # CREATE VIEW, DROP VIEW (schema ID 3)
+    view_column_reflection = property(lambda self: opened())  # columns bound at CREATE VIEW
+    view_reflection = property(lambda self: opened())  # get_view_definition: the stored query
+    create_or_replace_view = property(lambda self: opened())  # CREATE OR REPLACE VIEW
+    create_table_as = property(lambda self: opened())  # CREATE TABLE ... AS SELECT
 
     def get_isolation_levels(self, config: object) -> dict[str, object]:
         return {"default": "SERIALIZABLE", "supported": ["AUTOCOMMIT", "SERIALIZABLE", "SNAPSHOT"]}
