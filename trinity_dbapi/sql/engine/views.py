@@ -199,10 +199,15 @@ def _expand(
     from trinity_dbapi.sql.statements import parse, to_statement
 
     nodes = [(node, node.meta.pop(mark)) for node in query.find_all(exp.Table) if mark in node.meta]
+    found = []
     for node, index in nodes:
         ref = refs[index]
         namespace = ref.table.namespace or session.namespace
-        definition = _view_at(session, namespace, ref.table.name, ref.as_of)
+        found.append((node, index, _view_at(session, namespace, ref.table.name, ref.as_of)))
+    _alias_clashing(session, query, refs, found)
+    for node, index, definition in found:
+        ref = refs[index]
+        namespace = ref.table.namespace or session.namespace
         if definition is None:
             if not chain:
                 node.meta[mark] = index
@@ -252,6 +257,46 @@ def _expand(
                     column.set("db", None)
                     column.set("catalog", None)
         node.replace(exp.Subquery(this=body, alias=alias))
+
+
+def _alias_clashing(
+    session: Session,
+    query: exp.Expression,
+    refs: Sequence[TableRef],
+    found: Sequence[tuple[exp.Table, int, ViewDefinition | None]],
+) -> None:
+    """Alias ``"ns.v"`` each unaliased ``ns.v`` whose bare name another namespace's view shares.
+
+    ``FROM a.v JOIN b.v`` (or a view ``a.v`` beside a table ``b.v``) would
+    give two subqueries or relations the alias ``v``; as for two tables (see
+    ``query._clashing_names``), each reference written with its namespace is
+    aliased ``"ns.v"`` and its columns ``ns.v.col`` name that alias, so the
+    query answers as DuckDB does for the same schemas. A bare ``v`` keeps the
+    alias ``v``. Clashes of tables only are left to ``query._clashing_names``.
+    """
+    namespaces: dict[str, set[str]] = {}
+    with_views: set[str] = set()
+    for node, index, definition in found:
+        if node.args.get("alias") is None:
+            table = refs[index].table
+            namespaces.setdefault(table.name, set()).add(table.namespace or session.namespace)
+            if definition is not None:
+                with_views.add(table.name)
+    clashing = set()
+    for node, index, _ in found:
+        table = refs[index].table
+        name = table.name
+        if node.args.get("alias") is not None or table.namespace is None:
+            continue
+        if name in with_views and len(namespaces[name]) > 1:
+            shown = exp.to_identifier(f"{table.namespace}.{name}", quoted=True)
+            node.set("alias", exp.TableAlias(this=shown))
+            clashing.add((table.namespace, name))
+    for column in query.find_all(exp.Column):
+        if column.args.get("db") is not None and (column.db, column.table) in clashing:
+            column.set("table", exp.to_identifier(f"{column.db}.{column.table}", quoted=True))
+            column.set("db", None)
+            column.set("catalog", None)
 
 
 def _require_table(session: Session, namespace: str, ref: TableRef, view: tuple[str, str]) -> None:
