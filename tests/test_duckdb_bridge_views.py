@@ -287,3 +287,22 @@ def test_a_view_whose_stored_text_is_not_a_query(lake: Any, con: duckdb.DuckDBPy
     assert bridge(con, "SELECT * FROM shop.v") == engine(lake, "SELECT * FROM shop.v")
     with pytest.raises(duckdb.Error, match=r"view shop\.junk"):
         con.execute("SELECT id FROM shop.junk")
+
+
+def test_a_view_over_an_arrow_dataset_table(tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    # Binary partition values make the table's DuckDB view read a registered
+    # Arrow dataset; a lakehouse view over it reads that too, on con.
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ty")
+    cur.execute("CREATE TABLE ty.b (id INT4, key BINARY) PARTITIONED BY (key)")
+    cur.execute("INSERT INTO ty.b VALUES (1, ?), (2, ?), (3, NULL)", [b"\x00\xff/", b"plain"])
+    cur.execute("CREATE VIEW ty.keyed AS SELECT id, key FROM ty.b WHERE key IS NOT NULL")
+    attached = attach(con, conn.lakehouse)
+    sql = "SELECT * FROM ty.keyed"
+    assert bridge(con, sql) == engine(conn, sql) == [(1, b"\x00\xff/"), (2, b"plain")]
+    cur.execute("INSERT INTO ty.b VALUES (4, ?)", [b"plain"])
+    attached.refresh()
+    assert bridge(con, sql) == engine(conn, sql) and len(bridge(con, sql)) == 3
+    attached.detach()
+    conn.close()
