@@ -7,6 +7,11 @@ speaks DuckDB work on it directly (docs/duckdb.md is the manual):
 * one DuckDB schema per namespace, named ``prefix + namespace``, holding one
   VIEW per table over exactly the data files of the pinned version, with the
   table's column names and DuckDB types (:func:`~trinity_dbapi.format.type_mapping.duckdb_type`);
+* each lakehouse view (``CREATE VIEW``) as a DuckDB view in its namespace's
+  schema over the objects of the same version
+  (:mod:`~trinity_dbapi.duckdb.lake_views`); one the bridge cannot read
+  raises why whenever it is read, and :attr:`Attached.unreadable_views`
+  lists them;
 * the catalog tables of :mod:`trinity_dbapi.lakehouse.catalog` as small DuckDB
   tables in ``prefix + "trinity_system"`` and ``prefix +
   "trinity_information_schema"``. Not ``system``: a schema of that name makes

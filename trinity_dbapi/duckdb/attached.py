@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from trinity_dbapi.duckdb import views
+from trinity_dbapi.duckdb import lake_views, views
 from trinity_dbapi.duckdb.connection import in_transaction, is_open, scalar, translate
 from trinity_dbapi.duckdb.files import FileAccess
 from trinity_dbapi.errors import InterfaceError, OperationalError, ProgrammingError
@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     # typing.Self is Python 3.11+; typing_extensions is only needed by mypy.
     from typing_extensions import Self
 
-    from trinity_dbapi.format.definitions import TableDefinition
+    from trinity_dbapi.format.definitions import TableDefinition, ViewDefinition
+    from trinity_dbapi.lakehouse.catalog_scope import CatalogScope
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.lakehouse.transaction import Transaction
 
 __all__ = ["CATALOG_SCHEMAS", "Attached", "attach"]
 
@@ -135,12 +137,17 @@ class _Object:
         data: a pyarrow dataset (a view's fallback) or table (a catalog table)
             to register for the statement, or None. Objects with data are made
             again on every refresh.
+        rank: 0, or for a lakehouse view its place in the order DuckDB can
+            create them in (after the objects it reads). Lakehouse views are
+            made again on every refresh, after every other object: DuckDB
+            binds a view when it is created.
     """
 
     kind: str
     select: str
     comment: str = field(compare=False)
     data: Any = field(default=None, compare=False)
+    rank: int = field(default=0, compare=False)
 
 
 #: DuckDB schema -> object name -> object.
@@ -184,6 +191,7 @@ class Attached:
         self._files = FileAccess(lakehouse.storage, self._token)
         self._snapshot: Snapshot | None = None
         self._namespaces: dict[str, str] = {}
+        self._unreadable: dict[str, str] = {}
         # What DuckDB holds, the schemas the bridge made (dropped again when
         # they empty), and the hidden names of registered Arrow data.
         self._objects: _Plan = {}
@@ -228,6 +236,16 @@ class Attached:
         return dict(self._namespaces)
 
     @property
+    def unreadable_views(self) -> dict[str, str]:
+        """``namespace.view`` -> why the bridge cannot read it, for each such lakehouse view.
+
+        Each is still a DuckDB view with the view's columns, which raises an
+        error naming the view and the reason when a row of it is read.
+        """
+        self._check_attached()
+        return dict(self._unreadable)
+
+    @property
     def detached(self) -> bool:
         """Whether :meth:`detach` was called."""
         return self._detached
@@ -258,7 +276,7 @@ class Attached:
         """
         self._check_attached()
         snapshot = _pin(self.lakehouse, version, timestamp, export)
-        plan, namespaces = self._plan(snapshot)
+        plan, namespaces, unreadable = self._plan(snapshot)
         try:
             self._check_names(plan)
             self._files.register(self.connection)
@@ -267,6 +285,7 @@ class Attached:
         self._sync(plan)
         self._snapshot = snapshot
         self._namespaces = namespaces
+        self._unreadable = unreadable
         return self
 
     def detach(self) -> None:
@@ -294,8 +313,8 @@ class Attached:
 
     # -- planning ------------------------------------------------------------------------------
 
-    def _plan(self, snapshot: Snapshot) -> tuple[_Plan, dict[str, str]]:
-        """Every object the version needs, by schema; and namespace -> schema.
+    def _plan(self, snapshot: Snapshot) -> tuple[_Plan, dict[str, str], dict[str, str]]:
+        """Every object the version needs, by schema; namespace -> schema; unreadable views.
 
         The tables are read as the catalog tables read them (the same
         :class:`~trinity_dbapi.lakehouse.catalog_scope.CatalogScope`): one
@@ -303,12 +322,12 @@ class Attached:
         lakehouse's definition cache, so the catalog tables built next read
         no definition file again, and chosen namespaces read nothing else.
         """
-        from trinity_dbapi.lakehouse import catalog
         from trinity_dbapi.lakehouse.catalog_scope import (
             namespaces_scope,
             scoped_namespace_names,
             scoped_tables,
         )
+        from trinity_dbapi.lakehouse.catalog_views import scoped_views
         from trinity_dbapi.lakehouse.transaction import Transaction
 
         view = Transaction(self.lakehouse, snapshot, read_only=True)
@@ -319,11 +338,31 @@ class Attached:
         for namespace in scoped_namespace_names(view, scope):
             schema = namespaces[namespace] = self.prefix + namespace
             plan[schema] = {}
-        for namespace, definition in scoped_tables(view, scope):
+        stand_ins: dict[str, dict[str, Any]] = {}
+        tables = scoped_tables(view, scope)
+        for namespace, definition in tables:
             obj = self._table_object(definition, namespace, where)
             plan[namespaces[namespace]][definition.name] = obj
-        if not self.catalog:
-            return plan, namespaces
+            empty = views.empty_select(definition.columns)
+            stand_ins.setdefault(namespaces[namespace], {})[definition.name] = empty
+        lakehouse_views = scoped_views(view, scope, {(ns, t.name) for ns, t in tables})
+        if self.catalog:
+            self._plan_catalog(view, snapshot, scope, plan, namespaces, where, stand_ins)
+        unreadable = self._plan_views(lakehouse_views, plan, namespaces, where, stand_ins)
+        return plan, namespaces, unreadable
+
+    def _plan_catalog(
+        self,
+        view: Transaction,
+        snapshot: Snapshot,
+        scope: CatalogScope,
+        plan: _Plan,
+        namespaces: dict[str, str],
+        where: str,
+        stand_ins: dict[str, dict[str, Any]],
+    ) -> None:
+        from trinity_dbapi.lakehouse import catalog
+
         if scope.namespaces is not None:
             # The catalog's own tables stay listed in information_schema, as
             # in a full attachment: their rows belong to the reserved namespaces.
@@ -334,7 +373,22 @@ class Attached:
             data = catalog.catalog_table(view, snapshot, namespace, name, scope)
             comment = f"{where}, catalog table {namespace}.{name}"
             plan.setdefault(schema, {})[name] = _Object("TABLE", "*", comment, data)
-        return plan, namespaces
+            stand_ins.setdefault(schema, {})[name] = data
+
+    def _plan_views(
+        self,
+        definitions: list[tuple[str, ViewDefinition]],
+        plan: _Plan,
+        namespaces: dict[str, str],
+        where: str,
+        stand_ins: dict[str, dict[str, Any]],
+    ) -> dict[str, str]:
+        """Add the lakehouse views to ``plan``; return the unreadable ones and why."""
+        names = {schema: set(objects) for schema, objects in plan.items()}
+        made, unreadable = lake_views.view_objects(definitions, names, namespaces, where, stand_ins)
+        for rank, (schema, name, select, comment) in enumerate(made, 1):
+            plan[schema][name] = _Object("VIEW", select, comment, rank=rank)
+        return unreadable
 
     def _table_object(self, definition: TableDefinition, namespace: str, where: str) -> _Object:
         from trinity_dbapi.tables import scan
@@ -412,14 +466,17 @@ class Attached:
                     con.execute(f"DROP {old.kind} IF EXISTS {self._qualified(schema, name)}")
                     self._retire(schema, name)
                     del objects[name]
-        for schema, objects in plan.items():
+        for schema in plan:
             if schema not in self._objects:
                 self._adopt(schema)
-            current = self._objects.setdefault(schema, {})
-            for name, obj in objects.items():
-                if obj.data is not None or current.get(name) != obj:
-                    self._create(schema, name, obj)
-                    current[name] = obj
+            self._objects.setdefault(schema, {})
+        # Lakehouse views last, each after the views it reads (sorted is stable).
+        items = [(schema, name, obj) for schema, objs in plan.items() for name, obj in objs.items()]
+        for schema, name, obj in sorted(items, key=lambda item: item[2].rank):
+            current = self._objects[schema]
+            if obj.data is not None or obj.rank or current.get(name) != obj:
+                self._create(schema, name, obj)
+                current[name] = obj
         for schema in [s for s in self._objects if s not in plan]:
             del self._objects[schema]
             if schema in self._owned:

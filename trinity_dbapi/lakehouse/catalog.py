@@ -317,6 +317,7 @@ def _columns_rows(catalog: _Catalog) -> Iterator[Row]:
                 "is_primary_key": col.id in primary_key,
                 "is_partition_key": col.name in partitions,
             }
+    yield from cv.system_columns_rows(catalog.views)
 
 
 # system.versions

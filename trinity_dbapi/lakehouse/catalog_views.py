@@ -29,6 +29,7 @@ __all__ = [
     "INFO_VIEWS_SCHEMA",
     "info_views_rows",
     "scoped_views",
+    "system_columns_rows",
     "system_table_row",
 ]
 
@@ -131,6 +132,28 @@ def system_table_row(namespace: str, definition: ViewDefinition) -> dict[str, An
         "properties": {k: v for k, v in definition.properties.items() if k != "comment"},
         "format_properties": {},
     }
+
+
+def system_columns_rows(views: list[tuple[str, ViewDefinition]]) -> Iterator[Any]:
+    """The rows of ``system.columns`` for views: their columns as bound at creation.
+
+    A view has no primary key and no partitioning; its columns are nullable
+    (DuckDB's ``information_schema.columns`` says ``YES`` for every view column).
+    """
+    for namespace, definition in views:
+        for position, column in enumerate(definition.columns, 1):
+            yield {
+                "namespace_name": namespace,
+                "table_name": definition.name,
+                "column_name": column.name,
+                "ordinal_position": position,
+                "column_id": column.id,
+                "data_type": column.type.to_sql(),
+                "is_nullable": True,
+                "comment": column.comment,
+                "is_primary_key": False,
+                "is_partition_key": False,
+            }
 
 
 def info_views_rows(catalog_name: str, views: list[tuple[str, ViewDefinition]]) -> Iterator[Any]:

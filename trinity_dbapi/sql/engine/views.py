@@ -199,10 +199,15 @@ def _expand(
     from trinity_dbapi.sql.statements import parse, to_statement
 
     nodes = [(node, node.meta.pop(mark)) for node in query.find_all(exp.Table) if mark in node.meta]
+    found = []
     for node, index in nodes:
         ref = refs[index]
         namespace = ref.table.namespace or session.namespace
-        definition = _view_at(session, namespace, ref.table.name, ref.as_of)
+        found.append((node, index, _view_at(session, namespace, ref.table.name, ref.as_of)))
+    _alias_clashing(session, query, refs, found)
+    for node, index, definition in found:
+        ref = refs[index]
+        namespace = ref.table.namespace or session.namespace
         if definition is None:
             if not chain:
                 node.meta[mark] = index
@@ -252,6 +257,91 @@ def _expand(
                     column.set("db", None)
                     column.set("catalog", None)
         node.replace(exp.Subquery(this=body, alias=alias))
+
+
+def _alias_clashing(
+    session: Session,
+    query: exp.Expression,
+    refs: Sequence[TableRef],
+    found: Sequence[tuple[exp.Table, int, ViewDefinition | None]],
+) -> None:
+    """Alias ``"ns.v"`` each unaliased ``ns.v`` whose bare name another namespace's view shares.
+
+    ``FROM a.v JOIN b.v`` (or a view ``a.v`` beside a table ``b.v``) would
+    give two subqueries or relations the alias ``v``; as for two tables (see
+    ``query._clashing_names``), each reference written with its namespace is
+    aliased ``"ns.v"`` and its columns ``ns.v.col`` name that alias, so the
+    query answers as DuckDB does for the same schemas. A bare ``v`` keeps the
+    alias ``v``. Clashes of tables only are left to ``query._clashing_names``.
+    """
+    namespaces: dict[str, set[str]] = {}
+    with_views: set[str] = set()
+    for node, index, definition in found:
+        if node.args.get("alias") is None:
+            table = refs[index].table
+            namespaces.setdefault(table.name, set()).add(table.namespace or session.namespace)
+            if definition is not None:
+                with_views.add(table.name)
+    clashing = set()
+    columns: dict[str, list[tuple[str, set[str]]]] = {}  # bare name -> (namespace, columns)
+    for node, index, definition in found:
+        ref = refs[index]
+        name = ref.table.name
+        if node.args.get("alias") is not None or ref.table.namespace is None:
+            continue
+        if name in with_views and len(namespaces[name]) > 1:
+            shown = exp.to_identifier(f"{ref.table.namespace}.{name}", quoted=True)
+            node.set("alias", exp.TableAlias(this=shown))
+            clashing.add((ref.table.namespace, name))
+            names = _column_names(session, ref, definition)
+            columns.setdefault(name, []).append((ref.table.namespace, names))
+    bare = {name for name in columns if name not in _other_sources(query, set(columns))}
+    for column in query.find_all(exp.Column):
+        if column.args.get("db") is not None and (column.db, column.table) in clashing:
+            column.set("table", exp.to_identifier(f"{column.db}.{column.table}", quoted=True))
+            column.set("db", None)
+            column.set("catalog", None)
+        elif column.args.get("db") is None and column.table in bare:
+            # DuckDB takes a bare v.col when exactly one of the v's has col.
+            owners = [ns for ns, names in columns[column.table] if column.name.lower() in names]
+            read = " and ".join(f"{ns}.{column.table}" for ns, _ in columns[column.table])
+            if not owners:
+                raise ProgrammingError(
+                    f"{column.table}.{column.name}: none of {read}, which the query reads, has "
+                    f"a column {column.name!r}; check the column name"
+                )
+            if len(owners) > 1:
+                raise ProgrammingError(
+                    f"{column.table}.{column.name} is ambiguous: the query reads {read} without "
+                    f"aliases and more than one has {column.name!r}; write the namespace "
+                    f"({owners[0]}.{column.table}.{column.name}) or alias them (FROM a.v AS x)"
+                )
+            owner = f"{owners[0]}.{column.table}"
+            column.set("table", exp.to_identifier(owner, quoted=True))
+
+
+def _column_names(session: Session, ref: TableRef, definition: ViewDefinition | None) -> set[str]:
+    """The lower-cased column names of a view, or of the table ``ref`` reads (none if it is gone)."""
+    if definition is not None:
+        return {c.name.lower() for c in definition.columns}
+    namespace = str(ref.table.namespace)
+    if namespace in catalog.RESERVED_NAMESPACES:
+        if not catalog.is_catalog_table(namespace, ref.table.name):
+            return set()
+        return {f.name.lower() for f in catalog.catalog_schema(namespace, ref.table.name)}
+    txn, _ = session.view_for(ref.as_of)
+    if not txn.table_exists(namespace, ref.table.name):
+        return set()  # reading it fails later, naming the table
+    return {c.name.lower() for c in txn.load_table(namespace, ref.table.name).columns}
+
+
+def _other_sources(query: exp.Expression, names: set[str]) -> set[str]:
+    """Which of ``names`` something else in ``query`` is called (an alias, a CTE): left alone."""
+    taken = {alias.name for alias in query.find_all(exp.TableAlias) if alias.name in names}
+    for table in query.find_all(exp.Table):
+        if table.name in names and not table.args.get("db") and not table.args.get("alias"):
+            taken.add(table.name)
+    return taken
 
 
 def _require_table(session: Session, namespace: str, ref: TableRef, view: tuple[str, str]) -> None:
