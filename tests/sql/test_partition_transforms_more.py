@@ -326,3 +326,23 @@ def test_an_append_or_a_partial_delete_keeps_a_partitioning_files_still_have(
         (12,),
     ]
     conn.close()
+
+
+def test_files_written_the_old_way_conflict_after_a_concurrent_repartitioning(
+    tmp_path: Path,
+) -> None:
+    conn = _connect(tmp_path)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.t (id INT8, v INT4) PARTITIONED BY (bucket(2, id))")
+    cur.execute("INSERT INTO ns.t VALUES (1, 1)")
+    other = trinity_dbapi.connect(str(tmp_path / "lake"))
+    other.cursor().execute("INSERT INTO ns.t VALUES (2, 2)")  # written as bucket(2, id)
+    cur.execute("ALTER TABLE ns.t SET PARTITIONED BY (v)")
+    cur.execute("DELETE FROM ns.t")  # the last bucket(2, id) file: the partitioning goes
+    with pytest.raises(errors.CommitConflictError, match="changed its partitioning"):
+        other.commit()
+    other.close()
+    cur.execute("INSERT INTO ns.t VALUES (3, 3)")
+    assert cur.execute("SELECT * FROM ns.t").fetchall() == [(3, 3)]
+    assert _directories(conn) == ["v=3"]
+    conn.close()

@@ -242,6 +242,7 @@ def change_files(
                 f"(such as {missing[0]!r}); run the statement again on the new version"
             )
         table_schema, by = schema(table), table.partition_columns
+        _check_partitioning(meta, by, added, f"{namespace}.{name}")
         meta = meta.with_partitions(added, gone)
         if gone:
             meta, table = _without_unused_partitionings(meta, table)
@@ -256,6 +257,27 @@ def change_files(
         return table.replace(format_properties=properties)
 
     return view.merge_table(namespace, name, change)
+
+
+def _check_partitioning(
+    meta: DatasetMetadata, partition_by: Sequence[str], added: Iterable[str], where: str
+) -> None:
+    """Refuse new files in a partitioning the newest version no longer has.
+
+    A transaction that wrote its files before a concurrent ``SET PARTITIONED
+    BY`` (and perhaps a change that removed the last file of the old
+    partitioning) would add files nobody could read by their directories.
+    """
+    from trinity_dbapi.tables.partitions import earlier_specs, label_directories
+
+    known = [list(partition_by), *earlier_specs(meta)]
+    for label in added:
+        if label_directories(label) not in known:
+            raise CommitConflictError(
+                f"commit conflict on table {where}: a concurrent commit changed its "
+                "partitioning while this transaction wrote files partitioned the old way "
+                f"(such as {label!r}); run the statement again on the new version"
+            )
 
 
 def _without_unused_partitionings(

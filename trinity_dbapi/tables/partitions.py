@@ -43,6 +43,7 @@ __all__ = [
     "check_partition_name",
     "directory_of",
     "earlier_specs",
+    "label_directories",
     "new_label",
     "partition_scalars",
     "partition_values",
@@ -259,6 +260,11 @@ def _spec_of(
             if list(spec) == names:
                 return spec
     return partition_by
+
+
+def label_directories(label: str) -> list[str]:
+    """The directory names of ``label`` (its partitioning), outermost first."""
+    return [unquote(segment.partition("=")[0]) for segment in label.split("/")[:-1]]
 
 
 def specs_in_use(meta: DatasetMetadata, partition_by: Sequence[str]) -> list[list[str]]:
