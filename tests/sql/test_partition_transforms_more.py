@@ -167,12 +167,26 @@ def test_decimal_and_time_partitions_prune_and_read_as_duckdb(
         ("SELECT id FROM {t} WHERE clock = ? AND amount = ? ORDER BY id", [times[0], amounts[0]]),
         ("SELECT id FROM {t} WHERE amount IS NULL ORDER BY id", []),
         ("SELECT id FROM {t} WHERE amount = 12.345 ORDER BY id", []),
+        # truncate only grows with the value: ranges prune by it.
+        ("SELECT id FROM {t} WHERE amount >= ? AND amount < ? ORDER BY id", [D("-10"), D("5")]),
+        ("SELECT id FROM {t} WHERE amount BETWEEN -3 AND 4.99 ORDER BY id", []),
+        ("SELECT id FROM {t} WHERE amount > 45 ORDER BY id", []),
+        ("SELECT id FROM {t} WHERE amount <= -45.00 ORDER BY id", []),
+        ("SELECT id FROM {t} WHERE amount < -5.005 ORDER BY id", []),  # inexact: no pruning
     ]:
         scanned.clear()
         got = cur.execute(sql.format(t="ns.t"), params).fetchall()
         assert got == duck.execute(sql.format(t="t"), params).fetchall(), sql
-        if "WHERE" in sql and "IS NULL" not in sql:
+        if "WHERE" in sql and "IS NULL" not in sql and "5.005" not in sql:
             assert scanned and scanned[0] < total, (sql, scanned, total)
+    # Every range, pruned, finds what the full scan finds.
+    rnd = random.Random(5)
+    for _ in range(40):
+        low, high = sorted(D(rnd.randrange(-6000, 6000)).scaleb(-2) for _ in range(2))
+        for op in ("<", "<="):
+            sql = f"SELECT id FROM {{t}} WHERE amount >= ? AND amount {op} ? ORDER BY id"
+            got = cur.execute(sql.format(t="ns.t"), [low, high]).fetchall()
+            assert got == duck.execute(sql.format(t="t"), [low, high]).fetchall(), (low, high)
     # Spark's pruning takes the same predicates.
     definition, meta = _meta(conn)
     labels = scan.pruned_labels(conn.lakehouse.storage, definition, meta, {"clock": [times[4]]})
@@ -345,4 +359,35 @@ def test_files_written_the_old_way_conflict_after_a_concurrent_repartitioning(
     cur.execute("INSERT INTO ns.t VALUES (3, 3)")
     assert cur.execute("SELECT * FROM ns.t").fetchall() == [(3, 3)]
     assert _directories(conn) == ["v=3"]
+    conn.close()
+
+
+def test_ranges_on_an_integer_truncate_read_only_the_directories_they_reach(
+    tmp_path: Path,
+) -> None:
+    conn = _connect(tmp_path)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.t (n INT4, v INT4) PARTITIONED BY (truncate(10, n))")
+    cur.execute(
+        "INSERT INTO ns.t SELECT CAST(i - 50 AS INT4), CAST(i AS INT4) FROM range(100) r(i)"
+    )
+    cur.execute("INSERT INTO ns.t VALUES (NULL, -1)")
+    definition, meta = _meta(conn)
+    storage = conn.lakehouse.storage
+    from trinity_dbapi.tables.partitions import ValueRange
+
+    def directories(bounds: ValueRange) -> list[str]:
+        labels = scan.pruned_labels(storage, definition, meta, {"n": bounds})
+        return sorted(label.rpartition("/")[0] for label in labels)
+
+    assert directories(ValueRange(-11, 5, False)) == [f"n_trunc={v}" for v in (-10, -20, 0)]
+    assert directories(ValueRange(None, -41)) == ["n_trunc=-50"]
+    assert directories(ValueRange(40, None)) == ["n_trunc=40"]
+    rnd = random.Random(11)
+    for _ in range(30):
+        low, high = sorted(rnd.randrange(-60, 60) for _ in range(2))
+        got = cur.execute(
+            "SELECT n FROM ns.t WHERE n >= ? AND n < ? ORDER BY n", [low, high]
+        ).fetchall()
+        assert got == [(n,) for n in range(max(low, -50), min(high, 50))], (low, high)
     conn.close()

@@ -125,7 +125,7 @@ class PruningReader(TrinityLakeReader):
         """Use ``col = v``, ``col IN (...)`` and ranges on top-level columns to prune files.
 
         Ranges (``>``, ``>=``, ``<``, ``<=``, ANDed) prune by the directories
-        of the column's ``year`` .. ``hour`` transforms. Pruning is by file, so every filter is also
+        of the column's ``year`` .. ``hour`` transforms and numeric ``truncate``. Pruning is by file, so every filter is also
         returned for Spark to evaluate on the rows. A catalog table keeps them
         all to narrow the objects whose rows it builds (and returns them all too).
         """
