@@ -200,3 +200,4 @@ DROP VIEW IF EXISTS sales.recent
 DROP VIEW v
 SHOW VIEWS
 SHOW VIEWS IN sales
+CREATE TABLE web.events_copy PARTITIONED BY (day(ts), bucket(16, id)) AS SELECT * FROM web.events

@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceReader, EqualTo, In, InputPartition
+from pyspark.sql.datasource import (
+    DataSourceReader,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+)
 
 from trinity_dbapi.spark.options import Location, SourceOptions
 
@@ -39,7 +48,7 @@ class TableScan:
     meta: Any  # DatasetMetadata, immutable
     catalog: tuple[str, str] | None = None  # (namespace, name) of a catalog table
     namespaces: frozenset[str] | None = None  # a catalog table's rows: these namespaces only
-    predicate: dict[str, list[Any]] = field(default_factory=dict)
+    predicate: dict[str, Any] = field(default_factory=dict)  # values, or a ValueRange
 
 
 def pin_version(options: SourceOptions, lakehouse: Any) -> int:
@@ -62,7 +71,7 @@ class TrinityLakeReader(DataSourceReader):
 
     def __init__(self, scan: TableScan, view: Any = None) -> None:
         self.scan = scan
-        self.predicate: dict[str, list[Any]] = {}
+        self.predicate: dict[str, Any] = {}  # column -> allowed values, or a ValueRange
         self.pushed: list[Any] = []  # every filter Spark pushed (a catalog table's scope)
         self._view = view  # the driver's read-only transaction; never pickled
 
@@ -113,21 +122,59 @@ class PruningReader(TrinityLakeReader):
     """A reader that also takes Spark's pushed-down filters to prune files."""
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
-        """Use ``col = v`` and ``col IN (...)`` on top-level columns to prune files.
+        """Use ``col = v``, ``col IN (...)`` and ranges on top-level columns to prune files.
 
-        Pruning is by file, so every filter is also returned for Spark to
-        evaluate on the rows. A catalog table keeps them all to narrow the
-        objects whose rows it builds (and returns them all too).
+        Ranges (``>``, ``>=``, ``<``, ``<=``, ANDed) prune by the directories
+        of the column's ``year`` .. ``hour`` transforms and numeric ``truncate``. Pruning is by file, so every filter is also
+        returned for Spark to evaluate on the rows. A catalog table keeps them
+        all to narrow the objects whose rows it builds (and returns them all too).
         """
         for pushed in filters:
             self.pushed.append(pushed)
-            if isinstance(pushed, (EqualTo, In)) and len(pushed.attribute) == 1:
+            if len(getattr(pushed, "attribute", ())) != 1:
+                yield pushed
+                continue
+            column = pushed.attribute[0]
+            before = self.predicate.get(column)
+            if isinstance(pushed, (EqualTo, In)):
                 values = [pushed.value] if isinstance(pushed, EqualTo) else list(pushed.value)
-                column = pushed.attribute[0]
-                if column in self.predicate:  # two conditions on one column: both hold
-                    values = [v for v in values if v in self.predicate[column]]
+                if isinstance(before, list):  # two conditions on one column: both hold
+                    values = [v for v in values if v in before]
+                # Values are narrower than a range: a file holding one is in it anyway.
                 self.predicate[column] = values
+            elif isinstance(pushed, _RANGES) and not isinstance(before, list):
+                self.predicate[column] = _narrowed(before, pushed)
             yield pushed
+
+
+_RANGES = (GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual)
+
+
+def _narrowed(before: Any, pushed: Any) -> Any:
+    """The :class:`ValueRange` of ``before`` (None or a range) ANDed with filter ``pushed``.
+
+    ``>`` keeps its bound's value (a range's lower bound is inclusive): pruning
+    then keeps a file or two more, never one fewer.
+    """
+    from trinity_dbapi.tables.partitions import ValueRange
+
+    bounds = before or ValueRange()
+    value = pushed.value
+    if value is None:
+        return bounds  # Spark does not push a NULL bound; nothing to narrow by
+    try:
+        if isinstance(pushed, (GreaterThan, GreaterThanOrEqual)):
+            if bounds.low is None or value > bounds.low:
+                return ValueRange(value, bounds.high, bounds.high_inclusive)
+            return bounds
+        inclusive = isinstance(pushed, LessThanOrEqual)
+        if bounds.high is None or value < bounds.high:
+            return ValueRange(bounds.low, value, inclusive)
+        if value == bounds.high:
+            return ValueRange(bounds.low, value, inclusive and bounds.high_inclusive)
+        return bounds
+    except TypeError:
+        return bounds  # bounds that do not compare: keep the first, a wider range
 
 
 def conform_batches(rows: pa.Table, spark_schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -164,7 +211,7 @@ def _compatible(type_: pa.DataType) -> pa.DataType:
     return type_
 
 
-def _pruned_labels(scan: TableScan, predicate: Mapping[str, list[Any]]) -> list[str]:
+def _pruned_labels(scan: TableScan, predicate: Mapping[str, Any]) -> list[str]:
     from trinity_dbapi.tables.scan import pruned_labels
 
     if not predicate or not scan.meta.partitions:

@@ -23,7 +23,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from trinity_dbapi.errors import NotSupportedError, ProgrammingError, UnsupportedStatementError
+from trinity_dbapi.errors import ProgrammingError, UnsupportedStatementError
 from trinity_dbapi.format.definitions import Column
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql.binding import Binder, as_utc, literal_value, parse_timestamp, text_value
@@ -331,17 +331,14 @@ def _create_table(node: texp.CreateTable, binder: Binder) -> CreateTable:
 def _create_table_as(node: texp.CreateTableAs, binder: Binder) -> CreateTableAs:
     table = _table_name(node.this)
     partitioned_by, transforms = _partitions(node.args.get("partitioned_by"))
-    if transforms:
-        raise NotSupportedError(
-            f"CREATE TABLE {table.name} ... AS: PARTITIONED BY a transform "
-            f"({transforms[0].kind}(...)) is not supported yet; create the table with its "
-            "columns and PARTITIONED BY, then INSERT INTO ... SELECT"
-        )
+    # The query's columns are known only when it runs: the engine checks that
+    # partition columns and transform sources are among them.
     for key in partitioned_by:
         if partitioned_by.count(key) > 1:
+            what = "the directory name" if key in {t.name for t in transforms} else "column"
             raise ProgrammingError(
-                f"PARTITIONED BY column {key!r} appears twice in table {table.name!r}; list each "
-                "column of the query's result at most once"
+                f"PARTITIONED BY {what} {key!r} appears twice in table {table.name!r}; list each "
+                "column of the query's result, and each transform of one, at most once"
             )
     return CreateTableAs(
         table=table,
@@ -350,6 +347,7 @@ def _create_table_as(node: texp.CreateTableAs, binder: Binder) -> CreateTableAs:
         comment=text_value(node.args.get("comment"), binder, "the table comment"),
         properties=_properties(node.args.get("properties"), binder),
         if_not_exists=bool(node.args.get("exists")),
+        partition_transforms=transforms,
     )
 
 

@@ -242,7 +242,10 @@ def change_files(
                 f"(such as {missing[0]!r}); run the statement again on the new version"
             )
         table_schema, by = schema(table), table.partition_columns
+        _check_partitioning(meta, by, added, f"{namespace}.{name}")
         meta = meta.with_partitions(added, gone)
+        if gone:
+            meta, table = _without_unused_partitionings(meta, table)
         if meta.indices:
             rows = dict(added_rows or {})
             for label in added:
@@ -254,6 +257,78 @@ def change_files(
         return table.replace(format_properties=properties)
 
     return view.merge_table(namespace, name, change)
+
+
+def _check_partitioning(
+    meta: DatasetMetadata, partition_by: Sequence[str], added: Iterable[str], where: str
+) -> None:
+    """Refuse new files in a partitioning the newest version no longer has.
+
+    A transaction that wrote its files before a concurrent ``SET PARTITIONED
+    BY`` (and perhaps a change that removed the last file of the old
+    partitioning) would add files nobody could read by their directories.
+    """
+    from trinity_dbapi.tables.partitions import earlier_specs, label_directories
+
+    known = [list(partition_by), *earlier_specs(meta)]
+    for label in added:
+        if label_directories(label) not in known:
+            raise CommitConflictError(
+                f"commit conflict on table {where}: a concurrent commit changed its "
+                "partitioning while this transaction wrote files partitioned the old way "
+                f"(such as {label!r}); run the statement again on the new version"
+            )
+
+
+def _without_unused_partitionings(
+    meta: DatasetMetadata, table: TableDefinition
+) -> tuple[DatasetMetadata, TableDefinition]:
+    """``meta`` and ``table`` forgetting the earlier partitionings no file has any more.
+
+    An earlier partitioning (``trinity.partition_specs``) is kept exactly as
+    long as some file of this version has its directories; the transforms
+    only it used are forgotten with it, so their names are free again. The
+    current partitioning and its transforms always stay.
+    """
+    import dataclasses
+    import json
+
+    from trinity_dbapi.format.definitions import PARTITION_TRANSFORMS
+    from trinity_dbapi.tables.metadata import PARTITION_SPECS_KEY, PARTITION_TRANSFORMS_KEY
+    from trinity_dbapi.tables.partitions import earlier_specs, recorded_transforms, specs_in_use
+    from trinity_dbapi.tables.transforms import dumps
+
+    earlier = earlier_specs(meta)
+    if not earlier:
+        return meta, table
+    current = table.partition_columns
+    kept = [spec for spec in specs_in_use(meta, current) if spec != list(current)]
+    if kept == earlier:
+        return meta, table
+    names = {name for spec in (current, *kept) for name in spec}
+    transforms = [t for n, t in recorded_transforms(meta).items() if n in names]
+    recorded = {
+        key: value
+        for key, value in meta.metadata.items()
+        if key not in (PARTITION_SPECS_KEY, PARTITION_TRANSFORMS_KEY)
+    }
+    text = dumps(transforms) if transforms else None
+    if text is not None:
+        recorded[PARTITION_TRANSFORMS_KEY] = text
+    if kept:
+        recorded[PARTITION_SPECS_KEY] = json.dumps(kept, separators=(",", ":"))
+    properties = dict(table.format_properties)
+    if PARTITION_TRANSFORMS in properties:
+        # The definition's record: the transforms of the current partitioning
+        # and of those some file still has (as ``repartitioned`` writes it).
+        if text is None:
+            del properties[PARTITION_TRANSFORMS]
+        else:
+            properties[PARTITION_TRANSFORMS] = text
+    return (
+        dataclasses.replace(meta, metadata=recorded),
+        table.replace(format_properties=properties),
+    )
 
 
 def with_metadata(

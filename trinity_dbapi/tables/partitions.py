@@ -43,6 +43,7 @@ __all__ = [
     "check_partition_name",
     "directory_of",
     "earlier_specs",
+    "label_directories",
     "new_label",
     "partition_scalars",
     "partition_values",
@@ -261,6 +262,11 @@ def _spec_of(
     return partition_by
 
 
+def label_directories(label: str) -> list[str]:
+    """The directory names of ``label`` (its partitioning), outermost first."""
+    return [unquote(segment.partition("=")[0]) for segment in label.split("/")[:-1]]
+
+
 def specs_in_use(meta: DatasetMetadata, partition_by: Sequence[str]) -> list[list[str]]:
     """The partitionings the files of ``meta`` were written with (``partition_by``: the current)."""
     earlier = earlier_specs(meta)
@@ -425,6 +431,8 @@ def _range_test(
     transform: Transform, type_: pa.DataType, bounds: ValueRange
 ) -> Callable[[bytes | None], bool] | None:
     """Whether a directory value of ``transform`` can hold a row in ``bounds``; None: any can."""
+    if transform.kind == "truncate" and (pa.types.is_integer(type_) or pa.types.is_decimal(type_)):
+        return _truncated_range_test(transform, type_, bounds)
     if transform.kind not in TEMPORAL:
         return None
     texts: list[str | None] = []
@@ -451,6 +459,43 @@ def _range_test(
     return test
 
 
+def _truncated_range_test(
+    transform: Transform, type_: pa.DataType, bounds: ValueRange
+) -> Callable[[bytes | None], bool] | None:
+    """The range test of ``truncate`` on a number: the truncation never decreases.
+
+    A row in ``[low, high]`` lies in a directory between ``truncate(low)`` and
+    ``truncate(high)`` (also for ``< high``). A bound the column cannot hold
+    exactly (``12.345`` for a ``decimal(9, 2)``) prunes nothing.
+    """
+    limits: list[Any] = []
+    for value in (bounds.low, bounds.high):
+        if value is None:
+            limits.append(None)
+            continue
+        scalar = coerce(value, type_)
+        if scalar is None or not scalar.is_valid:
+            return None
+        try:
+            limits.append(transform.apply(pa.array([scalar], type_))[0].as_py())
+        except DataError:
+            return None  # the bound truncates outside the type: rows near it may not
+    low, high = limits
+    pair = codec(type_)
+    assert pair is not None
+
+    def test(raw: bytes | None) -> bool:
+        if raw is None:
+            return False  # NULL is in no range
+        try:
+            value = pair[1](raw, type_).as_py()
+        except (ValueError, pa.ArrowException):
+            return True  # a directory we cannot read: keep the file
+        return (low is None or value >= low) and (high is None or value <= high)
+
+    return test
+
+
 def prune(
     meta: DatasetMetadata,
     schema: pa.Schema,
@@ -466,7 +511,8 @@ def prune(
     the NULL partition. A partition column prunes by its values; a transform
     partition (``transforms``, default: those ``meta`` records) prunes by the
     transformed values of its source column's (``year`` .. ``hour`` also by
-    its range, as they only grow with the source). Other columns are ignored.
+    its range, as they only grow with the source, and so does ``truncate`` of
+    an integer or decimal). Other columns are ignored.
     """
     if transforms is None:
         transforms = recorded_transforms(meta)

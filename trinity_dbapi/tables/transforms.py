@@ -17,11 +17,13 @@ transform       source types                directory value
 ``month``       date, timestamp(tz)         ``2024-01``
 ``day``         date, timestamp(tz)         ``2024-01-31``
 ``hour``        timestamp(tz)               ``2024-01-31-23`` (the UTC hour)
-``bucket(N)``   int, string, binary, date,  ``(murmur3_x86_32(bytes) & INT_MAX) % N``
-                timestamp(tz)               over Iceberg's bytes of the value
-``truncate(W)`` int, string, binary         ints ``v - (v mod W)`` (floor), strings
-                                            and bytes their first ``W`` code points
-                                            / bytes
+``bucket(N)``   int, decimal, string,       ``(murmur3_x86_32(bytes) & INT_MAX) % N``
+                binary, fixed, date, time,  over Iceberg's bytes of the value
+                timestamp(tz)
+``truncate(W)`` int, decimal, string,       ints ``v - (v mod W)`` (floor), decimals
+                binary                      the same on the unscaled value (``W`` in
+                                            units of the scale), strings and bytes
+                                            their first ``W`` code points / bytes
 ==============  ==========================  ========================================
 
 The temporal texts are fixed width (years 0001..9999), so their text order
@@ -78,6 +80,10 @@ def _is_bytes(t: pa.DataType) -> bool:
     return pa.types.is_binary(t) or pa.types.is_large_binary(t)
 
 
+def _is_decimal(t: pa.DataType) -> bool:
+    return pa.types.is_decimal(t)
+
+
 def _accepts(kind: str, t: pa.DataType) -> bool:
     if kind in ("year", "month", "day"):
         return pa.types.is_date32(t) or _is_timestamp(t)
@@ -85,9 +91,16 @@ def _accepts(kind: str, t: pa.DataType) -> bool:
         return _is_timestamp(t)
     if kind == "bucket":
         return (
-            _is_int(t) or _is_text(t) or _is_bytes(t) or pa.types.is_date32(t) or _is_timestamp(t)
+            _is_int(t)
+            or _is_decimal(t)
+            or _is_text(t)
+            or _is_bytes(t)
+            or pa.types.is_fixed_size_binary(t)
+            or pa.types.is_date32(t)
+            or pa.types.is_time(t)
+            or _is_timestamp(t)
         )
-    return _is_int(t) or _is_text(t) or _is_bytes(t)
+    return _is_int(t) or _is_decimal(t) or _is_text(t) or _is_bytes(t)
 
 
 @dataclass(frozen=True)
@@ -140,8 +153,8 @@ class Transform:
                 f"{source_type}: {self.kind} takes "
                 + {
                     "hour": "timestamps",
-                    "bucket": "integers, strings, binary, dates and timestamps",
-                    "truncate": "integers, strings and binary",
+                    "bucket": "integers, decimals, strings, binary, dates, times and timestamps",
+                    "truncate": "integers, decimals, strings and binary",
                 }.get(self.kind, "dates and timestamps")
             )
 
@@ -207,22 +220,56 @@ def _hash_bytes(value: object, t: pa.DataType) -> bytes:
         return value.encode("utf-8")
     if isinstance(value, bytes):
         return value
+    if _is_decimal(t):
+        # The unscaled value's two's complement, big-endian, in as few bytes
+        # as hold it (Java's BigInteger.toByteArray): 14.20 hashes 0x058C.
+        unscaled = int(value)  # type: ignore[call-overload]
+        size = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
+        return unscaled.to_bytes(size, "big", signed=True)
     return struct.pack("<q", int(value))  # type: ignore[call-overload]
+
+
+def _unscaled(array: pa.Array) -> list[int | None]:
+    """The unscaled integers of a decimal array (14.20 in decimal(4, 2): 1420)."""
+    scale = array.type.scale
+    result: list[int | None] = []
+    for value in array.to_pylist():
+        if value is None:
+            result.append(None)
+            continue
+        sign, digits, exponent = value.as_tuple()
+        magnitude = int("".join(map(str, digits)) or "0") * 10 ** (exponent + scale)
+        result.append(-magnitude if sign else magnitude)
+    return result
+
+
+def _time_micros(array: pa.Array) -> pa.Array:
+    """Microseconds since midnight of a time array (nanoseconds dropped, as Iceberg's)."""
+    t = array.type
+    raw = array.cast(pa.int64()) if t.bit_width == 64 else array.cast(pa.int32()).cast(pa.int64())
+    per = _MICROS[t.unit]
+    # A time of day is never negative: dividing truncates like the floor.
+    return pc.divide(raw, 1000) if per is None else pc.multiply(raw, per)
 
 
 def _bucket(array: pa.Array, n: int) -> pa.Array:
     t = array.type
     if pa.types.is_date32(t):
         array = array.cast(pa.int32())
+    elif pa.types.is_time(t):
+        array = _time_micros(array)
+    elif pa.types.is_fixed_size_binary(t):
+        array = array.cast(pa.binary())
     elif _is_timestamp(t):
         raw = array.cast(pa.timestamp(t.unit)).cast(pa.int64())
         per = _MICROS[t.unit]
         # nanoseconds: Iceberg hashes the microseconds
         array = _floor_div(raw, 1000) if per is None else pc.multiply(raw, per)
     unique = pc.unique(array)
+    values = _unscaled(unique) if _is_decimal(t) else unique.to_pylist()
     buckets = [
         None if v is None else (mmh3.hash(_hash_bytes(v, t), signed=True) & _INT_MAX) % n
-        for v in unique.to_pylist()
+        for v in values
     ]
     return pc.take(pa.array(buckets, pa.int32()), pc.index_in(array, unique))
 
@@ -242,9 +289,34 @@ def _truncate(array: pa.Array, w: int) -> pa.Array:
             return pa.array(result, pa.int64(), mask=mask).cast(t)
         except pa.ArrowInvalid as exc:
             raise DataError(f"partition truncate({w}): a value truncates outside {t}") from exc
+    if _is_decimal(t):
+        return _truncate_decimal(array, w)
     if _is_text(t):
         return pc.utf8_slice_codeunits(array, 0, w)
     return pc.binary_slice(array, 0, w)
+
+
+def _truncate_decimal(array: pa.Array, w: int) -> pa.Array:
+    """Iceberg's decimal truncation: ``v - (v mod W)`` on the unscaled value, same scale."""
+    import decimal
+
+    t = array.type
+    limit = 10**t.precision
+    unique = pc.unique(array)
+    result: list[decimal.Decimal | None] = []
+    for v in _unscaled(unique):
+        if v is None:
+            result.append(None)
+            continue
+        truncated = v - v % w  # Python's % is the floor remainder: -1 mod 10 = 9
+        if not -limit < truncated < limit:
+            raise DataError(
+                f"partition truncate({w}): a value truncates to {truncated} units of scale "
+                f"{t.scale}, outside {t}; use a narrower width or a wider column"
+            )
+        # From text: exact at any precision (arithmetic would round to 28 digits).
+        result.append(decimal.Decimal(f"{truncated}E-{t.scale}"))
+    return pc.take(pa.array(result, t), pc.index_in(array, unique))
 
 
 def dumps(transforms: Sequence[Transform]) -> str:

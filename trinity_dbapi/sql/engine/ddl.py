@@ -129,6 +129,12 @@ def create_table_definition(
         if column not in transformed:
             _check_partition_column(namespace, name, by_name, column)
     for transform in transformed.values():
+        if transform.name in by_name:  # CTAS: the query's columns are only known now
+            raise ProgrammingError(
+                f"partition {transform.sql()} of table {namespace}.{name} would have the "
+                f"directory name {transform.name!r}, which is a column of the table; rename "
+                "that column in the query"
+            )
         source = _column(namespace, name, by_name, transform.source)
         transform.check(arrow_type(source.type))
     recorded = dumps(list(transformed.values())) if transformed else None

@@ -485,7 +485,13 @@ def create_table_as(session: Session, stmt: Any) -> Result:
     columns = columns_from_schema(_plain_schema(rows.schema))
     definition = TableDefinition(name, columns, table_format=managed.TABLE_FORMAT)
     ddl.create_table_definition(
-        session, namespace, definition, stmt.partitioned_by, stmt.comment, stmt.properties
+        session,
+        namespace,
+        definition,
+        stmt.partitioned_by,
+        stmt.comment,
+        stmt.properties,
+        transforms=stmt.partition_transforms,
     )
     target = Target(session, model.TableName(namespace, name))
     added, count = target.write(rows, "create table")
