@@ -216,14 +216,14 @@ def _while_rewriting(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None]
 
 @pytest.mark.parametrize("isolation", ["SERIALIZABLE", "SNAPSHOT"])
 def test_an_append_committed_meanwhile_survives(
-    isolation: str, monkeypatch: pytest.MonkeyPatch
+    backend: tuple[str, dict[str, Any]], isolation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    uri = f"memory://rewrite-race-{uuid.uuid4().hex}"
-    conn = _connect(uri, isolation_level=isolation)
+    uri, options = backend
+    conn = _connect(uri, options, isolation_level=isolation)
     conn.execute("CREATE NAMESPACE n")
     conn.execute("CREATE TABLE n.t (id INT8, day DATE, v VARCHAR) PARTITIONED BY (day)")
     before = _fill(conn, 4)
-    other = _connect(uri, isolation_level=isolation)
+    other = _connect(uri, options, isolation_level=isolation)
     _while_rewriting(
         monkeypatch, lambda: other.execute("INSERT INTO n.t VALUES (50, DATE '2024-01-01', 'a')")
     )
@@ -237,14 +237,14 @@ def test_an_append_committed_meanwhile_survives(
 
 @pytest.mark.parametrize("isolation", ["SERIALIZABLE", "SNAPSHOT"])
 def test_a_delete_committed_meanwhile_makes_it_conflict(
-    isolation: str, monkeypatch: pytest.MonkeyPatch
+    backend: tuple[str, dict[str, Any]], isolation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    uri = f"memory://rewrite-delete-{uuid.uuid4().hex}"
-    conn = _connect(uri, isolation_level=isolation)
+    uri, options = backend
+    conn = _connect(uri, options, isolation_level=isolation)
     conn.execute("CREATE NAMESPACE n")
     conn.execute("CREATE TABLE n.t (id INT8, day DATE, v VARCHAR) PARTITIONED BY (day)")
     before = _fill(conn, 4)
-    other = _connect(uri, isolation_level=isolation)
+    other = _connect(uri, options, isolation_level=isolation)
     _while_rewriting(monkeypatch, lambda: other.execute("DELETE FROM n.t WHERE id = 2"))
     version = _version(conn)
     with pytest.raises(CommitConflictError, match="run the statement again"):
