@@ -562,13 +562,13 @@ def test_the_target_is_pruned_to_the_partitions_the_condition_pins(
     cur.execute("CREATE TABLE ns.s (id INT4, v INT4, w VARCHAR)")
     cur.executemany("INSERT INTO ns.s VALUES (?, ?, ?)", [list(r) for r in source])
     seen: list[str] = []
-    original = Target.rows_with_labels
+    original = Target.rows_with_owners
 
     def recording(self: Target, labels: Any) -> Any:
         seen.extend(labels)
         return original(self, labels)
 
-    monkeypatch.setattr(Target, "rows_with_labels", recording)
+    monkeypatch.setattr(Target, "rows_with_owners", recording)
     params = [1] if "?" in sql else None
     count = cur.execute(sql, params).rowcount
     got = sorted(cur.execute("SELECT * FROM ns.p").fetchall())
@@ -613,3 +613,39 @@ def test_rows_keep_their_files_across_many_rows_and_files(conn: Any) -> None:
 def _files_of(conn: Any, table: str) -> dict[str, str]:
     definition = conn.lakehouse.begin().load_table("ns", table)
     return managed.metadata(conn.lakehouse.storage, definition).files()
+
+
+def test_candidate_rows_carry_their_files_position_and_label(conn: Any) -> None:
+    # MERGE tracks each candidate row's file by its position in the file list
+    # (an int32 column); UPDATE and DELETE by the label decoded from it.
+    import pyarrow as pa
+
+    from trinity_dbapi.sql import model
+    from trinity_dbapi.sql.engine.dml import LABEL, Target
+
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.parts (id INT8)")
+    sizes = [3, 0, 5, 1]  # the empty ingest adds no rows to any file
+    for start, size in enumerate(sizes):
+        ids = pa.array(range(start * 100, start * 100 + size), pa.int64())
+        cur.ingest("parts", pa.table({"id": ids}), namespace="ns")
+    files = _files_of(conn, "parts")
+    labels = sorted(files, key=lambda label: -len(label))  # any order: positions follow it
+    target = Target(conn.session, model.TableName("ns", "parts"))
+    rows, owners = target.rows_with_owners(labels)
+    assert owners.type == pa.int32() and len(owners) == rows.num_rows == 9
+    by_file: dict[str, list[int]] = {}
+    for owner, row_id in zip(owners.to_pylist(), rows.column("id").to_pylist(), strict=True):
+        by_file.setdefault(labels[owner], []).append(row_id)
+    assert sorted(sorted(ids) for ids in by_file.values()) == [
+        [0, 1, 2],
+        [200, 201, 202, 203, 204],
+        [300],
+    ]
+    labelled = target.rows_with_labels(labels)
+    assert labelled.column(LABEL).type == pa.string()
+    assert labelled.column(LABEL).to_pylist() == [labels[o] for o in owners.to_pylist()]
+    assert labelled.drop_columns([LABEL]).equals(rows)
+    empty_rows, empty_owners = target.rows_with_owners([])
+    assert empty_rows.num_rows == 0 and len(empty_owners) == 0
+    assert target.rows_with_labels([]).column_names == ["id", LABEL]
