@@ -649,3 +649,50 @@ def test_candidate_rows_carry_their_files_position_and_label(conn: Any) -> None:
     empty_rows, empty_owners = target.rows_with_owners([])
     assert empty_rows.num_rows == 0 and len(empty_owners) == 0
     assert target.rows_with_labels([]).column_names == ["id", LABEL]
+
+
+def test_changed_rows_found_by_arrow_equal_the_sql_answer() -> None:
+    # Which candidate rows are gone or changed decides which files are rewritten:
+    # the Arrow comparison must give exactly the rows IS DISTINCT FROM gives.
+    import math
+
+    import pyarrow as pa
+
+    from trinity_dbapi.sql.engine.merge import _ROW, _changed_rows
+
+    nan = math.nan
+    rows = pa.table(
+        {
+            "i": pa.array([1, 2, None, 4, 5, 6, 7, 8], pa.int64()),
+            "f": pa.array([0.0, nan, nan, 1.5, None, 2.0, -0.0, nan], pa.float64()),
+            "s": pa.array(["a", None, "c", "d", "e", "f", "g", "h"], pa.string()),
+            _ROW: pa.array(range(8), pa.int64()),
+        }
+    )
+    # Position 3 is deleted; 8 and 9 are new rows; the rest updated in place.
+    now = pa.table(
+        {
+            _ROW: pa.array([0, 1, 2, 4, 5, 6, 7, 8, 9], pa.int64()),
+            "i": pa.array([1, 2, 3, 5, 6, 7, 8, 9, None], pa.int64()),
+            "f": pa.array([-0.0, nan, nan, None, 2.0, 0.0, 1.0, nan, None], pa.float64()),
+            "s": pa.array(["a", None, "c", "e", None, "g", "h", "x", None], pa.string()),
+        }
+    )
+    names = ["i", "f", "s"]
+    got = _changed_rows(rows, now, names)
+    assert got is not None
+    duck = duckdb.connect()
+    duck.register("o", rows)
+    duck.register("c", now)
+    expected = duck.execute(
+        f'SELECT o."{_ROW}" FROM o LEFT JOIN c ON c."{_ROW}" = o."{_ROW}" '
+        f'WHERE c."{_ROW}" IS NULL OR row(c.i, c.f, c.s) IS DISTINCT FROM row(o.i, o.f, o.s)'
+    ).fetchall()
+    assert sorted(got.to_pylist()) == sorted(r[0] for r in expected) == [2, 3, 5, 7]
+    # A column Arrow cannot compare, or one DuckDB gave back as another type: the SQL decides.
+    lists = pa.list_(pa.int64())
+    listed = rows.append_column("l", pa.array([[1]] * 8, lists))
+    assert _changed_rows(listed, now.append_column("l", pa.array([[1]] * 9, lists)), ["l"]) is None
+    narrow = now.set_column(1, "i", now.column("i").cast(pa.int32()))
+    assert _changed_rows(rows, narrow, names) is None
+    assert _changed_rows(rows.slice(0, 0), now.slice(0, 0), names).to_pylist() == []
