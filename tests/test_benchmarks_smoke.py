@@ -229,3 +229,40 @@ def test_kartothek_io_benchmark_quick(tmp_path: Path) -> None:
     for name, value in checks.items():
         if "faster" not in name:
             assert value is True, name
+
+
+def test_peers_benchmark_quick(tmp_path: Path) -> None:
+    pytest.importorskip("deltalake")
+    if not _pyiceberg_sqlcatalog():
+        pytest.skip("pyiceberg's SqlCatalog does not import")
+    pytest.importorskip("pyiceberg_core")  # pyiceberg writes DayTransform partitions with it
+    script = SCRIPT.parent / "peers.py"
+    done = _quick(script, tmp_path, timeout=300)
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) >= 8, done.stdout
+    report = json.loads(lines[-1])
+    assert report["quick"] is True
+    assert set(report["peers"]) == {"deltalake", "pyiceberg"}
+    rows = ["appends", "scan", "compaction", "scan_compacted", "merge", "range_query"]
+    figures = report["figures"]
+    for row in rows:
+        # Each system ran each row: a measured, positive figure for all three.
+        for system in ("trinity", "delta_rs", "pyiceberg"):
+            value = figures[row][system]
+            seconds = value["seconds"] if row == "appends" else value
+            assert isinstance(seconds, float) and seconds > 0, (row, system, value)
+    for system in ("trinity", "delta_rs", "pyiceberg"):
+        before, after = figures["compaction"][f"{system}_files"]
+        assert before == report["sizes"]["appends"] and after == 1, (system, before, after)
+    checks = report["checks"]
+    correctness = {name for name in checks if not name.startswith("trinity_faster_")}
+    for system in ("trinity", "delta_rs", "pyiceberg"):
+        for what in ("scan", "scan_compacted", "merge", "range"):
+            assert f"{what}_{system}_right" in correctness
+    # Correctness, not speed: every system's every result equal to the expected one.
+    for name in correctness:
+        assert checks[name] is True, name
+    assert {
+        f"trinity_faster_{row}_than_{peer}" for row in rows for peer in ("delta_rs", "pyiceberg")
+    } <= set(checks)
+    assert all(isinstance(value, bool) for value in checks.values())

@@ -562,13 +562,13 @@ def test_the_target_is_pruned_to_the_partitions_the_condition_pins(
     cur.execute("CREATE TABLE ns.s (id INT4, v INT4, w VARCHAR)")
     cur.executemany("INSERT INTO ns.s VALUES (?, ?, ?)", [list(r) for r in source])
     seen: list[str] = []
-    original = Target.rows_with_labels
+    original = Target.rows_with_owners
 
     def recording(self: Target, labels: Any) -> Any:
         seen.extend(labels)
         return original(self, labels)
 
-    monkeypatch.setattr(Target, "rows_with_labels", recording)
+    monkeypatch.setattr(Target, "rows_with_owners", recording)
     params = [1] if "?" in sql else None
     count = cur.execute(sql, params).rowcount
     got = sorted(cur.execute("SELECT * FROM ns.p").fetchall())
@@ -613,3 +613,86 @@ def test_rows_keep_their_files_across_many_rows_and_files(conn: Any) -> None:
 def _files_of(conn: Any, table: str) -> dict[str, str]:
     definition = conn.lakehouse.begin().load_table("ns", table)
     return managed.metadata(conn.lakehouse.storage, definition).files()
+
+
+def test_candidate_rows_carry_their_files_position_and_label(conn: Any) -> None:
+    # MERGE tracks each candidate row's file by its position in the file list
+    # (an int32 column); UPDATE and DELETE by the label decoded from it.
+    import pyarrow as pa
+
+    from trinity_dbapi.sql import model
+    from trinity_dbapi.sql.engine.dml import LABEL, Target
+
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.parts (id INT8)")
+    sizes = [3, 0, 5, 1]  # the empty ingest adds no rows to any file
+    for start, size in enumerate(sizes):
+        ids = pa.array(range(start * 100, start * 100 + size), pa.int64())
+        cur.ingest("parts", pa.table({"id": ids}), namespace="ns")
+    files = _files_of(conn, "parts")
+    labels = sorted(files, key=lambda label: -len(label))  # any order: positions follow it
+    target = Target(conn.session, model.TableName("ns", "parts"))
+    rows, owners = target.rows_with_owners(labels)
+    assert owners.type == pa.int32() and len(owners) == rows.num_rows == 9
+    by_file: dict[str, list[int]] = {}
+    for owner, row_id in zip(owners.to_pylist(), rows.column("id").to_pylist(), strict=True):
+        by_file.setdefault(labels[owner], []).append(row_id)
+    assert sorted(sorted(ids) for ids in by_file.values()) == [
+        [0, 1, 2],
+        [200, 201, 202, 203, 204],
+        [300],
+    ]
+    labelled = target.rows_with_labels(labels)
+    assert labelled.column(LABEL).type == pa.string()
+    assert labelled.column(LABEL).to_pylist() == [labels[o] for o in owners.to_pylist()]
+    assert labelled.drop_columns([LABEL]).equals(rows)
+    empty_rows, empty_owners = target.rows_with_owners([])
+    assert empty_rows.num_rows == 0 and len(empty_owners) == 0
+    assert target.rows_with_labels([]).column_names == ["id", LABEL]
+
+
+def test_changed_rows_found_by_arrow_equal_the_sql_answer() -> None:
+    # Which candidate rows are gone or changed decides which files are rewritten:
+    # the Arrow comparison must give exactly the rows IS DISTINCT FROM gives.
+    import math
+
+    import pyarrow as pa
+
+    from trinity_dbapi.sql.engine.merge import _ROW, _changed_rows
+
+    nan = math.nan
+    rows = pa.table(
+        {
+            "i": pa.array([1, 2, None, 4, 5, 6, 7, 8], pa.int64()),
+            "f": pa.array([0.0, nan, nan, 1.5, None, 2.0, -0.0, nan], pa.float64()),
+            "s": pa.array(["a", None, "c", "d", "e", "f", "g", "h"], pa.string()),
+            _ROW: pa.array(range(8), pa.int64()),
+        }
+    )
+    # Position 3 is deleted; 8 and 9 are new rows; the rest updated in place.
+    now = pa.table(
+        {
+            _ROW: pa.array([0, 1, 2, 4, 5, 6, 7, 8, 9], pa.int64()),
+            "i": pa.array([1, 2, 3, 5, 6, 7, 8, 9, None], pa.int64()),
+            "f": pa.array([-0.0, nan, nan, None, 2.0, 0.0, 1.0, nan, None], pa.float64()),
+            "s": pa.array(["a", None, "c", "e", None, "g", "h", "x", None], pa.string()),
+        }
+    )
+    names = ["i", "f", "s"]
+    got = _changed_rows(rows, now, names)
+    assert got is not None
+    duck = duckdb.connect()
+    duck.register("o", rows)
+    duck.register("c", now)
+    expected = duck.execute(
+        f'SELECT o."{_ROW}" FROM o LEFT JOIN c ON c."{_ROW}" = o."{_ROW}" '
+        f'WHERE c."{_ROW}" IS NULL OR row(c.i, c.f, c.s) IS DISTINCT FROM row(o.i, o.f, o.s)'
+    ).fetchall()
+    assert sorted(got.to_pylist()) == sorted(r[0] for r in expected) == [2, 3, 5, 7]
+    # A column Arrow cannot compare, or one DuckDB gave back as another type: the SQL decides.
+    lists = pa.list_(pa.int64())
+    listed = rows.append_column("l", pa.array([[1]] * 8, lists))
+    assert _changed_rows(listed, now.append_column("l", pa.array([[1]] * 9, lists)), ["l"]) is None
+    narrow = now.set_column(1, "i", now.column("i").cast(pa.int32()))
+    assert _changed_rows(rows, narrow, names) is None
+    assert _changed_rows(rows.slice(0, 0), now.slice(0, 0), names).to_pylist() == []

@@ -120,10 +120,13 @@ def plan(
         if len(labels) < min_input_files:
             continue
         packed: list[list[str]] = [[]]
+        filled = 0  # the bytes in packed[-1]: summing it again per file was quadratic
         for label in labels:
-            if sum(facts[x][1] for x in packed[-1]) >= target_size:
+            if filled >= target_size:
                 packed.append([])
+                filled = 0
             packed[-1].append(label)
+            filled += facts[label][1]
         for group in packed:
             if len(group) > 1:
                 rows = sum(facts[x][0] for x in group)

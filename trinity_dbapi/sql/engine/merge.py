@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -30,7 +31,7 @@ from sqlglot import exp
 from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.format.sql_text import quote_identifier
 from trinity_dbapi.sql import model
-from trinity_dbapi.sql.engine.dml import LABEL, Target
+from trinity_dbapi.sql.engine.dml import Target
 from trinity_dbapi.sql.engine.query import (
     REF_KEY,
     execute_duckdb,
@@ -62,21 +63,22 @@ def merge(session: Session, stmt: model.Dml) -> Result:
             "'rowid' hides the row identity the statement tracks changes by; rename the "
             "column (ALTER TABLE ... RENAME COLUMN rowid TO ...) or use UPDATE/DELETE/INSERT"
         )
-    candidates = target.rows_with_labels(_candidate_files(target, stmt))
-    labels = candidates.column(LABEL)
-    total = candidates.num_rows
-    rows = candidates.drop_columns([LABEL])
-    rows = rows.append_column(_ROW, pa.array(range(total), pa.int64()))
+    files = _candidate_files(target, stmt)
+    rows, owners = target.rows_with_owners(files)
+    total = rows.num_rows
+    rows = rows.append_column(_ROW, pa.array(np.arange(total, dtype=np.int64)))
     count, changed, now = _apply(session, stmt, rows, target.schema.names)
-    affected = sorted({labels[i].as_py() for i in changed})
+    # Files are tracked by their position in ``files`` (int32): taking and
+    # comparing a million file labels as strings cost more than the statement.
+    touched = pc.unique(pc.take(owners, changed)) if len(changed) else pa.array([], pa.int32())
+    affected = sorted(files[index] for index in touched.to_pylist())
     # The affected files' rows as they are now, then the new rows: one write.
     positions = now.column(_ROW)
     old = pc.less(positions, total)
     keep = pc.invert(old)
     if affected:  # then there are candidates, and position 0 exists
-        owner = pc.take(labels, pc.if_else(old, positions, 0))
-        in_affected = pc.is_in(owner, value_set=pa.array(affected, pa.string()))
-        keep = pc.or_(keep, pc.and_(old, in_affected))
+        owner = pc.take(owners, pc.if_else(old, positions, 0))
+        keep = pc.or_(keep, pc.and_(old, pc.is_in(owner, value_set=touched)))
     written = now.filter(keep)
     task = "merge into" if isinstance(node, exp.Merge) else "update"
     added, _ = target.write(written.drop_columns([_ROW]), task)
@@ -138,7 +140,7 @@ def _pins(condition: exp.Expr, table: exp.Table, params: Sequence[Any]) -> dict[
 
 def _apply(
     session: Session, stmt: model.Dml, rows: pa.Table, names: list[str]
-) -> tuple[int, list[int], pa.Table]:
+) -> tuple[int, pa.Array, pa.Table]:
     """Run the statement on a temporary copy of ``rows``.
 
     Returns DuckDB's row count, the positions of the candidate rows that
@@ -162,21 +164,57 @@ def _apply(
         )
         try:
             count = _run(session, stmt, name, staged)
-            old = ", ".join(f"o.{quote_identifier(column)}" for column in names)
-            new = ", ".join(f"c.{quote_identifier(column)}" for column in names)
-            changed = execute_duckdb(
-                duck,
-                f"SELECT o.{row} FROM {quote_identifier(staged)} AS o LEFT JOIN {copy} AS c "
-                f"ON c.rowid = o.{row} WHERE c.rowid IS NULL OR row({new}) IS DISTINCT FROM "
-                f"row({old})",
-                [],
-            )
             now = execute_duckdb(duck, f"SELECT rowid AS {row}, {columns} FROM {copy}", [])
+            changed = _changed_rows(rows, now, names)
+            if changed is None:
+                old = ", ".join(f"o.{quote_identifier(column)}" for column in names)
+                new = ", ".join(f"c.{quote_identifier(column)}" for column in names)
+                changed = execute_duckdb(
+                    duck,
+                    f"SELECT o.{row} FROM {quote_identifier(staged)} AS o LEFT JOIN {copy} "
+                    f"AS c ON c.rowid = o.{row} WHERE c.rowid IS NULL OR row({new}) IS "
+                    f"DISTINCT FROM row({old})",
+                    [],
+                ).column(0)
         finally:
             _drop(duck, copy)
     finally:
         unregister(duck, staged)
-    return count, changed.column(0).to_pylist(), now
+    return count, pa.chunked_array(changed).combine_chunks(), now
+
+
+def _changed_rows(rows: pa.Table, now: pa.Table, names: list[str]) -> pa.Array | None:
+    """The positions of the candidate rows gone or changed, found with Arrow.
+
+    The same answer as the SQL in :func:`_apply` (``IS DISTINCT FROM``: nulls
+    equal each other, NaN equals NaN, -0.0 equals 0.0) in a tenth of its time
+    on a million rows. None, and the SQL decides, when a column's type differs
+    between the candidates and the copy (DuckDB gave back another Arrow type)
+    or Arrow cannot compare it (lists, structs, maps, intervals).
+    """
+    total = rows.num_rows
+    present = now.filter(pc.less(now.column(_ROW), total))
+    positions = present.column(_ROW)
+    before = rows.take(positions)
+    differs = pa.array(np.zeros(present.num_rows, dtype=bool))
+    for name in names:
+        was, is_now = before.column(name), present.column(name)
+        kind = was.type
+        if kind != is_now.type or pa.types.is_nested(kind) or pa.types.is_dictionary(kind):
+            return None
+        try:
+            unequal = pc.fill_null(pc.not_equal(was, is_now), False)
+            if pa.types.is_floating(kind):
+                both_nan = pc.fill_null(pc.and_(pc.is_nan(was), pc.is_nan(is_now)), False)
+                unequal = pc.and_(unequal, pc.invert(both_nan))
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+            return None
+        one_null = pc.xor(pc.is_null(was), pc.is_null(is_now))
+        differs = pc.or_(differs, pc.or_(unequal, one_null))
+    gone = np.ones(total, dtype=bool)
+    gone[positions.to_numpy()] = False
+    changed = positions.filter(differs).to_numpy()
+    return pa.array(np.concatenate([np.flatnonzero(gone), changed]).astype(np.int64))
 
 
 def _run(session: Session, stmt: model.Dml, copy: str, staged: str) -> int:
