@@ -32,6 +32,7 @@ from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.format.sql_text import quote_identifier
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.dml import Target
+from trinity_dbapi.sql.engine.merge_keys import matchable
 from trinity_dbapi.sql.engine.query import (
     REF_KEY,
     execute_duckdb,
@@ -67,7 +68,7 @@ def merge(session: Session, stmt: model.Dml) -> Result:
     rows, owners = target.rows_with_owners(files)
     total = rows.num_rows
     rows = rows.append_column(_ROW, pa.array(np.arange(total, dtype=np.int64)))
-    count, changed, now = _apply(session, stmt, rows, target.schema.names)
+    count, changed, now, selected = _apply(session, stmt, rows, target.schema.names)
     # Files are tracked by their position in ``files`` (int32): taking and
     # comparing a million file labels as strings cost more than the statement.
     touched = pc.unique(pc.take(owners, changed)) if len(changed) else pa.array([], pa.int32())
@@ -79,9 +80,13 @@ def merge(session: Session, stmt: model.Dml) -> Result:
     if affected:  # then there are candidates, and position 0 exists
         owner = pc.take(owners, pc.if_else(old, positions, 0))
         keep = pc.or_(keep, pc.and_(old, pc.is_in(owner, value_set=touched)))
-    written = now.filter(keep)
+    parts = [now.filter(keep)]
+    if selected is not None and affected:
+        parts = _with_unmatchable(parts[0], rows, owners, selected, touched)
     task = "merge into" if isinstance(node, exp.Merge) else "update"
-    added, _ = target.write(written.drop_columns([_ROW]), task)
+    added: dict[str, str] = {}
+    for part in parts:
+        added.update(target.write(part.drop_columns([_ROW]), task)[0])
     target.stage(added, removed=affected)
     return Result(None, count)
 
@@ -140,12 +145,77 @@ def _pins(condition: exp.Expr, table: exp.Table, params: Sequence[Any]) -> dict[
 
 def _apply(
     session: Session, stmt: model.Dml, rows: pa.Table, names: list[str]
-) -> tuple[int, pa.Array, pa.Table]:
-    """Run the statement on a temporary copy of ``rows``.
+) -> tuple[int, pa.Array, pa.Table, pa.Array | None]:
+    """Run the statement on a temporary copy of ``rows`` (or of those it can match).
 
     Returns DuckDB's row count, the positions of the candidate rows that
-    are gone or changed, and the copy's rows afterwards with their
-    ``rowid`` (a position; past the candidates for a new row).
+    are gone or changed, the copy's rows afterwards with their position
+    (past the candidates for a new row), and the positions copied (None:
+    all of them; see :mod:`.merge_keys`).
+    """
+    duck = session.duckdb()
+    staged = f"__trinity_rows_{uuid.uuid4().hex[:12]}"
+    duck.register(staged, rows)
+    try:
+        selected = matchable(session, stmt, staged, _ROW, names)
+    finally:
+        unregister(duck, staged)
+    total = rows.num_rows
+    if selected is not None:
+        # The copy holds the matchable rows, numbered 0..m-1 in candidate order.
+        part = rows.take(selected)
+        index = part.schema.get_field_index(_ROW)
+        count_part = part.num_rows
+        part = part.set_column(index, _ROW, pa.array(np.arange(count_part, dtype=np.int64)))
+        count, changed, now = _apply_to(session, stmt, part, names)
+        changed = pc.take(selected, changed)
+        positions = now.column(_ROW)
+        copied = pc.less(positions, count_part)
+        mapped = pc.if_else(
+            copied,
+            pc.take(selected, pc.if_else(copied, positions, 0)) if count_part else positions,
+            pc.add(positions, total - count_part),
+        )
+        now = now.set_column(now.schema.get_field_index(_ROW), _ROW, mapped)
+        return count, changed, now, selected
+    count, changed, now = _apply_to(session, stmt, rows, names)
+    return count, changed, now, None
+
+
+def _with_unmatchable(
+    written: pa.Table, rows: pa.Table, owners: pa.Array, selected: pa.Array, touched: pa.Array
+) -> list[pa.Table]:
+    """``written`` plus the rewritten files' rows that were not copied, in candidate order.
+
+    Those rows could match nothing, so they are as they were; the rows keep
+    their files' order (then the new rows), as without the semi-join. Two
+    tables (two writes) only when DuckDB gave back types Arrow cannot cast
+    to the stored ones or back.
+    """
+    outside = np.ones(rows.num_rows, dtype=bool)
+    outside[selected.to_numpy()] = False
+    mask = pc.and_(pa.array(outside), pc.is_in(owners, value_set=touched))
+    kept = rows.filter(mask).select(written.column_names)
+    try:
+        kept = kept.cast(written.schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError):
+        try:
+            written = written.cast(kept.schema)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError):
+            return [kept, written]
+    both = pa.concat_tables([kept, written])
+    order = np.argsort(both.column(_ROW).to_numpy(), kind="stable")
+    return [both.take(pa.array(order))]
+
+
+def _apply_to(
+    session: Session, stmt: model.Dml, rows: pa.Table, names: list[str]
+) -> tuple[int, pa.Array, pa.Table]:
+    """Run the statement on a temporary copy of ``rows`` (whose ``_ROW`` is 0..n-1).
+
+    Returns DuckDB's row count, the positions of the rows that are gone or
+    changed, and the copy's rows afterwards with their ``rowid`` (a position;
+    past the rows for a new row).
     """
     duck = session.duckdb()
     name = f"__trinity_copy_{uuid.uuid4().hex[:12]}"
