@@ -114,7 +114,16 @@ def test_footers_are_read_once_per_file(cur: Any, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(data_files, "_read_facts", lambda s, p: calls.append(p) or original(s, p))
     cur.execute("INSERT INTO n.u VALUES (99)")
     assert cur.execute("SELECT count(*) FROM system.data_files").fetchone() == (5,)
-    assert len(calls) == 1  # only the new file's footer
+    assert calls == []  # the writer told the cache what the new file's footer says
+
+
+def test_what_the_writer_remembers_is_what_the_footers_say(cur: Any) -> None:
+    cur.execute("INSERT INTO n.u SELECT range FROM range(300000)")  # several row groups
+    query = "SELECT file, record_count, file_size_in_bytes, row_group_count FROM system.data_files"
+    remembered = sorted(cur.execute(query).fetchall())
+    data_files._cache.clear()
+    assert sorted(cur.execute(query).fetchall()) == remembered  # read from the footers now
+    assert max(groups for *_, groups in remembered) > 1
 
 
 def test_every_backend_reports_footer_counts_and_sizes(backend: tuple[str, dict[str, Any]]) -> None:

@@ -8,7 +8,10 @@ not the file), :data:`FOOTER_THREADS` files at a time. Data files are never
 rewritten in place (a new file has a new UUID label), so what a footer says
 is cached for the life of the process by ``(store root, path)``
 (:data:`CACHE_ENTRIES` at most): a second query over the same version, or a
-later one sharing most files, reads only the new files' footers.
+later one sharing most files, reads only the new files' footers. The
+writer tells the cache what it wrote (:func:`remember`), so a process that
+wrote a file never reads its footer back: compaction right after a thousand
+small appends plans from memory.
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
     from trinity_dbapi.storage import Storage
 
-__all__ = ["CACHE_ENTRIES", "FOOTER_THREADS", "FileFacts", "describe_files", "file_facts"]
+__all__ = [
+    "CACHE_ENTRIES",
+    "FOOTER_THREADS",
+    "FileFacts",
+    "describe_files",
+    "file_facts",
+    "remember",
+]
 
 #: Footers read at the same time.
 FOOTER_THREADS = 8
@@ -61,6 +71,14 @@ def _read_facts(storage: Storage, path: str) -> FileFacts:
         return footer.num_rows, size, footer.num_row_groups
     except (OSError, pa.ArrowInvalid) as exc:
         raise CorruptFileError(path, f"cannot read the Parquet footer of data file: {exc}") from exc
+
+
+def remember(storage: Storage, path: str, facts: FileFacts) -> None:
+    """Record the facts of a data file this process just wrote (what its footer says)."""
+    with _lock:
+        if len(_cache) >= CACHE_ENTRIES:
+            _cache.clear()
+        _cache[(storage.root_uri, path)] = facts
 
 
 def file_facts(storage: Storage, paths: Sequence[str]) -> list[FileFacts]:

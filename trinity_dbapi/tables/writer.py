@@ -229,6 +229,11 @@ class _OpenFile:
         self.writer.close()
         return self.sink.getvalue(), flushed
 
+    def row_groups(self) -> int | None:
+        """The closed file's row groups, from the footer the writer made (None: unknown)."""
+        footer = getattr(getattr(self.writer, "writer", None), "metadata", None)
+        return getattr(footer, "num_row_groups", None)
+
 
 class _Sink:
     """Routes pieces of data to per-partition files and stores full files.
@@ -268,11 +273,18 @@ class _Sink:
                 self.finish(directory)
 
     def finish(self, directory: str) -> None:
-        data, flushed = self.open.pop(directory).close()
+        part = self.open.pop(directory)
+        data, flushed = part.close()
         label = new_label(directory)
         path = layout.data_file_path(self.dataset_uuid, label)
         self.storage.create_unique(path, data)
         self.files[label] = path
+        groups = part.row_groups()
+        if groups is not None:
+            # Imported here: data_files reads tables through managed, which writes here.
+            from trinity_dbapi.tables.data_files import remember
+
+            remember(self.storage, path, (part.rows, len(data), groups))
         self._wrote(flushed)
 
     def _wrote(self, rows: int) -> None:
