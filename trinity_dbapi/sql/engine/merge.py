@@ -194,18 +194,24 @@ def _with_unmatchable(
     """
     outside = np.ones(rows.num_rows, dtype=bool)
     outside[selected.to_numpy()] = False
-    mask = pc.and_(pa.array(outside), pc.is_in(owners, value_set=touched))
-    kept = rows.filter(mask).select(written.column_names)
+    outside &= np.isin(owners.to_numpy(), touched.to_numpy())
+    kept = np.flatnonzero(outside)  # positions, ascending
+    carried = rows.select(written.column_names)
     try:
-        kept = kept.cast(written.schema)
+        carried = carried.cast(written.schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError):
         try:
-            written = written.cast(kept.schema)
+            written = written.cast(carried.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError):
-            return [kept, written]
-    both = pa.concat_tables([kept, written])
-    order = np.argsort(both.column(_ROW).to_numpy(), kind="stable")
-    return [both.take(pa.array(order))]
+            return [carried.take(pa.array(kept)), written]
+    # Interleave the two ascending runs of positions (the copy's rows are in
+    # position order, new rows last) with one take: row p of ``carried`` is
+    # candidate p, row j of ``written`` comes after them.
+    mine = written.column(_ROW).to_numpy()
+    order = np.empty(len(kept) + len(mine), dtype=np.int64)
+    order[np.searchsorted(mine, kept) + np.arange(len(kept))] = kept
+    order[np.searchsorted(kept, mine) + np.arange(len(mine))] = rows.num_rows + np.arange(len(mine))
+    return [pa.concat_tables([carried, written]).take(pa.array(order))]
 
 
 def _apply_to(
