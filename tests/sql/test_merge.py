@@ -336,25 +336,6 @@ def test_merge_in_a_transaction_commits_or_rolls_back_with_it(tmp_path: Path) ->
     assert sorted(other.execute("SELECT id FROM ns.t").fetchall()) == [(2,), (4,), (7,)]
 
 
-@pytest.mark.parametrize("isolation", ["SERIALIZABLE", "SNAPSHOT"])
-def test_merge_racing_an_update_of_the_same_file_conflicts(tmp_path: Path, isolation: str) -> None:
-    uri = str(tmp_path / "lake")
-    setup = trinity_dbapi.connect(uri, autocommit=True)
-    setup.cursor().execute("CREATE NAMESPACE ns")
-    load(setup, TARGET, SOURCE)
-    one = trinity_dbapi.connect(uri, isolation_level=isolation)
-    two = trinity_dbapi.connect(uri, isolation_level=isolation)
-    one.cursor().execute(
-        "MERGE INTO ns.t USING ns.s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = -1"
-    )
-    two.cursor().execute("UPDATE ns.t SET w = 'raced' WHERE id = 1")
-    two.commit()
-    with pytest.raises(errors.CommitConflictError, match=r"ns\.t"):
-        one.commit()
-    rows = setup.cursor().execute("SELECT id, v, w FROM ns.t WHERE id IN (1, 3)").fetchall()
-    assert sorted(rows) == [(1, 10, "raced"), (3, None, "c")]
-
-
 @pytest.mark.parametrize(
     ("sql", "error", "match"),
     [
