@@ -86,7 +86,9 @@ def merge(session: Session, stmt: model.Dml) -> Result:
     task = "merge into" if isinstance(node, exp.Merge) else "update"
     added: dict[str, str] = {}
     for part in parts:
-        added.update(target.write(part.drop_columns([_ROW]), task)[0])
+        if _ROW in part.column_names:
+            part = part.drop_columns([_ROW])
+        added.update(target.write(part, task)[0])
     target.stage(added, removed=affected)
     return Result(None, count)
 
@@ -211,7 +213,8 @@ def _with_unmatchable(
     order = np.empty(len(kept) + len(mine), dtype=np.int64)
     order[np.searchsorted(mine, kept) + np.arange(len(kept))] = kept
     order[np.searchsorted(kept, mine) + np.arange(len(mine))] = rows.num_rows + np.arange(len(mine))
-    return [pa.concat_tables([carried, written]).take(pa.array(order))]
+    both = pa.concat_tables([carried.drop_columns([_ROW]), written.drop_columns([_ROW])])
+    return [both.take(pa.array(order))]
 
 
 def _apply_to(
