@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import trinity_dbapi
 from tests.sql.test_merge import _MATCHED, _NOT_MATCHED, _ROWS, CARDINALITY, acts_twice
-from trinity_dbapi.sql.engine import merge_keys
+from trinity_dbapi.sql.engine import merge, merge_keys
 
 COLUMNS = (
     "id INT4, d DECIMAL(10, 2), ts TIMESTAMPTZ, s VARCHAR(8), l {list}, "
@@ -83,12 +83,25 @@ def _both(tmp_path: Path, sql: str) -> tuple[Any, Any]:
         ),
     ],
 )
+@pytest.mark.parametrize("patched", [True, False], ids=["in-place", "taken-from-the-copy"])
 def test_one_file_of_every_type_equals_duckdb(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sql: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sql: str, patched: bool
 ) -> None:
+    """Both ways of building the rewritten file: new values patched into the
+    candidate rows (the usual one), and the copy's rows interleaved with the
+    rows the semi-join left out (when DuckDB's types do not cast back)."""
     seen = _spy(monkeypatch)
+    built: list[Any] = []
+    real = merge._patched
+
+    def spy(*args: Any) -> Any:
+        built.append(real(*args) if patched else None)
+        return built[-1]
+
+    monkeypatch.setattr(merge, "_patched", spy)
     (got, ours), (want, theirs) = _both(tmp_path, sql)
     assert seen and seen[0] is not None and len(seen[0]) < 12  # the semi-join ran
+    assert built and all((table is not None) == patched for table in built)
     assert got == want
     # The same rows; the old ones in the same order (the unmatched kept their places).
     old = range(1, 13)
@@ -166,3 +179,24 @@ def test_random_merges_on_shared_files_equal_duckdbs(
             theirs, key=repr
         )
     conn.close()
+
+
+def test_patching_steps_aside_when_the_copy_cannot_be_patched_in() -> None:
+    """None (the copy's rows are taken as they are) for values that do not cast
+    back to the stored type, or rows out of candidate order."""
+    import numpy as np
+    import pyarrow as pa
+
+    row = merge._ROW
+    rows = pa.table({"a": pa.array([1, 2, 3], pa.int64()), row: np.arange(3)})
+    owners = pa.array([0, 0, 0], pa.int32())
+    touched, changed = pa.array([0], pa.int32()), pa.array([1], pa.int64())
+
+    def patched(values: list[Any], positions: list[int]) -> Any:
+        now = pa.table({row: pa.array(positions, pa.int64()), "a": values})
+        return merge._patched(rows, owners, 1, touched, changed, now, ["a"])
+
+    assert patched([1, 20, 3, 4], [0, 1, 2, 3]).to_pylist() == [{"a": v} for v in (1, 20, 3, 4)]
+    assert patched([1, 3], [0, 2]).to_pylist() == [{"a": 1}, {"a": 3}]  # row 1 deleted
+    assert patched(["1", "x", "3"], [0, 1, 2]) is None  # 'x' is no BIGINT
+    assert patched([2, 1, 3], [1, 0, 2]) is None  # not in candidate order

@@ -143,6 +143,7 @@ def rewrite(
     groups: Sequence[Group],
     *,
     each_file: Callable[[int], None] | None = None,
+    read: Callable[[Sequence[str]], pa.Table | None] | None = None,
 ) -> Compaction:
     """Write one new file per group and stage the change in ``view`` (not committed).
 
@@ -153,6 +154,9 @@ def rewrite(
         table: the table's definition in the version planned from.
         groups: from :func:`plan` over that version.
         each_file: called with the number of input files done so far.
+        read: reads a group's files (by label, in order) into the table's
+            exact schema faster than :func:`read_table`, or returns None to
+            leave them to it (the SQL layer passes its DuckDB's ``read_parquet``).
 
     Raises:
         NotSupportedError: a table imported with ``mode => 'reference'``.
@@ -166,7 +170,9 @@ def rewrite(
     removed: list[str] = []
     done = rows = before = 0
     for group in groups:
-        data = read_table(storage, meta, schema, by, labels=group.labels)
+        data = read(group.labels) if read is not None else None
+        if data is None:
+            data = read_table(storage, meta, schema, by, labels=group.labels)
         # One file per group: the rows stay in the order they were read.
         files = write_data(storage, meta, schema, by, data, target_rows_per_file=data.num_rows + 1)
         for label in files:

@@ -74,15 +74,19 @@ def merge(session: Session, stmt: model.Dml) -> Result:
     touched = pc.unique(pc.take(owners, changed)) if len(changed) else pa.array([], pa.int32())
     affected = sorted(files[index] for index in touched.to_pylist())
     # The affected files' rows as they are now, then the new rows: one write.
-    positions = now.column(_ROW)
-    old = pc.less(positions, total)
-    keep = pc.invert(old)
-    if affected:  # then there are candidates, and position 0 exists
-        owner = pc.take(owners, pc.if_else(old, positions, 0))
-        keep = pc.or_(keep, pc.and_(old, pc.is_in(owner, value_set=touched)))
-    parts = [now.filter(keep)]
-    if selected is not None and affected:
-        parts = _with_unmatchable(parts[0], rows, owners, selected, touched)
+    patched = _patched(rows, owners, len(files), touched, changed, now, target.schema.names)
+    if patched is not None:
+        parts = [patched]
+    else:
+        positions = now.column(_ROW)
+        old = pc.less(positions, total)
+        keep = pc.invert(old)
+        if affected:  # then there are candidates, and position 0 exists
+            owner = pc.take(owners, pc.if_else(old, positions, 0))
+            keep = pc.or_(keep, pc.and_(old, pc.is_in(owner, value_set=touched)))
+        parts = [now.filter(keep)]
+        if selected is not None and affected:
+            parts = _with_unmatchable(parts[0], rows, owners, selected, touched)
     task = "merge into" if isinstance(node, exp.Merge) else "update"
     added: dict[str, str] = {}
     for part in parts:
@@ -182,6 +186,71 @@ def _apply(
         return count, changed, now, selected
     count, changed, now = _apply_to(session, stmt, rows, names)
     return count, changed, now, None
+
+
+def _patched(
+    rows: pa.Table,
+    owners: pa.Array,
+    count_files: int,
+    touched: pa.Array,
+    changed: pa.Array,
+    now: pa.Table,
+    names: list[str],
+) -> pa.Table | None:
+    """The touched files' rows as they are now, then the new rows, built from ``rows``.
+
+    Most of a rewritten file is unchanged: rather than taking every row
+    again from DuckDB's copy (and interleaving the rows the semi-join left
+    out), each column of the candidate rows gets the changed rows' new
+    values in place (``replace_with_mask``: one pass, no gather), the gone
+    rows and the rows of untouched files are filtered out, and the new rows
+    follow. The result is what the copy holds, in the same order: candidate
+    order, new rows last. None when the copy's rows are not in candidate
+    order or its values do not cast back to the stored types (then the
+    caller takes them as they are).
+    """
+    total = rows.num_rows
+    positions = now.column(_ROW).to_numpy()
+    old = positions < total
+    present = positions[old]
+    if len(present) > 1 and not bool(np.all(present[1:] > present[:-1])):
+        return None
+    is_changed = np.zeros(total, dtype=bool)
+    is_changed[changed.to_numpy()] = True
+    is_present = np.zeros(total, dtype=bool)
+    is_present[present] = True
+    updated = is_changed & is_present
+    updates = now.take(pa.array(np.flatnonzero(old)[updated[present]]))
+    added = now.filter(pa.array(~old))
+    mine = np.zeros(count_files, dtype=bool)
+    mine[touched.to_numpy()] = True
+    keep = mine[owners.to_numpy()] & ~(is_changed & ~is_present)
+    schema = pa.schema([rows.schema.field(name) for name in names])
+    try:
+        updates = updates.select(names).cast(schema)
+        added = added.select(names).cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError):
+        return None
+    mask = pa.array(updated)
+    order: np.ndarray | None = None
+    columns = []
+    for name in names:
+        base, new = rows.column(name), updates.column(name)
+        if not updates.num_rows:
+            columns.append(base)
+            continue
+        try:
+            columns.append(pc.replace_with_mask(base.combine_chunks(), mask, new.combine_chunks()))
+        except pa.ArrowNotImplementedError:  # nested, dictionary and extension types
+            if order is None:
+                order = np.arange(total, dtype=np.int64)
+                order[updated] = total + np.arange(updates.num_rows, dtype=np.int64)
+            both = pa.chunked_array(base.chunks + new.chunks, base.type)
+            columns.append(both.take(pa.array(order)))
+    table = pa.table(columns, schema=schema)
+    if not keep.all():
+        table = table.filter(pa.array(keep))
+    return pa.concat_tables([table, added]) if added.num_rows else table
 
 
 def _with_unmatchable(
