@@ -31,6 +31,7 @@ from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.conform import Conformer
+from trinity_dbapi.tables.encode_lanes import Lane, Lanes
 from trinity_dbapi.tables.encoding import DICTIONARY_PAGE_LIMIT, dictionary_columns
 from trinity_dbapi.tables.metadata import (
     PARTITION_BY_KEY,
@@ -196,10 +197,13 @@ def new_dataset(
 class _OpenFile:
     """One partition's Parquet file being written into memory.
 
-    Its first rows decide which columns are dictionary encoded.
+    Its first rows decide which columns are dictionary encoded. Full row
+    groups of a big file are encoded on its lane (:mod:`.encode_lanes`),
+    so the files of one write encode side by side; a file that never fills
+    a row group is encoded on the calling thread when it closes.
     """
 
-    def __init__(self, schema: pa.Schema, first: pa.Table) -> None:
+    def __init__(self, schema: pa.Schema, first: pa.Table, lanes: Lanes) -> None:
         self.sink = io.BytesIO()
         self.writer = pq.ParquetWriter(
             self.sink, schema, use_dictionary=dictionary_columns(first), **_PARQUET_OPTIONS
@@ -207,24 +211,35 @@ class _OpenFile:
         self.rows = 0
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
+        self._lanes = lanes
+        self.lane: Lane | None = None
 
     def add(self, table: pa.Table) -> int:
         """Buffer ``table``; return how many rows this encoded (a full row group, or 0)."""
         self.pending.append(table)
         self.pending_rows += table.num_rows
         self.rows += table.num_rows
-        return self.flush() if self.pending_rows >= ROW_GROUP_ROWS else 0
+        return self.flush(background=True) if self.pending_rows >= ROW_GROUP_ROWS else 0
 
-    def flush(self) -> int:
-        """Encode the buffered rows; return how many."""
+    def flush(self, *, background: bool = False) -> int:
+        """Encode the buffered rows (on the lane if ``background``); return how many."""
         flushed = self.pending_rows
         if self.pending:
-            self.writer.write_table(pa.concat_tables(self.pending), row_group_size=ROW_GROUP_ROWS)
+            table = pa.concat_tables(self.pending)
             self.pending, self.pending_rows = [], 0
+            if background:
+                if self.lane is None:
+                    self.lane = self._lanes.lane()
+                self.lane.submit(lambda: self._encode(table))
+            else:
+                self._encode(table)
         return flushed
 
+    def _encode(self, table: pa.Table) -> None:
+        self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+
     def close(self) -> tuple[bytes, int]:
-        """The file's bytes, and how many rows closing it encoded."""
+        """The file's bytes, and how many rows closing it encoded (run after its lane's steps)."""
         flushed = self.flush()
         self.writer.close()
         return self.sink.getvalue(), flushed
@@ -260,12 +275,15 @@ class _Sink:
         self.written = 0
         self.open: dict[str, _OpenFile] = {}
         self.files: dict[str, str] = {}
+        self.lanes = Lanes()
+        #: Files closing on their lanes, in the order they were closed.
+        self.closing: list[tuple[str, _OpenFile]] = []
 
     def add(self, directory: str, table: pa.Table) -> None:
         while table.num_rows:
             part = self.open.get(directory)
             if part is None:
-                part = self.open[directory] = _OpenFile(self.schema, table)
+                part = self.open[directory] = _OpenFile(self.schema, table, self.lanes)
             take = min(table.num_rows, self.target - part.rows)
             self._wrote(part.add(table.slice(0, take)))
             table = table.slice(take)
@@ -274,11 +292,20 @@ class _Sink:
 
     def finish(self, directory: str) -> None:
         part = self.open.pop(directory)
-        data, flushed = part.close()
         label = new_label(directory)
         path = layout.data_file_path(self.dataset_uuid, label)
-        self.storage.create_unique(path, data)
         self.files[label] = path
+        if part.lane is None:
+            self._store(path, part, part.close())
+            return
+        # A big file is closed on its lane, after its row groups; it is
+        # stored on this thread (the storage's counters are not shared).
+        part.lane.submit(part.close)
+        self.closing.append((path, part))
+
+    def _store(self, path: str, part: _OpenFile, closed: tuple[bytes, int]) -> None:
+        data, flushed = closed
+        self.storage.create_unique(path, data)
         groups = part.row_groups()
         if groups is not None:
             # Imported here: data_files reads tables through managed, which writes here.
@@ -293,8 +320,19 @@ class _Sink:
             self.progress(self.written)
 
     def close(self) -> None:
-        for directory in list(self.open):
-            self.finish(directory)
+        """Close every file and wait until all are stored (the first error is raised)."""
+        try:
+            for directory in list(self.open):
+                self.finish(directory)
+            for path, part in self.closing:
+                assert part.lane is not None
+                self._store(path, part, part.lane.wait())
+        finally:
+            self.lanes.close()
+
+    def abandon(self) -> None:
+        """After an error: wait for the lanes' threads (the files stay unreferenced)."""
+        self.lanes.close()
 
 
 def _chunks(data: pa.Table | pa.RecordBatch | pa.RecordBatchReader) -> Iterator[pa.Table]:
@@ -404,14 +442,26 @@ def write_data(
     transforms = recorded_transforms(meta)
     conform = Conformer(schema)
     payload = pa.schema([field for field in schema if field.name not in partition_by])
+    if isinstance(data, (pa.Table, pa.RecordBatch)) and not partition_by:
+        # Files of equal size rather than full ones and a runt (1,050,000 rows:
+        # two of 525,000, not 1,000,000 and 50,000), which also encode side by side.
+        count = -(-data.num_rows // target_rows_per_file)
+        if count > 1:
+            target_rows_per_file = -(-data.num_rows // count)
     sink = _Sink(storage, meta.dataset_uuid, payload, target_rows_per_file, progress)
-    for chunk in _chunks(data):
-        table = conform(chunk)
-        # A transform's values are a column only while the rows are split.
-        for name, transform in transforms.items():
-            if name in partition_by:  # not those of earlier partitionings
-                table = table.append_column(name, transform.apply(table.column(transform.source)))
-        for directory, piece in _split(table, partition_by):
-            sink.add(directory, piece.drop_columns(list(partition_by)))
+    try:
+        for chunk in _chunks(data):
+            table = conform(chunk)
+            # A transform's values are a column only while the rows are split.
+            for name, transform in transforms.items():
+                if name in partition_by:  # not those of earlier partitionings
+                    table = table.append_column(
+                        name, transform.apply(table.column(transform.source))
+                    )
+            for directory, piece in _split(table, partition_by):
+                sink.add(directory, piece.drop_columns(list(partition_by)))
+    except BaseException:
+        sink.abandon()
+        raise
     sink.close()
     return sink.files
