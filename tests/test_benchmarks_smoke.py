@@ -252,6 +252,11 @@ def test_peers_benchmark_quick(tmp_path: Path) -> None:
             seconds = value["seconds"] if row == "appends" else value
             assert isinstance(seconds, float) and seconds > 0, (row, system, value)
     for system in ("trinity", "delta_rs", "pyiceberg"):
+        # MERGE: the median of the rounds, each on a freshly loaded target.
+        runs = figures["merge_runs"][system]
+        assert len(runs) == report["sizes"]["merge_runs"] == 2
+        assert figures["merge_first"][system] == runs[0]
+        assert min(runs) <= figures["merge"][system] <= max(runs)
         before, after = figures["compaction"][f"{system}_files"]
         assert before == report["sizes"]["appends"] and after == 1, (system, before, after)
     checks = report["checks"]

@@ -205,9 +205,11 @@ class _OpenFile:
 
     def __init__(self, schema: pa.Schema, first: pa.Table, lanes: Lanes) -> None:
         self.sink = io.BytesIO()
-        self.writer = pq.ParquetWriter(
-            self.sink, schema, use_dictionary=dictionary_columns(first), **_PARQUET_OPTIONS
-        )
+        self.schema = schema
+        self.first: pa.Table | None = first
+        #: Made by the first encoding step (on the lane, for a big file), which
+        #: also samples the first rows for the dictionary choice.
+        self.writer: pq.ParquetWriter | None = None
         self.rows = 0
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
@@ -235,13 +237,23 @@ class _OpenFile:
                 self._encode(table)
         return flushed
 
+    def _parquet_writer(self) -> pq.ParquetWriter:
+        if self.writer is None:
+            assert self.first is not None
+            use_dictionary = dictionary_columns(self.first)
+            self.writer = pq.ParquetWriter(
+                self.sink, self.schema, use_dictionary=use_dictionary, **_PARQUET_OPTIONS
+            )
+            self.first = None
+        return self.writer
+
     def _encode(self, table: pa.Table) -> None:
-        self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+        self._parquet_writer().write_table(table, row_group_size=ROW_GROUP_ROWS)
 
     def close(self) -> tuple[bytes, int]:
         """The file's bytes, and how many rows closing it encoded (run after its lane's steps)."""
         flushed = self.flush()
-        self.writer.close()
+        self._parquet_writer().close()
         return self.sink.getvalue(), flushed
 
     def row_groups(self) -> int | None:

@@ -163,17 +163,18 @@ def _apply(
     staged = f"__trinity_rows_{uuid.uuid4().hex[:12]}"
     duck.register(staged, rows)
     try:
-        selected = matchable(session, stmt, staged, _ROW, names)
+        found = matchable(session, stmt, staged, _ROW, names)
     finally:
         unregister(duck, staged)
     total = rows.num_rows
-    if selected is not None:
+    if found is not None:
+        selected = found.positions
         # The copy holds the matchable rows, numbered 0..m-1 in candidate order.
         part = rows.take(selected)
         index = part.schema.get_field_index(_ROW)
         count_part = part.num_rows
         part = part.set_column(index, _ROW, pa.array(np.arange(count_part, dtype=np.int64)))
-        count, changed, now = _apply_to(session, stmt, part, names)
+        count, changed, now = _apply_to(session, stmt, part, names, check=found.repeated)
         changed = pc.take(selected, changed)
         positions = now.column(_ROW)
         copied = pc.less(positions, count_part)
@@ -287,13 +288,15 @@ def _with_unmatchable(
 
 
 def _apply_to(
-    session: Session, stmt: model.Dml, rows: pa.Table, names: list[str]
+    session: Session, stmt: model.Dml, rows: pa.Table, names: list[str], *, check: bool = True
 ) -> tuple[int, pa.Array, pa.Table]:
     """Run the statement on a temporary copy of ``rows`` (whose ``_ROW`` is 0..n-1).
 
     Returns DuckDB's row count, the positions of the rows that are gone or
     changed, and the copy's rows afterwards with their ``rowid`` (a position;
-    past the rows for a new row).
+    past the rows for a new row). ``check``: whether a row may match more
+    than one source row (False when the semi-join counted at most one each:
+    then the cardinality rule cannot be broken and is not checked).
     """
     duck = session.duckdb()
     name = f"__trinity_copy_{uuid.uuid4().hex[:12]}"
@@ -311,7 +314,7 @@ def _apply_to(
             [],
         )
         try:
-            count = _run(session, stmt, name, staged)
+            count = _run(session, stmt, name, staged if check else None)
             now = execute_duckdb(duck, f"SELECT rowid AS {row}, {columns} FROM {copy}", [])
             changed = _changed_rows(rows, now, names)
             if changed is None:
@@ -365,10 +368,11 @@ def _changed_rows(rows: pa.Table, now: pa.Table, names: list[str]) -> pa.Array |
     return pa.array(np.concatenate([np.flatnonzero(gone), changed]).astype(np.int64))
 
 
-def _run(session: Session, stmt: model.Dml, copy: str, staged: str) -> int:
+def _run(session: Session, stmt: model.Dml, copy: str, staged: str | None) -> int:
     """Run the statement with its target pointed at ``copy``; DuckDB's row count.
 
-    ``staged`` holds the candidate rows as they were, for the cardinality check.
+    ``staged`` holds the candidate rows as they were, for the cardinality
+    check (None: no row can match twice, nothing to check).
     """
     with marked(stmt.tables):
         query = stmt.expression.copy()
@@ -389,7 +393,11 @@ def _run(session: Session, stmt: model.Dml, copy: str, staged: str) -> int:
     node.set("db", None)
     node.set("catalog", None)
     node.set("this", exp.to_identifier(copy, quoted=True))
-    check = _cardinality_check(query, staged) if isinstance(query, exp.Merge) else None
+    check = (
+        _cardinality_check(query, staged)
+        if isinstance(query, exp.Merge) and staged is not None
+        else None
+    )
     name = f"{table.namespace or session.namespace}.{table.name}"
     try:
         result = execute_marked(session, query, stmt.tables, stmt.params)

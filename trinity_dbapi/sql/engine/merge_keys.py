@@ -13,9 +13,11 @@ about the 50,000 rows that match instead of the whole file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
@@ -26,14 +28,31 @@ if TYPE_CHECKING:
     from trinity_dbapi.sql.engine.session import Session
 
 
+class Matchable(NamedTuple):
+    """The rows a MERGE can match, and whether one of them can match twice."""
+
+    #: Positions (the ``row`` column of the staged rows), ascending.
+    positions: pa.Array
+    #: Whether some row has more than one source row equal on the key: only
+    #: then can the statement act on a row twice (the cardinality rule).
+    repeated: bool
+
+
 def matchable(
     session: Session, stmt: model.Dml, staged: str, row: str, names: list[str]
-) -> pa.Array | None:
-    """The positions (``row`` column of ``staged``, ascending) of the rows the MERGE can match.
+) -> Matchable | None:
+    """The rows (``row`` column of ``staged``) the MERGE can match.
 
     None when the statement gives no such equality, may act on unmatched
     target rows (``WHEN NOT MATCHED BY SOURCE``), or the semi-join cannot be
     run as written (then the statement itself reports what is wrong).
+
+    The source's key values are counted (``GROUP BY``), and each target row
+    joined to them with the very comparison of the ``ON`` condition, so the
+    sum of its counts is the number of source rows equal to it: a target row
+    with at most one can match at most one source row, whatever else ``ON``
+    says, and the statement needs no cardinality check unless some row has
+    more (two keys that compare equal to it after a cast count twice too).
     """
     node = stmt.expression
     if not isinstance(node, exp.Merge):
@@ -48,23 +67,42 @@ def matchable(
     with marked(stmt.tables):
         source = node.args["using"].copy()
     alias = node.this.alias_or_name
-    keys = exp.select(source_column).from_(source)
+    keys = (
+        exp.select(source_column.copy().as_(_KEY, quoted=True), exp.Count(this=exp.Star()).as_(_N))
+        .from_(source)
+        .group_by(source_column)
+    )
+    position = exp.column(row, table=alias, quoted=True)
     query = (
-        exp.select(exp.column(row, table=alias, quoted=True))
+        exp.select(position, exp.column(_N, table=_KEYS))
         .from_(
             exp.Table(
                 this=exp.to_identifier(staged, quoted=True),
                 alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True)),
             )
         )
-        .where(exp.column(target_column, table=alias, quoted=True).isin(query=keys))
-        .order_by(exp.column(row, table=alias, quoted=True))
+        .join(
+            keys.subquery(_KEYS),
+            on=exp.EQ(
+                this=exp.column(target_column, table=alias, quoted=True),
+                expression=exp.column(_KEY, table=_KEYS, quoted=True),
+            ),
+        )
     )
     try:
         result = execute_marked(session, query, stmt.tables, stmt.params)
     except (ProgrammingError, DataError, NotSupportedError):
         return None  # the MERGE itself will say what is wrong, as DuckDB words it
-    return pa.chunked_array(result.column(0), pa.int64()).combine_chunks()
+    found = np.sort(pa.chunked_array(result.column(0), pa.int64()).to_numpy())
+    counts = pa.chunked_array(result.column(1), pa.int64())
+    most = pc.max(counts).as_py() if len(counts) else 0
+    # A row joined to two keys (equal to it after a cast) matches twice too.
+    repeated = bool(most is not None and most > 1) or bool(np.any(found[1:] == found[:-1]))
+    return Matchable(pa.array(np.unique(found) if repeated else found), repeated)
+
+
+#: Names in the semi-join query: the key, its count, and the counted keys.
+_KEY, _N, _KEYS = "__trinity_key", "__trinity_n", "__trinity_keys"
 
 
 def _equality(node: exp.Merge, names: list[str]) -> tuple[str, exp.Column] | None:
