@@ -217,4 +217,11 @@ def test_threads_sharing_a_handle_agree(lake: Lakehouse) -> None:
     assert not errors
     cache = lake.definition_cache
     assert cache.size_bytes <= cache.max_bytes
-    assert cache.stats.evictions > 0 and cache.stats.hits > 0
+    assert cache.stats.evictions > 0
+    # Hits among the threads depend on how the GIL interleaves them (a thread
+    # that runs its rounds alone cycles 27 tables through 8 entries: no hit),
+    # so the cache's answer after all that churn is checked on its own.
+    hits = cache.stats.hits
+    for _ in range(2):
+        assert lake.begin(read_only=True).load_table("ns", "t3").name == "t3"
+    assert cache.stats.hits > hits
