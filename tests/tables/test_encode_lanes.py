@@ -108,3 +108,26 @@ def test_a_failure_in_a_lane_fails_the_write_and_leaves_no_thread(
     # The file that failed is not stored; the other one may be, unreferenced
     # (as after any failed write: garbage collection removes it).
     assert len(list(tmp_path.rglob("*.parquet"))) <= 1
+
+
+def test_a_long_streamed_write_holds_few_finished_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage, meta, schema = _dataset(tmp_path)
+    per_file = writer.ROW_GROUP_ROWS  # every file fills a row group: all go through lanes
+    rows = 10 * per_file
+    data = pa.table({"id": np.arange(rows), "v": np.arange(rows) / 2}, schema=schema)
+    reader = pa.RecordBatchReader.from_batches(schema, data.to_batches(max_chunksize=50_000))
+    waiting: list[int] = []
+    real = writer._Sink._store
+
+    def store(self: Any, *args: Any) -> None:
+        waiting.append(len(self.closing))
+        real(self, *args)
+
+    monkeypatch.setattr(writer._Sink, "_store", store)
+    files = write_data(storage, meta, schema, [], reader, target_rows_per_file=per_file)
+    assert len(files) == 10 and len(waiting) == 10
+    assert max(waiting) <= encode_lanes.THREADS  # stored as they finish, not all at the end
+    meta = meta.with_partitions(files)
+    assert read_table(storage, meta, schema, []).equals(data)

@@ -31,7 +31,7 @@ from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.conform import Conformer
-from trinity_dbapi.tables.encode_lanes import Lane, Lanes
+from trinity_dbapi.tables.encode_lanes import THREADS, Lane, Lanes
 from trinity_dbapi.tables.encoding import DICTIONARY_PAGE_LIMIT, dictionary_columns
 from trinity_dbapi.tables.metadata import (
     PARTITION_BY_KEY,
@@ -314,6 +314,22 @@ class _Sink:
         # stored on this thread (the storage's counters are not shared).
         part.lane.submit(part.close)
         self.closing.append((path, part))
+        self._store_closed()
+
+    def _store_closed(self, *, every: bool = False) -> None:
+        """Store closed files, oldest first (all of them if ``every``).
+
+        Those whose lane is done are stored, and the oldest are waited for
+        while more than :data:`~.encode_lanes.THREADS` are closing, so a long
+        streamed write holds only a few finished files' bytes in memory.
+        """
+        while self.closing:
+            path, part = self.closing[0]
+            assert part.lane is not None
+            if not (every or part.lane.idle.is_set() or len(self.closing) > THREADS):
+                return
+            self.closing.pop(0)
+            self._store(path, part, part.lane.wait())
 
     def _store(self, path: str, part: _OpenFile, closed: tuple[bytes, int]) -> None:
         data, flushed = closed
@@ -336,9 +352,7 @@ class _Sink:
         try:
             for directory in list(self.open):
                 self.finish(directory)
-            for path, part in self.closing:
-                assert part.lane is not None
-                self._store(path, part, part.lane.wait())
+            self._store_closed(every=True)
         finally:
             self.lanes.close()
 
