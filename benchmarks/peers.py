@@ -32,7 +32,10 @@ NumPy and handed to all three as the same Arrow table. The rows:
    in-memory Arrow table), delta-rs ``merge(...).when_matched_update_all()
    .when_not_matched_insert_all().execute()``, pyiceberg ``table.upsert(source,
    join_cols=["id"])``. Three rounds (``--merge-runs``), each on a freshly
-   loaded target for every system, the systems taking turns within a round;
+   loaded target for every system, the systems taking turns within a round
+   and each round starting with the next system, so that each goes first
+   once (on a VM whose host backs guest memory lazily, whoever first touches
+   fresh memory in a round pays for it, and the others reuse those pages);
    the figure is each system's median (the first run, which also pays a
    process's first large allocations, is reported as ``merge_first``); every
    merged table's count, ``sum(id)`` and ``sum(v)`` must equal the expected
@@ -354,7 +357,9 @@ def run_merge(systems: dict[str, Any], target_rows: int, runs: int = 3) -> dict[
         name_of_target = f"merge_target_{run}"
         trinity.create(name_of_target, "id INT8, v FLOAT8")
         systems["pyiceberg"].create(name_of_target, APPEND_SCHEMA)
-        for name, system in systems.items():
+        names = list(systems)
+        for name in names[run % len(names) :] + names[: run % len(names)]:
+            system = systems[name]
             system.load(name_of_target, target)
             arg = "merge_source" if name == "trinity" else source
             took, _ = timed(lambda s=system, a=arg, t=name_of_target: s.merge(t, a))

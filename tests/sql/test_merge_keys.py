@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 
 import trinity_dbapi
 from tests.sql.test_merge import _MATCHED, _NOT_MATCHED, _ROWS, CARDINALITY, acts_twice
-from trinity_dbapi.sql.engine import merge, merge_keys
+from trinity_dbapi.sql.engine import dml, merge, merge_keys
 
 COLUMNS = (
     "id INT4, d DECIMAL(10, 2), ts TIMESTAMPTZ, s VARCHAR(8), l {list}, "
@@ -113,14 +115,145 @@ def test_statements_without_a_usable_equality_copy_every_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen = _spy(monkeypatch)
+    counted: list[Any] = []
+    real = merge_keys.count_keys
+    monkeypatch.setattr(merge, "count_keys", lambda *args: counted.append(real(*args)) or None)
     for sql in (
         f"MERGE INTO t USING {SOURCE} ON t.id = src.id WHEN NOT MATCHED BY SOURCE THEN DELETE",
         f"MERGE INTO t USING {UNIQUE} ON t.id + 0 = src.id WHEN MATCHED THEN DELETE",
         f"MERGE INTO t USING {SOURCE} ON t.id < src.id WHEN MATCHED THEN DO NOTHING",
     ):
-        (got, ours), (want, theirs) = _both(tmp_path / str(len(seen)), sql)
-        assert seen[-1] is None
+        (got, ours), (want, theirs) = _both(tmp_path / str(len(counted)), sql)
+        assert counted[-1] is None  # no keys to count: every candidate row is copied
         assert got == want and sorted(ours, key=repr) == sorted(theirs, key=repr)
+    assert not seen  # so no semi-join ran
+
+
+def _leftovers(conn: Any) -> list[str]:
+    """Temporary keys tables left in the connection's private DuckDB."""
+    duck = conn.session.duckdb()
+    names = duck.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+    return [name for (name,) in names if name.startswith("__trinity_keys_")]
+
+
+def test_the_keys_are_counted_while_the_rows_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read waits until the keys are counted: only a read on another thread can."""
+    counted = threading.Event()
+    readers: list[str] = []
+    real_count, real_read = merge_keys.count_keys, dml.Target.rows_with_owners
+
+    def count(*args: Any) -> Any:
+        try:
+            return real_count(*args)
+        finally:
+            counted.set()
+
+    def read(self: Any, files: Any) -> Any:
+        readers.append(threading.current_thread().name)
+        assert counted.wait(10), "the keys were not counted while the rows were read"
+        return real_read(self, files)
+
+    monkeypatch.setattr(merge, "count_keys", count)
+    monkeypatch.setattr(dml.Target, "rows_with_owners", read)
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id INT4, s VARCHAR)")
+    cur.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    sql = f"MERGE INTO t USING {UNIQUE} ON t.id = src.id WHEN MATCHED THEN UPDATE SET s = src.s"
+    assert cur.execute(sql).rowcount == 1
+    assert readers and readers[0] != threading.current_thread().name
+    assert cur.execute("SELECT * FROM t ORDER BY id").fetchall() == [
+        (1, "a"),
+        (2, "two"),
+        (3, "c"),
+    ]
+    assert _leftovers(conn) == []
+    conn.close()
+
+
+@pytest.mark.parametrize("failing", ["read", "statement", "none"])
+def test_the_counted_keys_are_dropped_whatever_happens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id INT4, s VARCHAR)")
+    cur.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    source = UNIQUE
+    if failing == "read":
+
+        def read(self: Any, files: Any) -> Any:
+            raise trinity_dbapi.OperationalError("the disk went away")
+
+        monkeypatch.setattr(dml.Target, "rows_with_owners", read)
+    elif failing == "statement":  # the keys count, the statement's cast fails
+        source = "(VALUES (2, 'x')) AS src(id, s)"
+    sql = f"MERGE INTO t USING {source} ON t.id = src.id WHEN MATCHED THEN UPDATE SET "
+    sql += "s = CAST(src.s AS INT4)" if failing == "statement" else "s = src.s"
+    if failing == "none":
+        assert cur.execute(sql).rowcount == 1
+    else:
+        with pytest.raises(trinity_dbapi.Error):
+            cur.execute(sql)
+        monkeypatch.undo()
+        assert cur.execute("SELECT * FROM t ORDER BY id").fetchall() == [(1, "a"), (2, "b")]
+    assert _leftovers(conn) == []
+    conn.close()
+
+
+def test_unchanged_columns_are_kept_and_changed_bits_are_not() -> None:
+    """``_same``: only values stored identically count as unchanged."""
+    import pyarrow as pa
+
+    def same(old: list[Any], new: list[Any], kind: Any = None) -> bool:
+        return merge._same(
+            pa.chunked_array([pa.array(old, kind)]), pa.chunked_array([pa.array(new, kind)])
+        )
+
+    assert same([1, None, 3], [1, None, 3])
+    assert not same([1, None, 3], [1, 2, 3]) and not same([1, 2, 3], [1, None, 3])
+    assert not same([1, 2], [1, 5])
+    assert same(["a", None], ["a", None]) and not same(["a"], ["b"])
+    assert same([0.5, float("nan")], [0.5, float("nan")])
+    assert not same([0.0], [-0.0])  # equal, but not the same bits
+    assert not same([0.5, None], [0.5, None])  # floats with nulls: taken as changed
+    assert not same([[1]], [[1]])  # nested: taken as changed
+    assert not merge._same(
+        pa.chunked_array([pa.array([1], pa.int32())]), pa.chunked_array([pa.array([1], pa.int64())])
+    )
+
+
+@pytest.mark.parametrize(
+    "using",
+    [
+        (
+            "(VALUES (2, 'b', -(0.0::FLOAT8))) AS s(id, w, v) ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET v = s.v, w = s.w"
+        ),
+        "(VALUES (2, 'b')) AS s(id, w) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = -t.v, w = s.w",
+        "(VALUES (1, 'b')) AS s(id, w) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'NaN', w = s.w",
+        # -0.0 equals 0.0, yet the new value is another float: it must be written.
+        "(VALUES (3, 'b')) AS s(id, w) ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 0.0, w = s.w",
+    ],
+)
+def test_signed_zeros_and_nans_are_stored_as_duckdb_stores_them(tmp_path: Path, using: str) -> None:
+    """A float column whose new values compare equal to the old ones is still
+    rewritten when their bits differ (``_same`` compares bits)."""
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    duck = duckdb.connect()
+    for run in (conn.cursor().execute, duck.execute):
+        run("CREATE TABLE t (id INT4, v FLOAT8, w VARCHAR)")
+        run("INSERT INTO t VALUES (1, 'NaN'::FLOAT8, 'a'), (2, 0.0, 'a'), (3, -(0.0::FLOAT8), 'a')")
+        run(f"MERGE INTO t USING {using}")
+
+    def signs(rows: list[Any]) -> list[Any]:
+        return [(i, repr(v), math.copysign(1.0, v), w) for i, v, w in rows]
+
+    ours = conn.cursor().execute("SELECT * FROM t ORDER BY id").fetchall()
+    assert signs(ours) == signs(duck.execute("SELECT * FROM t ORDER BY id").fetchall())
+    conn.close()
 
 
 @settings(

@@ -145,6 +145,8 @@ class Target:
             owners.append(np.full(part.num_rows, index, dtype=np.int32))
         if not parts:
             return self.schema.empty_table(), pa.array([], pa.int32())
+        if len(parts) == 1:  # no copy of a million labels for one file
+            return parts[0], pa.array(owners[0])
         return pa.concat_tables(parts), pa.array(np.concatenate(owners))
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.format.sql_text import quote_identifier
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.dml import Target
-from trinity_dbapi.sql.engine.merge_keys import matchable
+from trinity_dbapi.sql.engine.merge_keys import Keys, count_keys, drop_keys, matchable
 from trinity_dbapi.sql.engine.query import (
     REF_KEY,
     execute_duckdb,
@@ -65,10 +66,24 @@ def merge(session: Session, stmt: model.Dml) -> Result:
             "column (ALTER TABLE ... RENAME COLUMN rowid TO ...) or use UPDATE/DELETE/INSERT"
         )
     files = _candidate_files(target, stmt)
-    rows, owners = target.rows_with_owners(files)
-    total = rows.num_rows
-    rows = rows.append_column(_ROW, pa.array(np.arange(total, dtype=np.int64)))
-    count, changed, now, selected = _apply(session, stmt, rows, target.schema.names)
+    # The source's keys are counted in DuckDB while another thread reads the
+    # candidate rows (both mostly run outside the GIL): neither needs the other.
+    with ThreadPoolExecutor(1, thread_name_prefix="trinity-merge-read") as pool:
+        reading = pool.submit(target.rows_with_owners, files)
+        keys = count_keys(session, stmt, target.schema.names)
+        try:
+            rows, owners = reading.result()
+        except BaseException:
+            if keys is not None:
+                drop_keys(session, keys)
+            raise
+    try:
+        total = rows.num_rows
+        rows = rows.append_column(_ROW, pa.array(np.arange(total, dtype=np.int64)))
+        count, changed, now, selected = _apply(session, stmt, rows, target.schema.names, keys)
+    finally:
+        if keys is not None:
+            drop_keys(session, keys)
     # Files are tracked by their position in ``files`` (int32): taking and
     # comparing a million file labels as strings cost more than the statement.
     touched = pc.unique(pc.take(owners, changed)) if len(changed) else pa.array([], pa.int32())
@@ -150,9 +165,12 @@ def _pins(condition: exp.Expr, table: exp.Table, params: Sequence[Any]) -> dict[
 
 
 def _apply(
-    session: Session, stmt: model.Dml, rows: pa.Table, names: list[str]
+    session: Session, stmt: model.Dml, rows: pa.Table, names: list[str], keys: Keys | None
 ) -> tuple[int, pa.Array, pa.Table, pa.Array | None]:
     """Run the statement on a temporary copy of ``rows`` (or of those it can match).
+
+    ``keys``: the source's counted keys (:func:`.merge_keys.count_keys`), or
+    None when there is no semi-join to run.
 
     Returns DuckDB's row count, the positions of the candidate rows that
     are gone or changed, the copy's rows afterwards with their position
@@ -160,12 +178,14 @@ def _apply(
     all of them; see :mod:`.merge_keys`).
     """
     duck = session.duckdb()
-    staged = f"__trinity_rows_{uuid.uuid4().hex[:12]}"
-    duck.register(staged, rows)
-    try:
-        found = matchable(session, stmt, staged, _ROW, names)
-    finally:
-        unregister(duck, staged)
+    found = None
+    if keys is not None:
+        staged = f"__trinity_rows_{uuid.uuid4().hex[:12]}"
+        duck.register(staged, rows)
+        try:
+            found = matchable(session, keys, staged, _ROW)
+        finally:
+            unregister(duck, staged)
     total = rows.num_rows
     if found is not None:
         selected = found.positions
@@ -223,9 +243,13 @@ def _patched(
     updated = is_changed & is_present
     updates = now.take(pa.array(np.flatnonzero(old)[updated[present]]))
     added = now.filter(pa.array(~old))
-    mine = np.zeros(count_files, dtype=bool)
-    mine[touched.to_numpy()] = True
-    keep = mine[owners.to_numpy()] & ~(is_changed & ~is_present)
+    gone = is_changed & ~is_present
+    if len(touched) == count_files:  # every file is rewritten: skip the per-row lookup
+        keep = ~gone
+    else:
+        mine = np.zeros(count_files, dtype=bool)
+        mine[touched.to_numpy()] = True
+        keep = mine[owners.to_numpy()] & ~gone
     schema = pa.schema([rows.schema.field(name) for name in names])
     try:
         updates = updates.select(names).cast(schema)
@@ -233,12 +257,13 @@ def _patched(
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError):
         return None
     mask = pa.array(updated)
+    where = pa.array(np.flatnonzero(updated))
     order: np.ndarray | None = None
     columns = []
     for name in names:
         base, new = rows.column(name), updates.column(name)
-        if not updates.num_rows:
-            columns.append(base)
+        if not updates.num_rows or _same(base.take(where), new):
+            columns.append(base)  # the clauses left this column as it was
             continue
         try:
             columns.append(pc.replace_with_mask(base.combine_chunks(), mask, new.combine_chunks()))
@@ -252,6 +277,45 @@ def _patched(
     if not keep.all():
         table = table.filter(pa.array(keep))
     return pa.concat_tables([table, added]) if added.num_rows else table
+
+
+def _same(old: pa.ChunkedArray, new: pa.ChunkedArray) -> bool:
+    """Whether ``new`` holds exactly the values of ``old`` (same nulls, same bits).
+
+    Only for types whose equal values are stored identically: two floats
+    that compare equal may still differ (``-0.0`` and ``0.0``), so floats
+    compare their bits, and other types (nested, intervals) are taken as
+    changed.
+    """
+    kind = old.type
+    if kind != new.type or old.null_count != new.null_count:
+        return False
+    if pa.types.is_floating(kind):
+        if old.null_count:
+            return False
+        width = {16: np.uint16, 32: np.uint32, 64: np.uint64}[kind.bit_width]
+        return bool(np.array_equal(old.to_numpy().view(width), new.to_numpy().view(width)))
+    exact = (
+        pa.types.is_integer(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+        or pa.types.is_fixed_size_binary(kind)
+        or pa.types.is_decimal(kind)
+        or pa.types.is_temporal(kind)
+    )
+    if not exact or pa.types.is_interval(kind):
+        return False
+    try:
+        equal = pc.equal(old, new)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+        return False
+    # Nulls compare as null: the same positions when no non-null pair differs.
+    return pc.all(equal).as_py() is not False and bool(
+        pc.all(pc.equal(pc.is_null(old), pc.is_null(new))).as_py()
+    )
 
 
 def _with_unmatchable(

@@ -13,6 +13,7 @@ about the 50,000 rows that match instead of the whole file.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -21,7 +22,8 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
-from trinity_dbapi.sql.engine.query import execute_marked, marked
+from trinity_dbapi.format.sql_text import quote_identifier
+from trinity_dbapi.sql.engine.query import execute_duckdb, execute_marked, marked
 
 if TYPE_CHECKING:
     from trinity_dbapi.sql import model
@@ -38,21 +40,25 @@ class Matchable(NamedTuple):
     repeated: bool
 
 
-def matchable(
-    session: Session, stmt: model.Dml, staged: str, row: str, names: list[str]
-) -> Matchable | None:
-    """The rows (``row`` column of ``staged``) the MERGE can match.
+class Keys(NamedTuple):
+    """The source's key values, counted, in a temporary DuckDB table (:func:`count_keys`)."""
+
+    #: The temporary table: ``__trinity_key`` (the source column's values, as
+    #: DuckDB types them) and ``__trinity_n`` (how many source rows hold each).
+    table: str
+    #: The target column the ``ON`` condition compares with them.
+    column: str
+
+
+def count_keys(session: Session, stmt: model.Dml, names: list[str]) -> Keys | None:
+    """Count the source's values of the ``ON`` equality's source column into a temporary table.
 
     None when the statement gives no such equality, may act on unmatched
-    target rows (``WHEN NOT MATCHED BY SOURCE``), or the semi-join cannot be
-    run as written (then the statement itself reports what is wrong).
-
-    The source's key values are counted (``GROUP BY``), and each target row
-    joined to them with the very comparison of the ``ON`` condition, so the
-    sum of its counts is the number of source rows equal to it: a target row
-    with at most one can match at most one source row, whatever else ``ON``
-    says, and the statement needs no cardinality check unless some row has
-    more (two keys that compare equal to it after a cast count twice too).
+    target rows (``WHEN NOT MATCHED BY SOURCE``), or the source cannot be
+    read as written (then the statement itself reports what is wrong). The
+    source does not depend on the target's rows, so :mod:`.merge` runs this
+    while another thread reads them. The caller drops the table
+    (:func:`drop_keys`).
     """
     node = stmt.expression
     if not isinstance(node, exp.Merge):
@@ -66,33 +72,58 @@ def matchable(
     target_column, source_column = pair
     with marked(stmt.tables):
         source = node.args["using"].copy()
-    alias = node.this.alias_or_name
     keys = (
         exp.select(source_column.copy().as_(_KEY, quoted=True), exp.Count(this=exp.Star()).as_(_N))
         .from_(source)
         .group_by(source_column)
     )
-    position = exp.column(row, table=alias, quoted=True)
-    query = (
-        exp.select(position, exp.column(_N, table=_KEYS))
-        .from_(
-            exp.Table(
-                this=exp.to_identifier(staged, quoted=True),
-                alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True)),
-            )
-        )
-        .join(
-            keys.subquery(_KEYS),
-            on=exp.EQ(
-                this=exp.column(target_column, table=alias, quoted=True),
-                expression=exp.column(_KEY, table=_KEYS, quoted=True),
-            ),
-        )
+    table = f"__trinity_keys_{uuid.uuid4().hex[:12]}"
+    create = exp.Create(
+        this=exp.to_table(exp.to_identifier(table, quoted=True)),
+        kind="TABLE",
+        expression=keys,
+        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
     )
     try:
-        result = execute_marked(session, query, stmt.tables, stmt.params)
+        execute_marked(session, create, stmt.tables, stmt.params)
     except (ProgrammingError, DataError, NotSupportedError):
         return None  # the MERGE itself will say what is wrong, as DuckDB words it
+    return Keys(table, target_column)
+
+
+def drop_keys(session: Session, keys: Keys) -> None:
+    """Drop the table :func:`count_keys` made, even while an interrupt repeats."""
+    import duckdb
+
+    duck = session.duckdb()
+    for _ in range(1000):
+        try:
+            duck.execute(f"DROP TABLE IF EXISTS {quote_identifier(keys.table)}")
+            return
+        except duckdb.InterruptException:
+            continue
+
+
+def matchable(session: Session, keys: Keys, staged: str, row: str) -> Matchable | None:
+    """The rows (``row`` column of ``staged``) the MERGE can match.
+
+    Each target row is joined to the counted keys with the very comparison
+    of the ``ON`` condition (``t.a = s.b``), so the sum of its counts is the
+    number of source rows equal to it: a target row with at most one can
+    match at most one source row, whatever else ``ON`` says, and the
+    statement needs no cardinality check unless some row has more (two keys
+    that compare equal to it after a cast count twice too). None when the
+    comparison fails (a cast DuckDB refuses): the statement reports it.
+    """
+    query = (
+        f"SELECT t.{quote_identifier(row)}, k.{_N} FROM {quote_identifier(staged)} AS t "
+        f"JOIN {quote_identifier(keys.table)} AS k "
+        f"ON t.{quote_identifier(keys.column)} = k.{quote_identifier(_KEY)}"
+    )
+    try:
+        result = execute_duckdb(session.duckdb(), query, [])
+    except (ProgrammingError, DataError, NotSupportedError):
+        return None
     found = np.sort(pa.chunked_array(result.column(0), pa.int64()).to_numpy())
     counts = pa.chunked_array(result.column(1), pa.int64())
     most = pc.max(counts).as_py() if len(counts) else 0
@@ -101,8 +132,8 @@ def matchable(
     return Matchable(pa.array(np.unique(found) if repeated else found), repeated)
 
 
-#: Names in the semi-join query: the key, its count, and the counted keys.
-_KEY, _N, _KEYS = "__trinity_key", "__trinity_n", "__trinity_keys"
+#: The counted keys' columns: the key and its count.
+_KEY, _N = "__trinity_key", "__trinity_n"
 
 
 def _equality(node: exp.Merge, names: list[str]) -> tuple[str, exp.Column] | None:
