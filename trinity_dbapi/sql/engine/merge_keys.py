@@ -79,7 +79,7 @@ def count_keys(session: Session, stmt: model.Dml, names: list[str]) -> Keys | No
     )
     table = f"__trinity_keys_{uuid.uuid4().hex[:12]}"
     create = exp.Create(
-        this=exp.to_table(exp.to_identifier(table, quoted=True)),
+        this=exp.Table(this=exp.to_identifier(table, quoted=True)),
         kind="TABLE",
         expression=keys,
         properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
