@@ -362,3 +362,75 @@ def test_the_cardinality_check_runs_only_when_a_row_can_match_twice(
         assert all(row[3] not in ("a", "b") for row in ours)  # nothing written
     else:
         assert got == want and sorted(ours, key=repr) == sorted(theirs, key=repr)
+
+
+@pytest.mark.parametrize(
+    ("source", "varying"),
+    [
+        ("(SELECT id, s FROM t) AS src", False),
+        ("(SELECT id + 1 AS id, upper(s) AS s FROM t WHERE year(day) > 2000) AS src", False),
+        ("(SELECT (random() * 20)::INT4 AS id, 'x' AS s) AS src", True),
+        ("(SELECT id, gen_random_uuid()::VARCHAR AS s FROM t) AS src", True),
+        ("(SELECT epoch(now())::INT4 AS id, 'x' AS s) AS src", True),
+        ("(SELECT id, s FROM t WHERE day < current_date) AS src", True),
+        ("(SELECT * FROM t USING SAMPLE 50%) AS src", True),
+    ],
+)
+def test_a_source_that_may_vary_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, varying: bool
+) -> None:
+    """No keys are counted from a source whose two reads may differ: the
+    statement's own read is the only one, as in DuckDB."""
+    counted: list[Any] = []
+    real = merge_keys.count_keys
+    monkeypatch.setattr(
+        merge, "count_keys", lambda *args: counted.append(real(*args)) or counted[-1]
+    )
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id INT4, s VARCHAR, day DATE)")
+    cur.execute("INSERT INTO t VALUES (1, 'a', DATE '2024-01-01'), (2, 'b', DATE '2024-01-02')")
+    cur.execute(
+        f"MERGE INTO t USING {source} ON t.id = src.id WHEN MATCHED THEN UPDATE SET s = src.s"
+    )
+    assert (counted[0] is None) is varying
+    conn.close()
+
+
+def test_a_view_that_varies_makes_the_source_vary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counted: list[Any] = []
+    real = merge_keys.count_keys
+    monkeypatch.setattr(
+        merge, "count_keys", lambda *args: counted.append(real(*args)) or counted[-1]
+    )
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id INT4, s VARCHAR)")
+    cur.execute("INSERT INTO t VALUES (1, 'a')")
+    cur.execute("CREATE VIEW steady AS SELECT id, 'x' AS s FROM t")
+    cur.execute("CREATE VIEW dice AS SELECT (random() * 3)::INT4 AS id, 'x' AS s")
+    for view, varying in (("steady", False), ("dice", True)):
+        sql = f"MERGE INTO t USING {view} AS src ON t.id = src.id WHEN MATCHED THEN UPDATE SET s = src.s"
+        cur.execute(sql)
+        assert (counted[-1] is None) is varying
+    conn.close()
+
+
+def test_a_random_source_matches_or_inserts_each_row_once(tmp_path: Path) -> None:
+    """Read twice, a random key could miss the row it then matches and insert it again."""
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id INT4, n INT4)")
+    cur.execute("INSERT INTO t SELECT range::INT4, 0 FROM range(100)")
+    sql = (
+        "MERGE INTO t USING (SELECT (random() * 199)::INT4 AS id) AS src ON t.id = src.id "
+        "WHEN MATCHED THEN UPDATE SET n = t.n + 1 WHEN NOT MATCHED THEN INSERT VALUES (src.id, 1)"
+    )
+    for _ in range(20):
+        assert cur.execute(sql).rowcount == 1
+    ids = [row[0] for row in cur.execute("SELECT id FROM t").fetchall()]
+    assert len(ids) == len(set(ids))  # no id twice
+    assert cur.execute("SELECT sum(n) FROM t").fetchone() == (20,)
+    conn.close()

@@ -23,7 +23,8 @@ from sqlglot import exp
 
 from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.format.sql_text import quote_identifier
-from trinity_dbapi.sql.engine.query import execute_duckdb, execute_marked, marked
+from trinity_dbapi.sql.engine.query import REF_KEY, execute_duckdb, execute_marked, marked
+from trinity_dbapi.sql.engine.views import expand_views
 
 if TYPE_CHECKING:
     from trinity_dbapi.sql import model
@@ -78,17 +79,74 @@ def count_keys(session: Session, stmt: model.Dml, names: list[str]) -> Keys | No
         .group_by(source_column)
     )
     table = f"__trinity_keys_{uuid.uuid4().hex[:12]}"
-    create = exp.Create(
+    create: exp.Expression = exp.Create(
         this=exp.Table(this=exp.to_identifier(table, quoted=True)),
         kind="TABLE",
         expression=keys,
         properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
     )
     try:
-        execute_marked(session, create, stmt.tables, stmt.params)
+        # Views first: a view's query is part of the source, and may vary too.
+        create, refs = expand_views(session, create, stmt.tables, REF_KEY)
+        if varies(create):
+            return None  # the statement reads its source once, as DuckDB does
+        execute_marked(session, create, refs, stmt.params)
     except (ProgrammingError, DataError, NotSupportedError):
         return None  # the MERGE itself will say what is wrong, as DuckDB words it
     return Keys(table, target_column)
+
+
+#: Functions whose value may differ between two queries of one statement:
+#: DuckDB's ``VOLATILE`` ones (``duckdb_functions()``) and the clock, which is
+#: fixed only within a query.
+VARYING = frozenset(
+    {
+        "current_connection_id",
+        "current_query",
+        "current_query_id",
+        "current_transaction_id",
+        "currval",
+        "gen_random_uuid",
+        "nextval",
+        "rand",
+        "random",
+        "setseed",
+        "setval",
+        "uuid",
+        "uuidv4",
+        "uuidv7",
+        "current_date",
+        "current_localtime",
+        "current_localtimestamp",
+        "current_time",
+        "current_timestamp",
+        "get_current_time",
+        "get_current_timestamp",
+        "localtime",
+        "localtimestamp",
+        "now",
+        "today",
+        "transaction_timestamp",
+        "txid_current",
+    }
+)
+
+
+def varies(query: exp.Expression) -> bool:
+    """Whether two runs of ``query`` may read different rows (a sample, a varying function).
+
+    The keys are counted by one query and the statement reads its source in
+    another: a source that can change between the two would make the
+    semi-join leave out a row the statement then matches.
+    """
+    if any(True for _ in query.find_all(exp.TableSample)):
+        return True
+    for func in query.find_all(exp.Func):
+        # sqlglot's names for the function (RAND and RANDOM...), or the one written.
+        names = [func.name] if isinstance(func, exp.Anonymous) else type(func).sql_names()
+        if any(name.lower() in VARYING for name in names):
+            return True
+    return False
 
 
 def drop_keys(session: Session, keys: Keys) -> None:
