@@ -31,15 +31,13 @@ NumPy and handed to all three as the same Arrow table. The rows:
    source ingested into a table beforehand, not timed: the peers take it as an
    in-memory Arrow table), delta-rs ``merge(...).when_matched_update_all()
    .when_not_matched_insert_all().execute()``, pyiceberg ``table.upsert(source,
-   join_cols=["id"])``. Three rounds (``--merge-runs``), each on a freshly
-   loaded target for every system, the systems taking turns within a round
-   and each round starting with the next system, so that each goes first
-   once (on a VM whose host backs guest memory lazily, whoever first touches
-   fresh memory in a round pays for it, and the others reuse those pages);
-   the figure is each system's median (the first run, which also pays a
-   process's first large allocations, is reported as ``merge_first``); every
-   merged table's count, ``sum(id)`` and ``sum(v)`` must equal the expected
-   ones.
+   join_cols=["id"])``. Five rounds per system (``--merge-runs``), each on a
+   freshly loaded target, one system's rounds one after another (as a
+   pipeline merging batch after batch would run them, and as rows 2 and 4
+   repeat their scans); the figure is each system's median, and its first
+   round, which also pays for memory the process has not touched yet, is
+   reported as ``merge_first``. Every merged table's count, ``sum(id)`` and
+   ``sum(v)`` must equal the expected ones.
 6. **one-day range query**: ``--range-rows`` rows (default 10,000,000) of
    ``(ts TIMESTAMP, id INT8, v FLOAT8)`` spread evenly over 100 days, loaded
    once (load time reported, not a target) into trinity ``PARTITIONED BY
@@ -330,12 +328,15 @@ def run_appends(systems: dict[str, Any], n: int) -> dict[str, Any]:
     return {"figures": out, "checks": checks}
 
 
-def run_merge(systems: dict[str, Any], target_rows: int, runs: int = 3) -> dict[str, Any]:
+def run_merge(systems: dict[str, Any], target_rows: int, runs: int = 5) -> dict[str, Any]:
     """Row 5: MERGE of ``target_rows // 10`` source rows, half updates, half inserts.
 
-    ``runs`` rounds, each on a freshly loaded target per system, the systems
-    taking turns within a round; the figure is each system's median, and its
-    first run is reported too (``merge_first``).
+    ``runs`` rounds per system, each on a freshly loaded target, one
+    system's rounds one after another; the figure is each system's median,
+    and its first run is reported too (``merge_first``). Interleaving the
+    systems instead made each round start in memory another system had just
+    churned (pyiceberg's upsert runs for seconds), which on a VM whose host
+    backs guest memory lazily measured page faults more than the MERGE.
     """
     ids = np.arange(target_rows, dtype="int64")
     target = pa.table({"id": ids, "v": ids / 2}, schema=APPEND_SCHEMA)
@@ -353,13 +354,13 @@ def run_merge(systems: dict[str, Any], target_rows: int, runs: int = 3) -> dict[
     trinity.load("merge_source", source)
     seconds: dict[str, list[float]] = {name: [] for name in systems}
     checks: dict[str, bool] = {}
-    for run in range(runs):
-        name_of_target = f"merge_target_{run}"
-        trinity.create(name_of_target, "id INT8, v FLOAT8")
-        systems["pyiceberg"].create(name_of_target, APPEND_SCHEMA)
-        names = list(systems)
-        for name in names[run % len(names) :] + names[: run % len(names)]:
-            system = systems[name]
+    for name, system in systems.items():
+        for run in range(runs):
+            name_of_target = f"merge_target_{run}"
+            if name == "trinity":
+                trinity.create(name_of_target, "id INT8, v FLOAT8")
+            elif name == "pyiceberg":
+                system.create(name_of_target, APPEND_SCHEMA)
             system.load(name_of_target, target)
             arg = "merge_source" if name == "trinity" else source
             took, _ = timed(lambda s=system, a=arg, t=name_of_target: s.merge(t, a))
@@ -439,14 +440,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--appends", type=int, default=None, help="single-row commits (1000)")
     parser.add_argument("--merge-target", type=int, default=None, help="target rows (1000000)")
-    parser.add_argument("--merge-runs", type=int, default=None, help="MERGE rounds (3)")
+    parser.add_argument("--merge-runs", type=int, default=None, help="MERGE rounds (5)")
     parser.add_argument("--range-rows", type=int, default=None, help="rows over 100 days (1e7)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: small sizes")
     args = parser.parse_args(argv)
     appends = args.appends or (50 if args.quick else 1000)
     merge_target = args.merge_target or (20_000 if args.quick else 1_000_000)
     range_rows = args.range_rows or (200_000 if args.quick else 10_000_000)
-    merge_runs = args.merge_runs or (2 if args.quick else 3)
+    merge_runs = args.merge_runs or (2 if args.quick else 5)
 
     work = Path(tempfile.mkdtemp(prefix="trinity-bench-peers-"))
     try:
