@@ -32,15 +32,16 @@ SOURCE = "(VALUES (2, 'two'), (5, 'five'), (5, NULL), (40, 'new'), (NULL, 'null'
 UNIQUE = "(VALUES (2, 'two'), (5, 'five'), (40, 'new')) AS src(id, s)"
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str = "matchable") -> list[Any]:
+    """What each call of ``merge_keys.<name>`` by the MERGE returned."""
     seen: list[Any] = []
-    real = merge_keys.matchable
+    real = getattr(merge_keys, name)
 
     def spy(*args: Any) -> Any:
         seen.append(real(*args))
         return seen[-1]
 
-    monkeypatch.setattr("trinity_dbapi.sql.engine.merge.matchable", spy)
+    monkeypatch.setattr(merge, name, spy)
     return seen
 
 
@@ -115,9 +116,7 @@ def test_statements_without_a_usable_equality_copy_every_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen = _spy(monkeypatch)
-    counted: list[Any] = []
-    real = merge_keys.count_keys
-    monkeypatch.setattr(merge, "count_keys", lambda *args: counted.append(real(*args)) or None)
+    counted = _spy(monkeypatch, "count_keys")
     for sql in (
         f"MERGE INTO t USING {SOURCE} ON t.id = src.id WHEN NOT MATCHED BY SOURCE THEN DELETE",
         f"MERGE INTO t USING {UNIQUE} ON t.id + 0 = src.id WHEN MATCHED THEN DELETE",
@@ -381,11 +380,7 @@ def test_a_source_that_may_vary_is_read_once(
 ) -> None:
     """No keys are counted from a source whose two reads may differ: the
     statement's own read is the only one, as in DuckDB."""
-    counted: list[Any] = []
-    real = merge_keys.count_keys
-    monkeypatch.setattr(
-        merge, "count_keys", lambda *args: counted.append(real(*args)) or counted[-1]
-    )
+    counted = _spy(monkeypatch, "count_keys")
     conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
     cur = conn.cursor()
     cur.execute("CREATE TABLE t (id INT4, s VARCHAR, day DATE)")
@@ -400,11 +395,7 @@ def test_a_source_that_may_vary_is_read_once(
 def test_a_view_that_varies_makes_the_source_vary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    counted: list[Any] = []
-    real = merge_keys.count_keys
-    monkeypatch.setattr(
-        merge, "count_keys", lambda *args: counted.append(real(*args)) or counted[-1]
-    )
+    counted = _spy(monkeypatch, "count_keys")
     conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
     cur = conn.cursor()
     cur.execute("CREATE TABLE t (id INT4, s VARCHAR)")

@@ -36,6 +36,7 @@ from trinity_dbapi.sql.engine.dml import Target
 from trinity_dbapi.sql.engine.merge_keys import Keys, count_keys, drop_keys, matchable
 from trinity_dbapi.sql.engine.query import (
     REF_KEY,
+    drop_temporary,
     execute_duckdb,
     execute_marked,
     marked,
@@ -392,7 +393,7 @@ def _apply_to(
                     [],
                 ).column(0)
         finally:
-            _drop(duck, copy)
+            drop_temporary(duck, name)
     finally:
         unregister(duck, staged)
     return count, pa.chunked_array(changed).combine_chunks(), now
@@ -531,15 +532,3 @@ def _cardinality_error(name: str) -> DataError:
         "deduplicate the source rows, make the ON condition unique, or narrow the clauses "
         "with WHEN MATCHED AND ..."
     )
-
-
-def _drop(duck: Any, copy: str) -> None:
-    """Drop the temporary copy, even while ``Connection.interrupt`` keeps interrupting DuckDB."""
-    import duckdb
-
-    for _ in range(1000):
-        try:
-            duck.execute(f"DROP TABLE IF EXISTS {copy}")
-            return
-        except duckdb.InterruptException:
-            continue

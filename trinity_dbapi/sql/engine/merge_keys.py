@@ -23,7 +23,13 @@ from sqlglot import exp
 
 from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.format.sql_text import quote_identifier
-from trinity_dbapi.sql.engine.query import REF_KEY, execute_duckdb, execute_marked, marked
+from trinity_dbapi.sql.engine.query import (
+    REF_KEY,
+    drop_temporary,
+    execute_duckdb,
+    execute_marked,
+    marked,
+)
 from trinity_dbapi.sql.engine.views import expand_views
 
 if TYPE_CHECKING:
@@ -151,15 +157,7 @@ def varies(query: exp.Expression) -> bool:
 
 def drop_keys(session: Session, keys: Keys) -> None:
     """Drop the table :func:`count_keys` made, even while an interrupt repeats."""
-    import duckdb
-
-    duck = session.duckdb()
-    for _ in range(1000):
-        try:
-            duck.execute(f"DROP TABLE IF EXISTS {quote_identifier(keys.table)}")
-            return
-        except duckdb.InterruptException:
-            continue
+    drop_temporary(session.duckdb(), keys.table)
 
 
 def matchable(session: Session, keys: Keys, staged: str, row: str) -> Matchable | None:

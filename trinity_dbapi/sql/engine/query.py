@@ -203,6 +203,16 @@ def unregister(duck: duckdb.DuckDBPyConnection, name: str) -> None:
             continue
 
 
+def drop_temporary(duck: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Drop the temporary table ``name``, even while ``Connection.interrupt`` keeps interrupting."""
+    for _ in range(1000):
+        try:
+            duck.execute(f"DROP TABLE IF EXISTS {quote_identifier(name)}")
+            return
+        except duckdb.InterruptException:
+            continue
+
+
 def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expression, list[Any]]:
     """Renumber the placeholders ``query`` holds to $1..$k; return their values in order.
 
