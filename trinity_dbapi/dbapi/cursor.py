@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.dbapi import pyvalues
-from trinity_dbapi.errors import Error, InterfaceError, InternalError, ProgrammingError
+from trinity_dbapi.errors import DataError, Error, InterfaceError, InternalError, ProgrammingError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -30,6 +30,7 @@ class Cursor:
         self._reader: pa.RecordBatchReader | None = None
         self._batch: pa.RecordBatch | None = None  # the batch rows are fetched from
         self._offset = 0  # rows of _batch already fetched
+        self._pending: list[pa.RecordBatch] = []  # rows put back, fetched before the reader's
         self._exhausted = False
         self._position = 0
         self._description: list[tuple[Any, ...]] | None = None
@@ -174,6 +175,7 @@ class Cursor:
         self._reader = None
         self._batch = None
         self._offset = 0
+        self._pending = []
         self._exhausted = False
         self._description = None
         self._position = 0
@@ -183,7 +185,10 @@ class Cursor:
     #
     # Rows come from a record batch reader (DuckDB streams query results), one
     # batch at a time: the fetch methods never hold more than the current batch
-    # unless asked for everything.
+    # unless asked for everything. A fetch that raises DataError (a value Python
+    # cannot hold: pyvalues.py) takes no rows: what it took is put back, so the
+    # rows before the value can be fetched in smaller steps and all of them as
+    # Arrow, as a fetch that never happened would leave them.
 
     def fetchone(self) -> tuple[Any, ...] | None:
         """The next row, or None when the result is exhausted."""
@@ -196,17 +201,28 @@ class Cursor:
         if count < 0:
             raise ProgrammingError(f"fetchmany size must be 0 or more, not {count}")
         rows: list[tuple[Any, ...]] = []
+        taken: list[pa.RecordBatch] = []
         with self._reading():
             while len(rows) < count:
                 chunk = self._take(count - len(rows))
                 if chunk is None:
                     break
-                rows.extend(pyvalues.rows(chunk))
+                taken.append(chunk)
+                try:
+                    rows.extend(pyvalues.rows(chunk, self._position - chunk.num_rows))
+                except DataError:
+                    self._put_back(taken)
+                    raise
         return rows
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         """Every remaining row."""
-        return pyvalues.rows(self.fetch_arrow_table())
+        table = self.fetch_arrow_table()
+        try:
+            return pyvalues.rows(table, self._position - table.num_rows)
+        except DataError:
+            self._put_back(table.to_batches())
+            raise
 
     def fetch_arrow_table(self) -> pa.Table:
         """The remaining rows as one Arrow table."""
@@ -272,6 +288,10 @@ class Cursor:
         """Up to ``limit`` (None: a whole batch's worth of) next rows; None at the end."""
         reader = self._current()
         while self._batch is None or self._offset >= self._batch.num_rows:
+            if self._pending:
+                self._batch = self._pending.pop(0)
+                self._offset = 0
+                continue
             if self._exhausted:
                 return None
             try:
@@ -288,6 +308,16 @@ class Cursor:
         self._offset += take
         self._position += take
         return chunk
+
+    def _put_back(self, chunks: list[pa.RecordBatch]) -> None:
+        """Make ``chunks``, the rows a failed fetch took in order, the next rows again."""
+        rest = []
+        if self._batch is not None and self._offset < self._batch.num_rows:
+            rest.append(self._batch.slice(self._offset))
+        self._pending = [*chunks, *rest, *self._pending]
+        self._batch = None
+        self._offset = 0
+        self._position -= sum(chunk.num_rows for chunk in chunks)
 
     def _reading(self) -> Any:
         """One fetch call: reading a streamed result runs DuckDB, interruptible and timed."""

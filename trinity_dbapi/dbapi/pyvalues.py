@@ -18,15 +18,30 @@ arithmetic a column at a time, and CPython's C code makes the objects:
   day, hour, minute, second, microsecond), computed with integer arithmetic
   for the whole column, then ``datetime(state, zone)`` per value through
   ``map``, which is C code end to end;
-* anything else, and any value outside ``datetime``'s range (years 1 to
-  9999), through ``to_pylist``, so errors are ``to_pylist``'s own.
+* anything else through ``to_pylist``.
+
+A value Python cannot hold is a :class:`~trinity_dbapi.errors.DataError`
+naming the column, the value (as ``CAST(... AS VARCHAR)`` writes it), its
+row and the ways to read it, raised before any row of the batch is made:
+``to_pylist`` would raise a bare ``OverflowError`` for a date past year 9999
+or before year 1 and for an infinite one, and would change a value without a
+word: ``TIME '24:00:00'`` into ``00:00:00``, a time's nanoseconds dropped,
+DuckDB's infinite nanosecond timestamp into ``pandas.Timestamp.max``. The
+ranges are those a table stores (:mod:`trinity_dbapi.tables.temporal`), so
+only values a query computes or another program wrote can be refused; and
+a nanosecond timestamp is a ``pandas.Timestamp``, as ``to_pylist`` makes it,
+but without pandas installed one with nanoseconds is refused too
+(``datetime`` holds microseconds).
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import itertools
 from typing import Any
+
+from trinity_dbapi.errors import DataError
 
 #: Time zones whose local time is UTC: their values take the bulk path.
 UTC_ZONES = frozenset({"UTC", "Etc/UTC", "+00:00"})
@@ -57,14 +72,64 @@ def _state_dtype() -> Any:
     )
 
 
-def rows(data: Any) -> list[tuple[Any, ...]]:
-    """Rows of an Arrow table or batch as tuples."""
-    columns = [pylist(column) for column in data.columns]
+def rows(data: Any, first_row: int = 0) -> list[tuple[Any, ...]]:
+    """Rows of an Arrow table or batch as tuples.
+
+    Args:
+        data: the rows.
+        first_row: how many rows of the result came before ``data``, for messages.
+
+    Raises:
+        DataError: a value Python cannot hold (see the module docstring), the
+            first by row; no row is made.
+    """
+    found = [
+        (hit, name)
+        for name, column in zip(data.schema.names, data.columns, strict=True)
+        if _has_temporal(column.type) and (hit := _first_in_column(column)) is not None
+    ]
+    if found:
+        (row, *rest), name = min(found, key=lambda item: item[0][0])
+        _refuse(name, first_row + row, *rest)
+    columns = [
+        _pylist(column, name, first_row)
+        for name, column in zip(data.schema.names, data.columns, strict=True)
+    ]
     return list(zip(*columns, strict=True)) if columns else []
 
 
-def pylist(column: Any) -> list[Any]:
-    """A column's values as Python objects, exactly as ``to_pylist`` gives them."""
+def pylist(column: Any, *, name: str = "?", first_row: int = 0) -> list[Any]:
+    """A column's values as Python objects, exactly as ``to_pylist`` gives them.
+
+    Raises:
+        DataError: a value Python cannot hold; ``name`` and ``first_row`` say
+            where it is.
+    """
+    if _has_temporal(column.type):
+        found = _first_in_column(column)
+        if found is not None:
+            row, *rest = found
+            _refuse(name, first_row + row, *rest)
+    return _pylist(column, name, first_row)
+
+
+def _pylist(column: Any, name: str, first_row: int) -> list[Any]:
+    try:
+        return _convert(column)
+    except (OverflowError, ValueError) as exc:
+        # What the checks above do not foresee (a zone that moves a value past
+        # year 9999, a type pyarrow cannot convert) is still no bare exception.
+        from trinity_dbapi.format.sql_text import quote_identifier
+
+        raise DataError(
+            f"column {name!r} has a value Python cannot hold (rows {first_row + 1} to "
+            f"{first_row + len(column)} of the result): {exc}; select "
+            f"CAST({quote_identifier(name)} AS VARCHAR) for its text, or fetch the result as "
+            "Arrow (fetch_arrow_table()), which holds it; this fetch took no rows"
+        ) from exc
+
+
+def _convert(column: Any) -> list[Any]:
     import pyarrow as pa
 
     kind = column.type
@@ -141,3 +206,127 @@ def _numpy(column: Any) -> Any:
     import numpy as np
 
     return np.asarray(column)
+
+
+# -- values Python cannot hold ------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _has_temporal(kind: Any) -> bool:
+    """Whether values of ``kind`` hold dates, times or timestamps, at any depth."""
+    import pyarrow as pa
+
+    if pa.types.is_date(kind) or pa.types.is_time(kind) or pa.types.is_timestamp(kind):
+        return True
+    if pa.types.is_dictionary(kind):
+        return _has_temporal(kind.value_type)
+    return any(_has_temporal(kind.field(i).type) for i in range(kind.num_fields))
+
+
+@functools.lru_cache(maxsize=1)
+def _have_pandas() -> bool:
+    """Whether pyarrow makes ``pandas.Timestamp`` of nanosecond values (else ``datetime``)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pandas") is not None
+
+
+def _first_in_column(column: Any) -> tuple[int, Any, int, str] | None:
+    """:func:`_first_unfetchable` of an array or a chunked array (rows counted across chunks)."""
+    chunks = getattr(column, "chunks", None)
+    offset = 0
+    for chunk in [column] if chunks is None else chunks:
+        found = _first_unfetchable(chunk)
+        if found is not None:
+            return (offset + found[0], *found[1:])
+        offset += len(chunk)
+    return None
+
+
+def _first_unfetchable(array: Any) -> tuple[int, Any, int, str] | None:
+    """``(row, leaf array, index in it, why)`` of the first value Python cannot hold."""
+    import pyarrow as pa
+
+    from trinity_dbapi.tables import temporal
+
+    kind = array.type
+    if not _has_temporal(kind):
+        return None
+    if pa.types.is_dictionary(kind):
+        return _first_unfetchable(array.dictionary_decode())
+    what = temporal.kind_of(kind)
+    if what is not None:
+        return _first_leaf(array, what)
+    if pa.types.is_struct(kind):
+        found = [_first_unfetchable(member) for member in array.flatten()]
+        return min((f for f in found if f is not None), default=None, key=lambda f: f[0])
+    elements, parents = _elements(array)
+    inner = _first_unfetchable(elements)
+    if inner is None:
+        return None
+    return (int(parents[inner[0]]), *inner[1:])
+
+
+def _first_leaf(array: Any, what: str) -> tuple[int, Any, int, str] | None:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from trinity_dbapi.tables import temporal
+
+    beyond = temporal.outside(array)
+    first = None if beyond is None else pc.index(beyond, True).as_py()
+    why = temporal.rule(what)
+    kind = array.type
+    # datetime.time holds microseconds, and so does datetime without pandas.
+    if getattr(kind, "unit", None) == "ns" and (pa.types.is_time(kind) or not _have_pandas()):
+        nanos = np.asarray(array.view(pa.int64()).fill_null(0)) % 1_000 != 0
+        hits = np.flatnonzero(nanos[: first if first is not None else len(nanos)])
+        if len(hits):
+            first = int(hits[0])
+            why = (
+                "Python's datetime.time holds microseconds, not nanoseconds"
+                if pa.types.is_time(kind)
+                else "Python's datetime holds microseconds; with pandas installed, "
+                "nanosecond timestamps are fetched as pandas.Timestamp"
+            )
+    if first is None:
+        return None
+    return first, array, first, why
+
+
+def _elements(array: Any) -> tuple[Any, Any]:
+    """The elements of a list or map array (this slice's) and the row each belongs to."""
+    import numpy as np
+    import pyarrow as pa
+
+    kind = array.type
+    if pa.types.is_fixed_size_list(kind):
+        size = kind.list_size
+        start = array.offset * size
+        elements = array.values.slice(start, len(array) * size)
+        return elements, np.arange(len(array) * size) // size
+    offsets = np.asarray(array.offsets)
+    start, end = int(offsets[0]), int(offsets[-1])
+    if pa.types.is_map(kind):
+        # MapArray.keys and items ignore the slice: cut them to its offsets.
+        keys = array.keys.slice(start, end - start)
+        items = array.items.slice(start, end - start)
+        elements = pa.StructArray.from_arrays([keys, items], ["key", "value"])
+    else:
+        elements = array.values.slice(start, end - start)
+    return elements, np.repeat(np.arange(len(array)), np.diff(offsets))
+
+
+def _refuse(name: str, row: int, leaf: Any, index: int, why: str) -> None:
+    from trinity_dbapi.format.sql_text import quote_identifier
+    from trinity_dbapi.tables import temporal
+
+    what = temporal.kind_of(leaf.type)
+    raise DataError(
+        f"column {name!r} holds the {what} {temporal.text(leaf, index)} (row {row + 1} of the "
+        f"result), which Python cannot hold: {why}; select CAST({quote_identifier(name)} AS "
+        "VARCHAR) for its text, filter the row out, or fetch the result as Arrow "
+        "(fetch_arrow_table()), which holds it; this fetch took no rows, so the rows before "
+        "it can still be fetched one at a time"
+    )

@@ -4,9 +4,14 @@
 NULLs, converts every column to its declared Arrow type by the one conversion
 rule of :mod:`~trinity_dbapi.tables.convert` (a value is stored only if the
 type holds it exactly) and checks what
-Arrow types cannot express: NOT NULL, nested members included, and the length
+Arrow types cannot express: NOT NULL, nested members included, the length
 of ``char(n)``, ``varchar(n)`` and ``binary(n)`` values (read from the
-``trinity.type`` field metadata).
+``trinity.type`` field metadata), and the range of dates, times and
+timestamps (:mod:`~trinity_dbapi.tables.temporal`: years 1 to 9999, what
+Python's ``datetime`` holds). The range is checked even where a value
+already has the column's type: DuckDB computes such values
+(``DATE '9999-12-31' + 1``), and a value stored is one every reader must be
+able to fetch.
 
 Errors: an unknown or repeated input column is a
 :class:`~trinity_dbapi.errors.ProgrammingError`; a NULL in a NOT NULL column an
@@ -28,6 +33,7 @@ from trinity_dbapi.errors import DataError, IntegrityError, ProgrammingError
 from trinity_dbapi.format.definitions import DataType
 from trinity_dbapi.format.definitions.types import UNBOUNDED_LENGTH
 from trinity_dbapi.format.type_mapping import data_type_from_field
+from trinity_dbapi.tables import temporal
 from trinity_dbapi.tables.convert import convert
 
 __all__ = ["Conformer", "null_column", "relaxed", "safe_cast"]
@@ -197,6 +203,17 @@ def _check(array: pa.Array, nullable: bool, declared: DataType, name: str) -> No
             raise DataError(
                 f"a value of column {name!r} is {longest} {length[1]} long; its type "
                 f"{declared.to_sql()} allows at most {declared.length}"
+            )
+    what = temporal.kind_of(array.type)
+    if what is not None:
+        beyond = temporal.outside(array)
+        if beyond is not None:
+            shown = temporal.text(array, pc.index(beyond, True).as_py())
+            raise DataError(
+                f"column {name!r} cannot hold the {what} {shown}: a table stores only the "
+                f"{what}s Python can hand back ({temporal.rule(what)}), so that every row can "
+                "be fetched; give a value in that range (NULL for an unknown one), or keep such "
+                "values as text in a VARCHAR column"
             )
     if declared.kind == "struct":
         flat = array.flatten()  # members NULL where the struct is NULL
