@@ -13,7 +13,14 @@ Normalization:
     - subclasses of ``int``, ``float`` and ``str`` (``IntEnum`` members,
       ``numpy.float64``...) become the base type; ``bool`` stays ``bool``;
     - nested lists and tuples keep their type, with their items normalized;
-    - every other accepted value is returned as is.
+    - ``numpy.datetime64`` becomes a ``datetime.date`` (units of a day or
+      more) or a ``datetime.datetime`` (finer units), and stays a
+      ``numpy.datetime64`` of unit ``ns`` when it has digits below a
+      microsecond, which the engine binds as a nanosecond timestamp;
+      ``pandas.NaT`` and ``numpy.datetime64('NaT')`` become None (NULL);
+    - every other accepted value is returned as is (a ``pandas.Timestamp``
+      keeps its nanoseconds: the engine binds one that has them as a
+      nanosecond timestamp, see docs/dbapi.md).
 
 Decisions:
     - A value must reach the engine exactly (docs/datasets.md, "Converting
@@ -64,7 +71,8 @@ MAX_INT = 10**MAX_DIGITS - 1
 #: Human-readable list of the accepted parameter types, used in error messages.
 ACCEPTED = (
     "None, bool, int, float, decimal.Decimal, str, bytes, bytearray, memoryview, "
-    "datetime.date, datetime.time, datetime.datetime, or a list or tuple of these"
+    "datetime.date, datetime.time, datetime.datetime, numpy.datetime64, or a list or tuple "
+    "of these"
 )
 
 
@@ -116,6 +124,45 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _datetime(value: datetime.datetime) -> datetime.datetime | None:
+    # pandas' NaT is a datetime subclass standing for a missing value.
+    return None if type(value).__name__ == "NaTType" else value
+
+
+def _is_datetime64(value: object) -> bool:
+    kind = type(value)
+    return kind.__name__ == "datetime64" and kind.__module__ == "numpy"
+
+
+def _datetime64(value: Any, described: str) -> Any:
+    """A ``numpy.datetime64`` as the value of the same meaning (the module docstring)."""
+    import numpy as np
+
+    if np.isnat(value):
+        return None
+    if np.datetime_data(value.dtype)[0] in ("Y", "M", "W", "D"):
+        whole, kind = value.astype("datetime64[D]"), "date"
+    else:
+        whole, kind = value.astype("datetime64[us]"), "datetime"
+        if whole != value:  # digits below a microsecond: kept, to the nanosecond
+            nanos = value.astype("datetime64[ns]")
+            if nanos != value:
+                raise DataError(
+                    f"{described} is the numpy.datetime64 {value}, which has digits below a "
+                    "nanosecond: no column holds them (TIMESTAMP(9) holds nanoseconds); round "
+                    "it to datetime64[ns] first"
+                )
+            return nanos
+    converted = whole.astype(object)
+    if not isinstance(converted, datetime.date):  # numpy gives an int past datetime's range
+        raise DataError(
+            f"{described} is the numpy.datetime64 {value}, outside years 1 to 9999: no column "
+            "stores it, as Python's datetime cannot hold it (docs/dbapi.md); give a "
+            f"{kind} in that range"
+        )
+    return converted
+
+
 #: Accepted scalar types and how a value of each is normalized; looked up by
 #: exact type first, then by ``isinstance`` in this order (``bool`` before
 #: ``int``, ``datetime`` before ``date``).
@@ -128,7 +175,7 @@ _SCALARS: dict[type, Callable[[Any], Any]] = {
     bytes: bytes,
     bytearray: bytes,
     memoryview: bytes,
-    datetime.datetime: _same,
+    datetime.datetime: _datetime,
     datetime.date: _same,
     datetime.time: _same,
 }
@@ -166,6 +213,8 @@ def _normalize(
         return _normalize_items(value, position, path, open_containers, where)
     convert = _converter(value)
     if convert is None:
+        if _is_datetime64(value):
+            return _datetime64(value, f"{where}{_describe(position, path)}")
         raise ProgrammingError(
             f"{where}{_describe(position, path)} has unsupported type "
             f"{_type_name(type(value))}; accepted types are {ACCEPTED}"

@@ -27,7 +27,13 @@ stored only if the column's type holds it exactly**:
   value; other values for a text column are refused (a number is not text);
 * date, time and timestamp columns take dates, times and timestamps (a
   number is not a date); a date column takes a timestamp only at midnight
-  (a time of day would be lost);
+  (a time of day would be lost), a timestamp column nanoseconds only if its
+  precision holds them (``TIMESTAMP(9)``; a ``pandas.Timestamp`` keeps them
+  on the way: :func:`from_python`); and only dates and timestamps of years 1
+  to 9999 and times below 24:00:00 are stored, what Python's ``datetime``
+  holds (:mod:`~trinity_dbapi.tables.temporal`, checked for every write by
+  :class:`~trinity_dbapi.tables.conform.Conformer`, even of values already
+  of the column's type);
 * list, struct and map values: their elements, members, keys and values
   by the same rule (a struct may leave out members, which are NULL);
 * everything else follows Arrow's safe cast: no overflow, no lost
@@ -318,7 +324,9 @@ _RULES: tuple[
 def _kind(value: Any) -> str:
     """Values of one kind make one Arrow array of their own type."""
     if isinstance(value, datetime.datetime):
-        return "datetime" if value.tzinfo is None else "datetime_tz"
+        kind = "datetime" if value.tzinfo is None else "datetime_tz"
+        # A pandas.Timestamp with nanoseconds is a kind of its own: kept to the nanosecond.
+        return kind + "_ns" if getattr(value, "nanosecond", 0) else kind
     return type(value).__name__
 
 
@@ -353,7 +361,16 @@ def _kind_array(kind: str, values: list[Any]) -> pa.Array:
         if not all(_is_utc(zone) for zone in zones):
             values = [None if v is None else v.astimezone(datetime.timezone.utc) for v in values]
         return pa.array(values, pa.timestamp("us", tz="UTC"))
+    if kind.endswith("_ns"):
+        # pandas.Timestamps with nanoseconds, which pa.array would drop: their
+        # count of nanoseconds (since 1970 in UTC for a zoned one), exactly.
+        zone = "UTC" if kind == "datetime_tz_ns" else None
+        return pa.array([None if v is None else v.value for v in values], pa.timestamp("ns", zone))
     return pa.array(values)
+
+
+def _has_nanoseconds(value: Any) -> bool:
+    return bool(getattr(value, "nanosecond", 0))
 
 
 def from_python(values: Sequence[Any]) -> tuple[list[pa.Array], list[list[int]]]:
@@ -373,6 +390,8 @@ def from_python(values: Sequence[Any]) -> tuple[list[pa.Array], list[list[int]]]
         if issubclass(only, datetime.datetime):
             zoned = {v.tzinfo is not None for v in values if v is not None}
             name = "datetime_tz" if zoned == {True} else "datetime" if zoned == {False} else ""
+            if only is not datetime.datetime and any(map(_has_nanoseconds, values)):
+                name = ""  # pandas.Timestamps with nanoseconds: grouped by kind below
         if name:
             return [_kind_array(name, list(values))], [list(range(len(values)))]
     groups: dict[str, list[int]] = {}

@@ -9,7 +9,7 @@ Arrow type          value text                                            exampl
 ==================  ====================================================  ===============
 bool                ``true`` / ``false``                                  ``true``
 int16/32/64         decimal digits                                        ``-42``
-float32/64          Arrow's shortest round-trip text                      ``0.1``, ``nan``
+float32/64          Arrow's shortest round-trip text (-0.0 is ``-0``)     ``0.1``, ``nan``
 decimal128(p, s)    plain notation, exactly ``s`` fraction digits         ``1.50``
 string              the UTF-8 text                                        ``a/b`` -> ``a%2Fb``
 binary, fixed       the raw bytes                                         ``%00%FF``
@@ -42,6 +42,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from trinity_dbapi.tables.conform import safe_cast
+from trinity_dbapi.tables.temporal import nanosecond_scalar
 
 __all__ = ["Decode", "Encode", "codec", "coerce"]
 
@@ -247,6 +248,8 @@ def coerce(value: object, type_: pa.DataType) -> pa.Scalar | None:
         if parsed is None:
             return None
         value = parsed
+    # pa.scalar would drop a pandas.Timestamp's nanoseconds (and prune wrongly).
+    value = nanosecond_scalar(value) or value
     try:
         return safe_cast(value if isinstance(value, pa.Scalar) else pa.scalar(value), type_)
     except pa.ArrowInvalid:

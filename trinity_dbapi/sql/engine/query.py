@@ -42,6 +42,8 @@ from trinity_dbapi.sql.engine.duck_errors import (
 )
 from trinity_dbapi.tables import managed, scan
 from trinity_dbapi.tables.pruning import point_predicates, range_predicates
+from trinity_dbapi.tables.temporal import nanosecond_scalar
+from trinity_dbapi.tables.temporal import text as temporal_text
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.objects import ObjectOperations
@@ -222,11 +224,34 @@ def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expres
     placeholders = [p for p in query.find_all(exp.Placeholder) if str(p.this).isdigit()]
     numbers = sorted({int(p.this) for p in placeholders})
     if numbers == list(range(1, len(params) + 1)):
-        return query, list(params)
+        return query, [_exact(value) for value in params]
     new_number = {old: new for new, old in enumerate(numbers, start=1)}
     for placeholder in placeholders:
         placeholder.set("this", str(new_number[int(placeholder.this)]))
-    return query, [params[old - 1] for old in numbers]
+    return query, [_exact(params[old - 1]) for old in numbers]
+
+
+def _exact(value: Any) -> Any:
+    """``value`` as DuckDB binds it exactly: a value with nanoseconds as a nanosecond timestamp.
+
+    DuckDB binds a ``pandas.Timestamp`` as a microsecond ``TIMESTAMP``,
+    dropping its nanoseconds, and a ``numpy.datetime64`` as a ``BIGINT``;
+    its ``TIMESTAMP_NS`` (``TIMESTAMPTZ_NS`` for a zoned value, in UTC) holds
+    them, and the one conversion rule then stores them or refuses them.
+    """
+    if isinstance(value, (list, tuple)):
+        items = [_exact(item) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    scalar = nanosecond_scalar(value)
+    if scalar is None:
+        return value
+    from duckdb.value.constant import Value
+
+    zoned = scalar.type.tz is not None
+    text = temporal_text(pa.array([scalar]), 0)
+    # duckdb.sqltype is DuckDB 1.4's name for what was duckdb.type.
+    sqltype = getattr(duckdb, "sqltype", None) or duckdb.type
+    return Value(text, sqltype("TIMESTAMPTZ_NS" if zoned else "TIMESTAMP_NS"))
 
 
 def execute_duckdb(
