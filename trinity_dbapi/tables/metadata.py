@@ -16,6 +16,12 @@ frame that records its content size (``pyarrow.Codec("zstd")``; the ``zstd``
 CLI and python-zstandard read it). ``format="auto"`` writes JSON unless the
 JSON would exceed :data:`COMPRESS_ABOVE_BYTES`.
 
+Bounds: a metadata file holds at most :data:`MAX_METADATA_BYTES` once
+decoded (the JSON text, or the msgpack inflated, which is streamed and
+stopped there: a small file inflating to gigabytes is refused after at most
+that much work) and nests at most :data:`MAX_METADATA_DEPTH` levels; writing
+refuses what reading would.
+
 Reading is strict: the types must be exactly the seed's (no int for a string,
 no bool or float for an int), no other keys than the seed's and Kartothek's
 ``partition_keys``, and every file must sit under the dataset's own prefix.
@@ -23,13 +29,16 @@ What Kartothek and plateau write beyond the seed is decided per attribute in
 docs/datasets.md ("Reading Kartothek's datasets"): embedded indices and
 non-string user metadata are accepted and left out. A problem raises :class:`~trinity_dbapi.errors.CorruptFileError`
 naming the file and the rule; a version other than 4 raises
-:class:`UnsupportedDatasetVersionError`.
+:class:`UnsupportedDatasetVersionError`. The SQL import turns a Kartothek
+source's ``CorruptFileError`` into a ``DataError`` (the file is not the
+lakehouse's).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -38,6 +47,7 @@ from typing import Any
 from trinity_dbapi.errors import (
     CorruptFileError,
     NotSupportedError,
+    OperationalError,
     ProgrammingError,
     UnsupportedFormatVersionError,
 )
@@ -47,6 +57,8 @@ from trinity_dbapi.tables import layout
 __all__ = [
     "COMPRESS_ABOVE_BYTES",
     "DATASET_METADATA_VERSION",
+    "MAX_METADATA_BYTES",
+    "MAX_METADATA_DEPTH",
     "PARTITION_BY_KEY",
     "DatasetMetadata",
     "UnsupportedDatasetVersionError",
@@ -61,6 +73,18 @@ __all__ = [
 DATASET_METADATA_VERSION = 4
 #: ``format="auto"`` switches from JSON to msgpack.zstd above this JSON size.
 COMPRESS_ABOVE_BYTES = 256 * 1024
+#: The most bytes a metadata file may hold once decoded (JSON text, inflated
+#: msgpack): 256 MiB, about 1.5 million data files of ours (171 bytes each in
+#: msgpack), far above any real dataset; a file beyond it is refused, so a
+#: small file inflating to gigabytes costs at most this much memory and work.
+MAX_METADATA_BYTES = 256 * 1024 * 1024
+#: The deepest nesting of maps and lists a metadata file may have. The seed's
+#: attributes nest 4 levels (partitions, label, files, path); Kartothek's user
+#: metadata and embedded indices a few more. A fixed rule, not Python's
+#: recursion limit, which differs inside a statement and outside one.
+MAX_METADATA_DEPTH = 100
+#: Inflated msgpack is read in steps of this size, so a bomb stops at the bound.
+_INFLATE_CHUNK = 1024 * 1024
 #: Key of the ``metadata`` map holding the partition columns (a JSON list of names).
 PARTITION_BY_KEY = "trinity.partition_by"
 #: Key of the ``metadata`` map holding the transform partitions among them
@@ -231,6 +255,8 @@ def encode_metadata(meta: DatasetMetadata, format: str = "auto") -> tuple[str, b
 
     Raises:
         ProgrammingError: an unknown format, or metadata breaking a seed rule.
+        OperationalError: the file would hold more than :data:`MAX_METADATA_BYTES`
+            decoded, which no reader would read back (about 1.5 million files).
     """
     if format not in _FORMATS:
         raise ProgrammingError(f"unknown metadata format {format!r}; use one of {_FORMATS}")
@@ -243,12 +269,26 @@ def encode_metadata(meta: DatasetMetadata, format: str = "auto") -> tuple[str, b
     if format != "msgpack.zstd":
         text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         if format == "json" or len(text) <= COMPRESS_ABOVE_BYTES:
+            _check_size(meta, len(text))
             return "json", text
     import msgpack
     import pyarrow as pa
 
     packed = msgpack.packb(body, use_bin_type=True)
+    _check_size(meta, len(packed))
     return "msgpack.zstd", pa.Codec("zstd").compress(packed, asbytes=True)
+
+
+def _check_size(meta: DatasetMetadata, size: int) -> None:
+    # Reading refuses a file over the bound (a decompression bomb would be
+    # one), so writing one would leave a table nobody can read.
+    if size > MAX_METADATA_BYTES:
+        raise OperationalError(
+            f"dataset {meta.dataset_uuid} cannot be written: its metadata file would hold "
+            f"{size:,} bytes for {len(meta.partitions):,} data files, over {_bound()}; "
+            "merge the table's small files with CALL system.rewrite_data_files, or split "
+            "the table"
+        )
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -262,8 +302,45 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _bound() -> str:
+    return (
+        f"{MAX_METADATA_BYTES:,} bytes, the most a dataset metadata file may hold once "
+        "decoded (docs/datasets.md, rule 7)"
+    )
+
+
+def _too_deep() -> str:
+    return (
+        f"it nests maps and lists more than {MAX_METADATA_DEPTH} levels deep, the most a "
+        "dataset metadata file may (docs/datasets.md, rule 7)"
+    )
+
+
+def _inflate(path: str, data: bytes) -> bytearray:
+    """The zstd-compressed ``data``, inflated step by step up to the size bound."""
+    import pyarrow as pa
+
+    stream = pa.CompressedInputStream(pa.BufferReader(data), "zstd")
+    inflated = bytearray()
+    # Streamed, not read in one go: a frame of a few hundred kilobytes can
+    # inflate to gigabytes (a decompression bomb), and a declared content size
+    # can lie. Reading stops one step past the bound.
+    while True:
+        try:
+            chunk = stream.read_buffer(_INFLATE_CHUNK)
+        except (OSError, ValueError) as exc:
+            raise CorruptFileError(path, f"not a zstd frame ({exc})") from exc
+        if not chunk.size:
+            return inflated
+        inflated += chunk
+        if len(inflated) > MAX_METADATA_BYTES:
+            raise CorruptFileError(path, f"its msgpack inflates to more than {_bound()}")
+
+
 def _parse(path: str, data: bytes, format: str) -> Any:
     if format == "json":
+        if len(data) > MAX_METADATA_BYTES:
+            raise CorruptFileError(path, f"its {len(data):,} bytes of JSON are over {_bound()}")
         try:
             return json.loads(
                 data.decode("utf-8"),
@@ -272,17 +349,53 @@ def _parse(path: str, data: bytes, format: str) -> Any:
             )
         except ValueError as exc:  # also UnicodeDecodeError and JSONDecodeError
             raise CorruptFileError(path, f"not valid UTF-8 JSON ({exc})") from exc
+        except RecursionError:
+            # json recurses once per level: deeper than the interpreter's limit.
+            raise CorruptFileError(path, _too_deep()) from None
     import msgpack
-    import pyarrow as pa
 
-    try:
-        packed = pa.CompressedInputStream(pa.BufferReader(data), "zstd").read()
-    except (OSError, ValueError) as exc:
-        raise CorruptFileError(path, f"not a zstd frame ({exc})") from exc
+    packed = _inflate(path, data)
     try:
         return msgpack.unpackb(packed, raw=False, strict_map_key=True)
+    except msgpack.StackError:  # its own bound: 1024 levels
+        raise CorruptFileError(path, _too_deep()) from None
     except (ValueError, msgpack.UnpackException) as exc:
         raise CorruptFileError(path, f"not valid msgpack ({exc})") from exc
+
+
+def _nesting_problem(body: dict[str, Any]) -> str | None:
+    """:func:`_too_deep` if the free-form values of ``body`` nest too deeply, else None.
+
+    Only ``metadata`` and ``indices`` may hold values of any shape (Kartothek's
+    user metadata, embedded indices); validation fixes the depth of every other
+    attribute. Walked with a list, not recursion, and so is any depth.
+    """
+    level: list[Any] = [body.get(key) for key in ("metadata", "indices")]
+    depth = 1  # the top-level map
+    while level:
+        depth += 1
+        if depth > MAX_METADATA_DEPTH:
+            return _too_deep()
+        below: list[Any] = []
+        for value in level:
+            if isinstance(value, dict):
+                below.extend(v for v in value.values() if isinstance(v, (dict, list)))
+            elif isinstance(value, list):
+                below.extend(v for v in value if isinstance(v, (dict, list)))
+        level = below
+    return None
+
+
+#: How values of a file are shown in messages: bounded in depth and length,
+#: so a huge or deeply nested value neither floods the message nor recurses.
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel = 3
+_SHOWN.maxstring = _SHOWN.maxother = 200
+_SHOWN.maxlist = _SHOWN.maxdict = _SHOWN.maxtuple = 10
+
+
+def _shown(value: Any) -> str:
+    return _SHOWN.repr(value)
 
 
 def decode_metadata(path: str, data: bytes) -> DatasetMetadata:
@@ -296,6 +409,9 @@ def decode_metadata(path: str, data: bytes) -> DatasetMetadata:
     body = _parse(path, data, name.format)
     if not isinstance(body, dict):
         raise CorruptFileError(path, "the top level must be a map of the seed-004 attributes")
+    problem = _nesting_problem(body)
+    if problem is not None:
+        raise CorruptFileError(path, problem)
     version = body.get("dataset_metadata_version")
     if type(version) is not int:
         raise CorruptFileError(path, "dataset_metadata_version must be present and an INT")
@@ -326,29 +442,31 @@ def _string_map_problem(value: Any, what: str, any_value: bool = False) -> str |
         return f"{what} must be a MAP<STRING, STRING>"
     for key, item in value.items():
         if type(key) is not str or (type(item) is not str and not any_value):
-            return f"{what} must be a MAP<STRING, STRING>; entry {key!r}: {item!r} is not"
+            return (
+                f"{what} must be a MAP<STRING, STRING>; entry {_shown(key)}: {_shown(item)} is not"
+            )
     return None
 
 
 def _label_problem(uuid: str, label: str, files: Any) -> str | None:
     parts = label.split("/")
     if any(part in ("", ".", "..") for part in parts):
-        return f"partition label {label!r} has an empty, '.' or '..' component"
-    problem = _string_map_problem(files, f"files of partition {label!r}")
+        return f"partition label {_shown(label)} has an empty, '.' or '..' component"
+    problem = _string_map_problem(files, f"files of partition {_shown(label)}")
     if problem is not None:
         return problem
     expected = layout.data_file_path(uuid, label)
     if len(files) == 1 and layout.TABLE not in files:
         (table,) = files
         return (
-            f"partition {label!r} holds a file of table {table!r}; this reader reads "
+            f"partition {_shown(label)} holds a file of table {_shown(table)}; this reader reads "
             f"only Kartothek datasets whose one table is named {layout.TABLE!r} "
             "(plateau's default table_name)"
         )
     if files != {layout.TABLE: expected}:
         return (
-            f"partition {label!r} must hold exactly one file, table {layout.TABLE!r} "
-            f"at {expected!r}; found {files!r}"
+            f"partition {_shown(label)} must hold exactly one file, table {layout.TABLE!r} "
+            f"at {_shown(expected)}; found {_shown(files)}"
         )
     return None
 
@@ -358,7 +476,7 @@ def _partitions_problem(uuid: str, partitions: Any) -> str | None:
         return "partitions must be a MAP<STRING, {'files': MAP<STRING, STRING>}>"
     for label, partition in partitions.items():
         if not isinstance(partition, dict) or set(partition) != {"files"}:
-            return f"partition {label!r} must be a map with exactly the key 'files'"
+            return f"partition {_shown(label)} must be a map with exactly the key 'files'"
         problem = _label_problem(uuid, label, partition["files"])
         if problem is not None:
             return problem
@@ -375,28 +493,49 @@ def _indices_problem(uuid: str, indices: Any) -> str | None:
         if isinstance(path, dict):
             continue  # an index embedded by Kartothek: accepted, not used
         if type(path) is not str:
-            return f"index of column {column!r} must be a STRING file path, found {path!r}"
+            return (
+                f"index of column {_shown(column)} must be a STRING file path, found {_shown(path)}"
+            )
         if not (path.startswith(f"{uuid}/indices/") and path.endswith(layout.INDEX_SUFFIX)):
             return (
-                f"index of column {column!r} must be a file "
-                f"'{uuid}/indices/.../*{layout.INDEX_SUFFIX}', found {path!r}"
+                f"index of column {_shown(column)} must be a file "
+                f"'{uuid}/indices/.../*{layout.INDEX_SUFFIX}', found {_shown(path)}"
             )
     return None
 
 
 def _partition_keys_problem(keys: Any) -> str | None:
     if not isinstance(keys, list) or any(type(key) is not str or not key for key in keys):
-        return f"partition_keys must be a LIST<STRING> of column names, found {keys!r}"
+        return f"partition_keys must be a LIST<STRING> of column names, found {_shown(keys)}"
     if len(set(keys)) != len(keys):
-        return f"partition_keys {keys!r} repeats a column"
+        return f"partition_keys {_shown(keys)} repeats a column"
     return None
+
+
+def _partition_by_problem(recorded: Any) -> str | None:
+    """What is wrong with a ``trinity.partition_by`` annotation, or None.
+
+    Checked here, once, so that :meth:`DatasetMetadata.partition_columns` can
+    trust it; a value that is not a string is user metadata, ignored as any.
+    """
+    if type(recorded) is not str:
+        return None
+    try:
+        names = json.loads(recorded)
+    except (ValueError, RecursionError):
+        names = None
+    if isinstance(names, list) and all(type(name) is str for name in names):
+        return None
+    return (
+        f"metadata {PARTITION_BY_KEY} must be a JSON list of column names, not {_shown(recorded)}"
+    )
 
 
 def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
     """The first seed-004 rule ``body`` breaks, or None."""
     unknown = sorted(set(body) - {*_REQUIRED, *_OPTIONAL}, key=str)
     if unknown:
-        return f"unknown attributes {unknown}; version 4 defines {[*_REQUIRED, *_OPTIONAL]}"
+        return f"unknown attributes {_shown(unknown)}; version 4 defines {[*_REQUIRED, *_OPTIONAL]}"
     missing = [key for key in _REQUIRED if key not in body]
     if missing == ["partitions"]:
         return (
@@ -412,9 +551,13 @@ def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
     if type(uuid) is not str or not layout.valid_dataset_uuid(uuid):
         return "dataset_uuid must be a STRING of A-Z, a-z, 0-9, '+', '-' and '_'"
     if uuid != uuid_in_name:
-        return f"dataset_uuid {uuid!r} differs from the UUID {uuid_in_name!r} in the file name"
+        return (
+            f"dataset_uuid {_shown(uuid)} differs from the UUID {uuid_in_name!r} in the file name"
+        )
     if "metadata" in body:
         problem = _string_map_problem(body["metadata"], "metadata", any_value=True)
+        if problem is None:
+            problem = _partition_by_problem(body["metadata"].get(PARTITION_BY_KEY))
         if problem is not None:
             return problem
     if "partition_keys" in body:
@@ -424,8 +567,8 @@ def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
         recorded = body.get("metadata", {}).get(PARTITION_BY_KEY)
         if type(recorded) is str and json.loads(recorded) != body["partition_keys"]:
             return (
-                f"partition_keys {body['partition_keys']!r} differ from "
-                f"{PARTITION_BY_KEY} {recorded}"
+                f"partition_keys {_shown(body['partition_keys'])} differ from "
+                f"{PARTITION_BY_KEY} {_shown(recorded)}"
             )
     if "indices" in body:
         problem = _indices_problem(uuid, body["indices"])

@@ -87,7 +87,7 @@ def earlier_specs(meta: DatasetMetadata | None) -> list[list[str]]:
             isinstance(spec, list) and all(isinstance(n, str) for n in spec) for spec in specs
         ):
             return specs
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply for json
         pass
     raise CorruptFileError(
         f"dataset {meta.dataset_uuid}",  # type: ignore[union-attr]

@@ -343,7 +343,8 @@ def loads(text: str | None, where: str) -> dict[str, Transform]:
                 raise ValueError(spec)
             result[name] = Transform(name, spec["transform"], spec["source"], width)
         return result
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        # RecursionError: JSON nested too deeply to parse, which no writer writes.
         raise CorruptFileError(
             where, f"partition transforms must be a JSON object of transforms, not {text[:80]!r}"
         ) from exc

@@ -152,7 +152,7 @@ class TableDefinition(_BinpbDefinition):
             return self._legacy_partition_columns()
         try:
             names = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply for json
             names = None
         if not (isinstance(names, list) and all(isinstance(name, str) for name in names)):
             raise CorruptFileError(
