@@ -6,27 +6,40 @@ lakehouse root has (docs/datasets.md, "Reading Kartothek's datasets"). Given
 a :class:`~trinity_dbapi.storage.Storage` rooted at the store, this module
 finds the metadata file the way Kartothek does (JSON first), reads the
 table's schema from ``_common_metadata`` and reads rows with the same reader
-as our own datasets (:func:`trinity_dbapi.tables.reader.read_table`).
+as our own datasets (:func:`trinity_dbapi.tables.reader.read_table`), each
+data file checked to hold the dataset's columns (:func:`check_file_columns`).
 
 This is what ``CALL system.import_kartothek`` builds on: :func:`open_dataset`
 gives the partitions and indices to copy or reference, :func:`dataset_schema`
-the typed columns, :func:`read_rows` the rows to compare.
+the typed columns, :func:`check_file_columns` the rule every data file's
+columns follow, :func:`read_rows` the rows to compare.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from trinity_dbapi.errors import CorruptFileError, ProgrammingError, StorageFileNotFoundError
+from trinity_dbapi.format.type_mapping import ID_KEY
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.metadata import DatasetMetadata, decode_metadata
 from trinity_dbapi.tables.reader import read_table
 
-__all__ = ["dataset_schema", "metadata_file", "open_dataset", "partition_columns", "read_rows"]
+__all__ = [
+    "check_file_columns",
+    "dataset_schema",
+    "matched_by_id",
+    "metadata_file",
+    "open_dataset",
+    "partition_columns",
+    "read_rows",
+]
 
 #: Columns pandas adds for a non-default index; not table columns.
 _INDEX_COLUMN_PREFIX = "__index_level_"
@@ -109,14 +122,91 @@ def dataset_schema(storage: Storage, meta: DatasetMetadata) -> pa.Schema:
     return result
 
 
+def matched_by_id(file_schema: pa.Schema, schema: pa.Schema) -> bool:
+    """Whether the reader matches ``file_schema``'s columns to ``schema``'s by column ID.
+
+    True when both carry TrinityLake column IDs, as a lakehouse root read as
+    a Kartothek store does. Kartothek and plateau write no IDs: their files
+    are matched by name.
+    """
+    key = ID_KEY.encode()
+    return any(key in (f.metadata or {}) for f in file_schema) and any(
+        key in (f.metadata or {}) for f in schema
+    )
+
+
+def check_file_columns(
+    path: str, file_schema: pa.Schema, schema: pa.Schema, partition_by: Sequence[str]
+) -> None:
+    """Refuse a data file whose columns are not the dataset's, naming the file and the column.
+
+    Kartothek and plateau write every file of a dataset with the columns of
+    its ``_common_metadata`` except the partition columns (they are in the
+    directory names), and refuse to add a frame whose columns differ. Read
+    by name, a file lacking a column, or holding it under another name (``V``
+    for ``v``), would give NULLs for it without a word, so such a file is
+    refused. pandas index columns (``__index_level_0__``) may be there, and
+    so may partition columns (their values come from the directory names).
+    A lakehouse's own file (:func:`matched_by_id`) is exempt: its table adds
+    and drops columns without rewriting files, and its columns are matched
+    by column ID, a column added after the file was written being NULL in it.
+
+    Args:
+        path: the data file, for the message.
+        file_schema: its Arrow schema (the Parquet footer's).
+        schema: the dataset's columns (:func:`dataset_schema`).
+        partition_by: the partition columns.
+
+    Raises:
+        CorruptFileError: a column missing, one the schema lacks, or one twice.
+    """
+    if matched_by_id(file_schema, schema):
+        return
+    names = [name for name in file_schema.names if not name.startswith(_INDEX_COLUMN_PREFIX)]
+    declared = set(schema.names)
+    twice = sorted(name for name, count in Counter(names).items() if count > 1)
+    present = set(names)
+    missing = [name for name in schema.names if name not in partition_by and name not in present]
+    extra = list(dict.fromkeys(name for name in names if name not in declared))
+    if not (twice or missing or extra):
+        return
+    problems = []
+    if missing:
+        problems.append(f"lacks {_columns(missing)}")
+    if extra:
+        problems.append(f"holds {_columns(extra)}, which the dataset's schema lacks")
+    if twice:
+        problems.append(f"holds {_columns(twice)} twice")
+    raise CorruptFileError(
+        path,
+        f"the data file {' and '.join(problems)}: every data file of a Kartothek dataset "
+        f"holds the columns of its _common_metadata ({_listed(schema.names)}), partition "
+        f"columns aside; this one holds ({_listed(file_schema.names)}), and reading it "
+        "would give NULLs for a column it lacks",
+    )
+
+
+def _columns(names: Sequence[str]) -> str:
+    return f"column {names[0]!r}" if len(names) == 1 else f"columns {_listed(names)}"
+
+
+def _listed(names: Sequence[str], most: int = 20) -> str:
+    shown = ", ".join(repr(name) for name in names[:most])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > most else "")
+
+
 def read_rows(
     storage: Storage, meta: DatasetMetadata, columns: Sequence[str] | None = None
 ) -> pa.Table:
     """Every row of the dataset, columns in ``_common_metadata`` order (or ``columns``).
 
     Raises:
-        CorruptFileError: a file is missing or a partition value is not of its column's type.
+        CorruptFileError: a file is missing, holds other columns than the
+            dataset's (:func:`check_file_columns`), or a partition value is not
+            of its column's type.
         ProgrammingError: an unknown column.
     """
     schema = dataset_schema(storage, meta)
-    return read_table(storage, meta, schema, partition_columns(meta), columns=columns)
+    keys = partition_columns(meta)
+    check = partial(check_file_columns, schema=schema, partition_by=keys)
+    return read_table(storage, meta, schema, keys, columns=columns, check=check)

@@ -13,6 +13,9 @@ module does what needs no lakehouse transaction:
   copies carry column IDs and the table's exact types (a byte copy would
   not: Kartothek's files have neither), with the partition directories
   written in our text;
+* :func:`check_footers` checks, for ``mode => 'reference'``, that every data
+  file holds the dataset's columns, reading each file's Parquet footer only
+  (:func:`copy_rows` checks the same of each file it reads);
 * :func:`build_indices` builds the table's secondary index on each column
   the source indexed, from the copied files.
 
@@ -25,20 +28,32 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import pyarrow as pa
 
-from trinity_dbapi.errors import NotSupportedError
+from trinity_dbapi.errors import CorruptFileError, NotSupportedError
 from trinity_dbapi.format.definitions import Column
-from trinity_dbapi.format.type_mapping import columns_from_schema
+from trinity_dbapi.format.type_mapping import ID_KEY, columns_from_schema
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables import kartothek
 from trinity_dbapi.tables.metadata import DatasetMetadata
 
-__all__ = ["COPY_THREADS", "KartothekSource", "build_indices", "copy_rows", "inspect_dataset"]
+__all__ = [
+    "COPY_THREADS",
+    "FOOTER_THREADS",
+    "KartothekSource",
+    "build_indices",
+    "check_footers",
+    "copy_rows",
+    "inspect_dataset",
+]
 
 #: Source files copied at the same time by :func:`copy_rows`.
 COPY_THREADS = min(4, os.cpu_count() or 1) + 1
+#: Footers read at the same time by :func:`check_footers` (waiting on the
+#: store, not the CPU: a footer is a ranged read or two).
+FOOTER_THREADS = 8
 
 
 @dataclass(frozen=True)
@@ -120,15 +135,26 @@ def copy_rows(
         metadata is not changed: pass the files to ``with_partitions``.
 
     Raises:
-        CorruptFileError: a source file is missing or unreadable as its column types.
+        CorruptFileError: a source file is missing, unreadable as its column
+            types, or holds other columns than the dataset's
+            (:func:`~trinity_dbapi.tables.kartothek.check_file_columns`).
         DataError: a value the table's type cannot hold exactly (named).
     """
     from trinity_dbapi.tables.reader import read_table
     from trinity_dbapi.tables.writer import write_data
 
+    check = partial(
+        kartothek.check_file_columns, schema=source.schema, partition_by=source.partition_by
+    )
+
     def copy(label: str) -> tuple[dict[str, str], int]:
         table = read_table(
-            source.storage, source.meta, source.schema, source.partition_by, labels=[label]
+            source.storage,
+            source.meta,
+            source.schema,
+            source.partition_by,
+            labels=[label],
+            check=check,
         )
         if not table.num_rows:
             return {}, 0
@@ -151,6 +177,76 @@ def copy_rows(
         # On an error or an interrupt, files not yet started are not copied.
         pool.shutdown(wait=True, cancel_futures=True)
     return added, rows
+
+
+def check_footers(
+    source: KartothekSource, *, each_file: Callable[[int], None] | None = None
+) -> bool:
+    """Check that every data file of ``source`` holds the dataset's columns, by its footer.
+
+    ``mode => 'reference'`` reads no rows at import, yet must refuse what
+    :func:`copy_rows` refuses: a file whose columns are not the dataset's
+    (:func:`~trinity_dbapi.tables.kartothek.check_file_columns`). Only the
+    Parquet footer of each file is read (ranged reads through the store's
+    Arrow file system), :data:`FOOTER_THREADS` files at a time.
+
+    Args:
+        source: the dataset to check.
+        each_file: called with the number of files checked so far (may raise
+            to stop: an interrupted statement).
+
+    Returns:
+        Whether some file is a lakehouse's whose columns differ from the
+        schema's (a column added or dropped since it was written): its table
+        must then read the files by column ID, not name.
+
+    Raises:
+        CorruptFileError: a file is unreadable or holds other columns (named).
+    """
+    from trinity_dbapi.tables.reader import arrow_filesystem
+
+    reached = arrow_filesystem(source.storage)
+
+    def footer(path: str) -> pa.Schema:
+        import pyarrow.parquet as pq
+
+        try:
+            if reached is None:  # a store without ranged reads: the whole file
+                return pq.read_schema(pa.BufferReader(source.storage.read(path)))
+            filesystem, base = reached
+            with filesystem.open_input_file(base + path) as handle:
+                return pq.read_schema(handle)
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptFileError(path, f"cannot read its Parquet footer ({exc})") from exc
+
+    def check(path: str) -> bool:
+        schema = footer(path)
+        kartothek.check_file_columns(path, schema, source.schema, source.partition_by)
+        return _differs_by_id(schema, source.schema, source.partition_by)
+
+    paths = list(source.meta.files().values())
+    mixed = False
+    pool = ThreadPoolExecutor(max_workers=max(1, min(FOOTER_THREADS, len(paths))))
+    try:
+        for done, differs in enumerate(pool.map(check, paths), start=1):
+            mixed = mixed or differs
+            if each_file is not None:
+                each_file(done)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return mixed
+
+
+def _differs_by_id(file_schema: pa.Schema, schema: pa.Schema, partition_by: list[str]) -> bool:
+    """Whether a lakehouse's file holds other columns (by name and ID) than ``schema``."""
+    if not kartothek.matched_by_id(file_schema, schema):
+        return False  # checked by name: the same columns
+    key = ID_KEY.encode()
+
+    def columns(of: pa.Schema) -> set[tuple[str, bytes | None]]:
+        return {(f.name, (f.metadata or {}).get(key)) for f in of if f.name not in partition_by}
+
+    return columns(file_schema) != columns(schema)
 
 
 def build_indices(

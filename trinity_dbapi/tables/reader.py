@@ -61,6 +61,11 @@ def _field_id(field: pa.Field) -> bytes | None:
 THREADED_READ_BYTES = 1 << 20
 
 
+#: Called with a data file's path and Arrow schema before its rows are read;
+#: raises to refuse the file (:func:`trinity_dbapi.tables.kartothek.check_file_columns`).
+FileCheck = Callable[[str, pa.Schema], None]
+
+
 class FileReader:
     """Reads one data file (by label) into the requested columns of the table schema.
 
@@ -74,11 +79,13 @@ class FileReader:
         schema: pa.Schema,
         partition_by: Sequence[str],
         columns: Sequence[str],
+        check: FileCheck | None = None,
     ) -> None:
         self.storage = storage
         self.meta = meta
         self.schema = schema
         self.partition_by = partition_by
+        self.check = check
         self.out = pa.schema([schema.field(name) for name in columns])
         self._partitions: dict[str, dict[str, pa.Scalar]] = {}
         self._earlier = earlier_specs(meta)
@@ -96,6 +103,8 @@ class FileReader:
         try:
             raw = read_referenced(self.storage, path, f"dataset {self.meta.dataset_uuid}")
             parquet = pq.ParquetFile(pa.BufferReader(raw))
+            if self.check is not None:
+                self.check(path, parquet.schema_arrow)
             names = self._file_columns(parquet.schema_arrow)
             wanted = sorted({name for name in names.values() if name is not None})
             # Arrow's thread pool pays off on big files only: on a small one, handing
@@ -151,6 +160,7 @@ def read_table(
     partition_by: Sequence[str],
     labels: Iterable[str] | None = None,
     columns: Sequence[str] | None = None,
+    check: FileCheck | None = None,
 ) -> pa.Table:
     """Read partitions of the dataset into one table.
 
@@ -161,6 +171,9 @@ def read_table(
         partition_by: the partition columns.
         labels: the partitions to read, in this order (default: all, in dataset order).
         columns: the columns to return, in this order (default: all, in table order).
+        check: called with each file's path and Arrow schema before its rows
+            are read, to refuse a file (a Kartothek dataset's file whose columns
+            are not the dataset's); None reads every file as it is.
 
     Returns:
         The rows of the partitions in order, with exactly the schema's fields
@@ -178,7 +191,7 @@ def read_table(
         raise ProgrammingError(
             f"columns {names} must be distinct columns of the table {schema.names}"
         )
-    reader = FileReader(storage, meta, schema, partition_by, names)
+    reader = FileReader(storage, meta, schema, partition_by, names, check)
     if storage.local_root is not None:
         # The threads overlap a remote store's latency. On local disk a read is
         # CPU work that holds the GIL between Arrow calls, and Arrow decodes a big

@@ -171,9 +171,11 @@ def _reference(
     The store's metadata is frozen into a metadata file under the lakehouse
     root (a later change of the store's main file does not change the
     table); every file it names must be in the store now, checked by one
-    listing of the dataset's folder rather than a read per file.
+    listing of the dataset's folder, and hold the dataset's columns, checked
+    by each data file's Parquet footer (not its rows), read in parallel.
     """
     from trinity_dbapi.sql.engine.ddl import create_table_definition
+    from trinity_dbapi.tables.kartothek_import import check_footers
     from trinity_dbapi.tables.metadata import write_metadata
 
     uuid = source.meta.dataset_uuid
@@ -188,7 +190,8 @@ def _reference(
             f"metadata names are not in the store (such as {missing[0]!r}); repair the dataset "
             "with Kartothek (or plateau), or restore the files, and import it again"
         )
-    each_file(source.files)
+    with _source_errors(uuid, finding=False):
+        mixed = check_footers(source, each_file=each_file)
     frozen = dataclasses.replace(source.meta, sequence=0)
     location = write_metadata(session.lakehouse.storage, frozen)
     dataset = {
@@ -197,6 +200,10 @@ def _reference(
         managed.EXTERNAL_LOCATION: uri,
         **_index_properties(source),
     }
+    if mixed:
+        # A lakehouse's dataset after ADD or DROP COLUMN: matched by name, a
+        # column dropped and added again would read its old values.
+        dataset[managed.MIXED_FILE_SCHEMAS] = "true"
     definition = TableDefinition(name, source.columns, table_format=managed.TABLE_FORMAT)
     create_table_definition(
         session, namespace, definition, tuple(source.partition_by), None, {}, dataset=dataset
