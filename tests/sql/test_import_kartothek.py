@@ -558,3 +558,154 @@ def test_the_docs_example_runs(tmp_path: Path) -> None:
     cur.execute("SELECT count(*) FROM sales.orders")
     assert cur.fetchone() == (len(frame),)
     conn.close()
+
+
+# -- a source past a bound, or with a file of other columns (issue 29, items 4 to 6) ---------
+
+
+def _with_metadata(store: Path, tmp_path: Path, name: str, data: bytes) -> Path:
+    """A copy of ``store`` whose main metadata file is only ``name``, holding ``data``."""
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    (copy / "ds.by-dataset-metadata.json").unlink()
+    (copy / name).write_bytes(data)
+    return copy
+
+
+def _msgpack_bomb() -> bytes:
+    """A few kilobytes of zstd frames inflating to 6 GiB."""
+    import pyarrow as pa
+
+    return pa.Codec("zstd").compress(b"\0" * (16 << 20), asbytes=True) * 384
+
+
+def _deep_json(store: Path) -> bytes:
+    main = (store / "ds.by-dataset-metadata.json").read_text()
+    deep = '"deep": ' + "[" * 100_000 + "]" * 100_000 + ", "
+    return main.replace('"metadata": {', '"metadata": {' + deep, 1).encode()
+
+
+def _garbage_partition_by(store: Path) -> bytes:
+    main = json.loads((store / "ds.by-dataset-metadata.json").read_text())
+    main["metadata"]["trinity.partition_by"] = "p"  # not JSON
+    return json.dumps(main).encode()
+
+
+SOURCE_METADATA = {
+    "bomb": ("ds.by-dataset-metadata.msgpack.zstd", r"inflates to more than 268,435,456 bytes"),
+    "deep": ("ds.by-dataset-metadata.json", r"nests maps and lists more than 100 levels deep"),
+    "partition_by": ("ds.by-dataset-metadata.json", r"trinity\.partition_by must be a JSON list"),
+}
+
+
+@pytest.mark.parametrize("mode", ["copy", "reference"])
+@pytest.mark.parametrize("case", sorted(SOURCE_METADATA))
+def test_a_source_metadata_file_past_a_bound_is_a_data_error(
+    store: Path, tmp_path: Path, case: str, mode: str
+) -> None:
+    """DataError naming the file: was 12.5 GB of memory, a NestingTooDeepError, an InternalError."""
+    name, rule = SOURCE_METADATA[case]
+    data = {"bomb": _msgpack_bomb, "deep": lambda: _deep_json(store)}.get(
+        case, lambda: _garbage_partition_by(store)
+    )()
+    broken = _with_metadata(store, tmp_path, name, data)
+    conn = _connect(tmp_path / "lake")
+    cur = conn.cursor()
+    version = Lakehouse.open(str(tmp_path / "lake")).snapshot().version
+    sql = "CALL system.import_kartothek('t', ?, 'ds', mode => ?)"
+    with pytest.raises(DataError, match=rf"Kartothek dataset 'ds'.*its file '{name}'.*{rule}"):
+        cur.execute(sql, [str(broken), mode])
+    assert Lakehouse.open(str(tmp_path / "lake")).snapshot().version == version
+    conn.close()
+
+
+def test_the_lakehouses_own_metadata_past_the_bound_is_corrupt(tmp_path: Path) -> None:
+    """The split: the lakehouse's own file is CorruptFileError (docs/recovery.md), naming it."""
+    from unittest import mock
+
+    from trinity_dbapi.errors import CorruptFileError
+    from trinity_dbapi.tables import metadata
+
+    root = tmp_path / "lake"
+    with _connect(root) as conn:
+        conn.cursor().execute("CREATE TABLE t (x INT4)")
+        conn.cursor().execute("INSERT INTO t VALUES (1)")
+    definition = Lakehouse.open(str(root)).begin(read_only=True).load_table("default", "t")
+    location = definition.format_properties[managed.METADATA_LOCATION]
+    size = (root / location).stat().st_size
+    managed._METADATA_CACHE.clear()
+    with (
+        mock.patch.object(metadata, "MAX_METADATA_BYTES", size - 1),
+        trinity_dbapi.connect(str(root)) as conn,
+        pytest.raises(CorruptFileError, match="the most a dataset metadata file may hold") as info,
+    ):
+        conn.cursor().execute("SELECT * FROM t")
+    assert info.value.path == location
+    managed._METADATA_CACHE.clear()
+
+
+def _rewrite_one_file(store: Path, tmp_path: Path, change: str) -> tuple[Path, str]:
+    """A copy of ``store`` with one data file the metadata names rewritten; its path."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    main = json.loads((copy / "ds.by-dataset-metadata.json").read_text())
+    victim = next(iter(main["partitions"].values()))["files"]["table"]
+    table = pq.read_table(copy / victim)
+    if change == "renamed":
+        table = table.rename_columns(["V" if n == "v" else n for n in table.column_names])
+    elif change == "missing":
+        table = table.drop(["v"])
+    else:
+        table = table.append_column("w", pa.array([1.0] * table.num_rows))
+    pq.write_table(table, copy / victim)
+    return copy, victim
+
+
+@pytest.mark.parametrize("mode", ["copy", "reference"])
+@pytest.mark.parametrize("change", ["renamed", "missing", "extra"])
+def test_a_file_without_the_datasets_columns_is_refused(
+    store: Path, tmp_path: Path, change: str, mode: str
+) -> None:
+    """Kartothek's writer refuses such a file; the import did read its column as NULLs."""
+    broken, victim = _rewrite_one_file(store, tmp_path, change)
+    root = tmp_path / "lake"
+    conn = _connect(root)
+    cur = conn.cursor()
+    version = Lakehouse.open(str(root)).snapshot().version
+    column = {"renamed": "'v' and holds column 'V'", "missing": "'v'", "extra": "'w'"}[change]
+    with pytest.raises(DataError, match=rf"its file '{victim}'.*the data file \w+ column {column}"):
+        cur.execute("CALL system.import_kartothek('t', ?, 'ds', mode => ?)", [str(broken), mode])
+    assert Lakehouse.open(str(root)).snapshot().version == version
+    cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 't'")
+    assert cur.fetchone() == (0,)
+    conn.close()
+
+
+@pytest.mark.parametrize("mode", ["copy", "reference"])
+def test_a_lakehouse_dataset_after_drop_and_add_column_reads_as_its_table(
+    tmp_path: Path, mode: str
+) -> None:
+    """Files are matched by column ID: a column dropped and added again is NULL in older files."""
+    source = tmp_path / "a"
+    with _connect(source) as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE src (id INT8, v INT8, x INT8)")
+        cur.execute("INSERT INTO src VALUES (1, 10, 100)")
+        cur.execute("ALTER TABLE src DROP COLUMN x")
+        cur.execute("ALTER TABLE src ADD COLUMN x INT8")
+        cur.execute("ALTER TABLE src ADD COLUMN z INT8")
+        cur.execute("INSERT INTO src VALUES (2, 20, 200, 2000)")
+        expected = _select(cur, "SELECT * FROM src")
+    assert expected == [
+        {"id": 1, "v": 10, "x": None, "z": None},
+        {"id": 2, "v": 20, "x": 200, "z": 2000},
+    ]
+    definition = Lakehouse.open(str(source)).begin(read_only=True).load_table("default", "src")
+    uuid = definition.format_properties[managed.DATASET_UUID]
+    with _connect(tmp_path / "b") as conn:
+        cur = conn.cursor()
+        cur.execute("CALL system.import_kartothek('t', ?, ?, mode => ?)", [str(source), uuid, mode])
+        assert _select(cur, "SELECT * FROM t") == expected  # reference read x = 100 before
