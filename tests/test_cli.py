@@ -644,6 +644,34 @@ def test_error_stops_the_run(lake: str) -> None:
     assert "later" not in namespaces.stdout
 
 
+def test_a_value_python_cannot_hold_is_an_error_line_not_a_traceback(lake: str) -> None:
+    # It was a bare OverflowError's traceback.
+    result = _run(
+        lake,
+        "--format",
+        "csv",
+        "-c",
+        "SELECT DATE '9999-12-31' + 1 AS d",
+        "-c",
+        "SELECT CAST(DATE '9999-12-31' + 1 AS VARCHAR) AS d",
+    )
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.startswith(
+        "Error: column 'd' holds the date 10000-01-01 (row 1 of the result)"
+    )
+    assert "Traceback" not in result.stderr
+    text = _run(lake, "--format", "csv", "-c", "SELECT CAST(DATE '9999-12-31' + 1 AS VARCHAR) AS d")
+    assert (text.returncode, text.stdout) == (0, "d\n10000-01-01\n")
+
+
+def test_nanoseconds_are_printed(lake: str) -> None:
+    result = _run(
+        lake, "--format", "csv", "-c", "SELECT '2020-01-01 00:00:00.123456789'::TIMESTAMP_NS AS n"
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == "n\n2020-01-01 00:00:00.123456789\n"
+
+
 def test_missing_lakehouse_with_no_create(tmp_path: Path) -> None:
     result = _run(str(tmp_path / "absent"), "--no-create", "-c", "SELECT 1")
     assert result.returncode == 1

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
+import itertools
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+import trinity_dbapi
 from tests.sqlalchemy.helpers import latest_version, rows, statements
 from trinity_dbapi.sqlalchemy import arrow_insert
 
@@ -287,3 +292,78 @@ def test_arrow_insert_rolls_back_with_the_transaction(engine: sa.Engine) -> None
         transaction.rollback()
     assert latest_version(engine) == before
     assert rows(engine, "SELECT count(*) FROM ns.t") == [(0,)]
+
+
+# -- dates and timestamps at the edges, nanoseconds (docs/dbapi.md) ---------------------------
+
+
+def test_read_sql_of_a_date_past_9999_is_a_data_error_naming_it(engine: sa.Engine) -> None:
+    # It was a bare OverflowError, out of every row of the result.
+    with pytest.raises(sa.exc.DataError) as info:
+        pd.read_sql("SELECT 1 AS id, DATE '9999-12-31' + 1 AS d", engine)
+    assert isinstance(info.value.orig, trinity_dbapi.DataError)
+    assert "column 'd' holds the date 10000-01-01 (row 1 of the result)" in str(info.value)
+    back = pd.read_sql("SELECT CAST(DATE '9999-12-31' + 1 AS VARCHAR) AS d", engine)
+    assert back["d"].tolist() == ["10000-01-01"]
+
+
+#: datetime.min and datetime.max in seconds since 1970.
+_MIN_S, _MAX_S = -62_135_596_800, 253_402_300_799
+_to_sql_tables = itertools.count()
+
+
+@settings(
+    deadline=None, max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.integers(_MIN_S, _MIN_S + 10**9)
+    | st.integers(_MAX_S - 10**9, _MAX_S)
+    | st.integers(_MIN_S, _MAX_S)
+)
+@example(_MIN_S)
+@example(_MAX_S)
+def test_to_sql_stores_the_edges_as_every_other_path(engine: sa.Engine, seconds: int) -> None:
+    """Years 1 and 9999 through both to_sql methods: the value executemany stores."""
+    moment = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=seconds)
+    data = frame(ts=np.array([seconds], "datetime64[s]"), d=np.array([seconds], "datetime64[s]"))
+    table = f"edges{next(_to_sql_tables)}"
+    with engine.begin() as conn:
+        conn.exec_driver_sql(f"CREATE TABLE ns.{table} (path VARCHAR, ts TIMESTAMP, d TIMESTAMP)")
+        conn.exec_driver_sql(
+            f"INSERT INTO ns.{table} VALUES ('executemany', ?, ?)", (moment, moment)
+        )
+    for name, method in (("default", None), ("arrow_insert", arrow_insert)):
+        data.assign(path=name).to_sql(
+            table, engine, schema="ns", index=False, method=method, if_exists="append"
+        )
+    got = rows(engine, f"SELECT path, ts, d FROM ns.{table} ORDER BY path")
+    assert got == [(path, moment, moment) for path in ("arrow_insert", "default", "executemany")]
+
+
+def test_arrow_insert_keeps_nanoseconds_or_refuses_them(engine: sa.Engine) -> None:
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE ns.t (n TIMESTAMP(9), u TIMESTAMP(6))")
+    stamps = pd.to_datetime(["2020-01-01 00:00:00.123456789", "2021-01-01"], format="ISO8601")
+    frame(n=stamps).to_sql(
+        "t", engine, schema="ns", index=False, method=arrow_insert, if_exists="append"
+    )
+    back = pd.read_sql("SELECT n FROM ns.t ORDER BY n", engine)
+    assert back["n"].dtype == "datetime64[ns]"
+    assert back["n"].tolist() == list(stamps)
+    # arrow_insert writes through the driver's cursor: the driver's DataError.
+    with pytest.raises(
+        trinity_dbapi.DataError, match=r"column 'u' cannot hold the value Timestamp"
+    ):
+        frame(u=stamps).to_sql(
+            "t", engine, schema="ns", index=False, method=arrow_insert, if_exists="append"
+        )
+    assert rows(engine, "SELECT count(*) FROM ns.t") == [(2,)]
+
+
+def test_pandas_own_insert_drops_nanoseconds_before_the_driver(engine: sa.Engine) -> None:
+    """docs/dbapi.md: pandas' default to_sql hands datetimes over; arrow_insert keeps them."""
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE ns.t (n TIMESTAMP(9))")
+    stamps = pd.to_datetime(["2020-01-01 00:00:00.123456789"])
+    frame(n=stamps).to_sql("t", engine, schema="ns", index=False, if_exists="append")
+    assert rows(engine, "SELECT CAST(n AS VARCHAR) FROM ns.t") == [("2020-01-01 00:00:00.123456",)]

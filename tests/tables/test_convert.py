@@ -164,3 +164,19 @@ def test_text_with_a_large_negative_exponent_is_not_zero() -> None:
     ):
         convert(pa.array(["1.3247213420481442e-180"]), pa.decimal128(38, 2), "v")
     assert convert(pa.array(["123e-2"]), pa.decimal128(5, 2), "v").to_pylist() == [D("1.23")]
+
+
+def test_python_timestamps_keep_their_nanoseconds_or_are_refused() -> None:
+    """pa.array makes microseconds of a pandas.Timestamp: from_python keeps every nanosecond."""
+    pd = pytest.importorskip("pandas")
+    naive = pd.Timestamp("2020-01-01 00:00:00.123456789")
+    values = [naive, None, datetime.datetime(2021, 1, 1), np.datetime64(1, "ns")]
+    got = convert_python(values, pa.timestamp("ns"), "v").cast(pa.int64()).to_pylist()
+    assert got == [1_577_836_800_123_456_789, None, 1_609_459_200_000_000_000, 1]
+    zoned = naive.tz_localize("Europe/Paris")
+    (value,) = convert_python([zoned], pa.timestamp("ns", "UTC"), "v").to_pylist()
+    assert value == zoned and value.value == zoned.value
+    with pytest.raises(DataError, match=r"Timestamp\('2020-01-01 00:00:00.123456789'\) \(row 1\)"):
+        convert_python(values, pa.timestamp("us"), "v")
+    whole = [pd.Timestamp("2020-01-01 00:00:00.123456"), datetime.datetime(2021, 1, 1)]
+    assert convert_python(whole, pa.timestamp("us"), "v").to_pylist() == whole
