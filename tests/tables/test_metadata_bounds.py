@@ -182,6 +182,11 @@ def _nested_msgpack(levels: int) -> bytes:
 
 
 @hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.example(levels=MAX_METADATA_DEPTH - 2, format="json", in_statement=False)
+@hypothesis.example(levels=MAX_METADATA_DEPTH - 1, format="json", in_statement=True)
+@hypothesis.example(levels=MAX_METADATA_DEPTH - 2, format="msgpack", in_statement=True)
+@hypothesis.example(levels=MAX_METADATA_DEPTH - 1, format="msgpack", in_statement=False)
+@hypothesis.example(levels=5000, format="json", in_statement=True)
 @hypothesis.given(
     levels=st.one_of(st.integers(0, 200), st.integers(200, 100_000)),
     format=st.sampled_from(["json", "msgpack"]),
@@ -194,7 +199,7 @@ def test_nesting_bound_is_the_same_everywhere(levels: int, format: str, in_state
         if format == "json"
         else (MSGPACK_PATH, _nested_msgpack(levels))
     )
-    depth = 3 + levels  # the top map, "metadata", {"x": ...}, then the lists
+    depth = 2 + levels  # the top map, "metadata" (a map), then the lists x holds
     try:
         if in_statement:  # the raised recursion limit a SQL statement runs with
             with recursion_budget():
