@@ -127,6 +127,22 @@ def test_decimals_are_bound_exactly_or_refused() -> None:
     assert isinstance(nan, float) and math.isnan(nan) and inf == -math.inf
 
 
+@given(
+    st.decimals(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(
+        [decimal.Decimal("1E+400"), decimal.Decimal("-9.9E+999999"), decimal.Decimal("1E+78")]
+    )
+)
+def test_a_decimal_is_bound_as_itself_or_refused_with_a_data_error(value: decimal.Decimal) -> None:
+    """Any exponent: 1E+400 was a bare decimal.InvalidOperation from quantize."""
+    try:
+        (bound,) = check_params([value])
+    except DataError as exc:
+        assert "more than 38 digits" in str(exc)
+        return
+    assert bound == value
+
+
 def test_dict_is_refused_with_paramstyle() -> None:
     with pytest.raises(ProgrammingError, match="paramstyle is qmark") as info:
         check_params({"a": 1})

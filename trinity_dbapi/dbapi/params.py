@@ -100,6 +100,8 @@ def _decimal(value: decimal.Decimal) -> decimal.Decimal | float | None:
     exponent = compact.as_tuple().exponent
     assert isinstance(exponent, int)  # finite
     if exponent > 0:
+        if not _fits(compact):  # quantize would raise past _WIDE's digits (1E+400)
+            return None
         compact = compact.quantize(decimal.Decimal(1), context=_WIDE)
     return compact if compact == value and _fits(compact) else None
 
