@@ -236,6 +236,40 @@ class CommitConflictError(OperationalError):
         self.version = version
 
 
+class VersionExpiredError(OperationalError):
+    """The version a reader was pinned to was expired and its files collected.
+
+    Not damage: expiration deleted the version's root, garbage collection then
+    deleted the files only it reached, and the reader still pinned to it found
+    one of them gone. The lakehouse itself is healthy.
+
+    Attributes:
+        version: the expired version the reader was pinned to.
+        path: the file of that version the read found missing.
+        retention: what expired it: ``"maximum_version_age_millis"`` (the
+            lakehouse's maximum age, beyond the newest ``minimum_versions_to_keep``
+            versions), ``"maximum_version_age_millis_overrides"`` (the version's
+            own maximum age) or ``"expire_versions"`` (an explicit call with
+            ``older_than`` or ``retain_last``, before the maximum age).
+        latest: the newest version, which a new reader pins.
+    """
+
+    def __init__(self, version: int, path: str, *, retention: str, why: str, latest: int) -> None:
+        super().__init__(
+            f"version {version} was expired {why}; garbage collection has since deleted its "
+            f"files ({path!r} is gone), so this reader, pinned to version {version}, cannot "
+            "read it any more. The lakehouse is healthy: nothing is damaged, so do not restore "
+            f"or roll back. Begin again on the latest version ({latest}): a new transaction, or "
+            "connect without version=; to keep versions readable longer, raise the lakehouse's "
+            "maximum_version_age_millis or minimum_versions_to_keep (or give the version a "
+            "maximum_version_age_millis_overrides entry) before they expire (docs/recovery.md)"
+        )
+        self.version = version
+        self.path = path
+        self.retention = retention
+        self.latest = latest
+
+
 class ReadOnlyError(ProgrammingError):
     """A write was attempted through a read-only snapshot or connection."""
 

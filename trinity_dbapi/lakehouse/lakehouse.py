@@ -37,7 +37,7 @@ from trinity_dbapi.format.paths import (
     root_node_file_name,
     root_node_version,
 )
-from trinity_dbapi.lakehouse import commit_point, history, recovery, roots
+from trinity_dbapi.lakehouse import commit_point, expired, history, recovery, roots
 from trinity_dbapi.lakehouse.definition_cache import DefinitionCache
 from trinity_dbapi.lakehouse.expiration import ExpireResult
 from trinity_dbapi.lakehouse.export import ExportResult
@@ -245,14 +245,15 @@ class Lakehouse:
         """A pinned snapshot of ``version`` (the latest when None).
 
         Raises:
-            NoSuchVersionError: the version does not exist.
+            NoSuchVersionError: the version does not exist (its message says
+                when it was expired).
         """
         if version is None:
             version = self.latest_version()
         try:
             return self.load_version(version)
         except StorageFileNotFoundError:
-            raise NoSuchVersionError(version, self.latest_version()) from None
+            raise expired.missing_version(self, version) from None
 
     def load_version(self, version: int) -> Snapshot:
         """Load root ``version`` (one read, cached afterwards).

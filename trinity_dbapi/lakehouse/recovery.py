@@ -24,6 +24,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import roots
+from trinity_dbapi.lakehouse.expired import describe, expired_message, was_expired
 from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -51,14 +52,18 @@ def check_version_exists(storage: Storage, version: int) -> None:
         )
     if storage.exists(root_node_file_name(version)):
         return
-    listed = roots.listed_versions(storage)
+    listed = sorted(roots.listed_versions(storage))
     if not listed:
         raise LakehouseNotFoundError(storage.root_uri)
+    # Below the run that ends at the newest root, a version was expired
+    # (overrides are in a definition this check does not read: "does not exist").
+    if version < listed[-1] and was_expired(listed, version):
+        raise NoSuchVersionError(version, listed[-1], expired_message(version, listed))
     raise NoSuchVersionError(
         version,
-        max(listed),
+        listed[-1],
         f"lakehouse version {version} does not exist (the root files are versions "
-        f"{min(listed)} to {max(listed)}, possibly with gaps); choose one of those",
+        f"{describe(listed)}); choose one of those",
     )
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
+from trinity_dbapi.errors import CorruptFileError, Error
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.locations import is_uri, qualify, split_uri
 from trinity_dbapi.format.node_file import Message
+from trinity_dbapi.lakehouse.expired import expired_error
 from trinity_dbapi.tree import btree
 from trinity_dbapi.tree.node import Node
 
@@ -59,8 +61,16 @@ class Snapshot:
 
     @property
     def definition(self) -> LakehouseDefinition:
-        """The lakehouse definition this version points at."""
-        return self.lakehouse.read_definition(self.definition_path, referrer=self.root.path)
+        """The lakehouse definition this version points at.
+
+        Raises:
+            VersionExpiredError: the version was expired and its definition
+                file collected since this snapshot was taken.
+        """
+        try:
+            return self.lakehouse.read_definition(self.definition_path, referrer=self.root.path)
+        except CorruptFileError as exc:
+            self.raise_explained(exc)
 
     @property
     def latest_txn(self) -> str | None:
@@ -83,21 +93,51 @@ class Snapshot:
         """The keys the transaction that made this version set or deleted."""
         return {m.key for m in self.latest_messages()}
 
+    # Reads below the root load node files, which expiration and garbage
+    # collection may have deleted since this version was pinned: such a read
+    # raises VersionExpiredError, not the CorruptFileError of damage.
+
     def get(self, key: str) -> str | None:
         """The value of ``key`` at this version, or None."""
-        return btree.get(self.lakehouse.nodes, self.root, key)
+        try:
+            return btree.get(self.lakehouse.nodes, self.root, key)
+        except CorruptFileError as exc:
+            self.raise_explained(exc)
 
     def scan(self, lo: str | None = None, hi: str | None = None) -> Iterator[tuple[str, str]]:
         """Every ``(key, value)`` with ``lo <= key < hi``, ascending."""
-        return btree.scan(self.lakehouse.nodes, self.root, lo, hi)
+        try:
+            yield from btree.scan(self.lakehouse.nodes, self.root, lo, hi)
+        except CorruptFileError as exc:
+            self.raise_explained(exc)
 
     def scan_prefix(self, prefix: str) -> Iterator[tuple[str, str]]:
         """Every ``(key, value)`` whose key starts with ``prefix``, ascending."""
-        return btree.scan_prefix(self.lakehouse.nodes, self.root, prefix)
+        return self.scan(prefix, btree.prefix_end(prefix))
 
     def depth(self) -> int:
         """Number of tree levels at this version."""
-        return btree.depth(self.lakehouse.nodes, self.root)
+        try:
+            return btree.depth(self.lakehouse.nodes, self.root)
+        except CorruptFileError as exc:
+            self.raise_explained(exc)
+
+    def explain(self, exc: CorruptFileError) -> Error:
+        """The error for a file of this version that a read found damaged or missing.
+
+        Returns:
+            :class:`~trinity_dbapi.errors.VersionExpiredError` when this version
+            was expired and garbage collection deleted the file (the lakehouse
+            is healthy); otherwise ``exc`` itself.
+        """
+        return expired_error(self.lakehouse, self.version, self.created_at_millis, exc)
+
+    def raise_explained(self, exc: CorruptFileError) -> NoReturn:
+        """Raise :meth:`explain`'s error for ``exc`` (``exc`` itself when it is damage)."""
+        error = self.explain(exc)
+        if error is exc:
+            raise exc  # not "from exc": the error would be its own cause
+        raise error from exc
 
 
 __all__ = ["Snapshot"]

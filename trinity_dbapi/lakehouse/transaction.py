@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import (
     CommitConflictError,
+    CorruptFileError,
     InvalidNameError,
     ProgrammingError,
     ReadOnlyError,
@@ -309,7 +310,12 @@ class Transaction(ViewOperations):
     def read_file(self, path: str) -> bytes:
         """A file staged by this transaction, or else from storage."""
         staged = self._files.get(path)
-        return staged if staged is not None else self.lakehouse.read_location(path)
+        if staged is not None:
+            return staged
+        try:
+            return self.lakehouse.read_location(path)
+        except CorruptFileError as exc:  # this version may have been expired meanwhile
+            self.snapshot.raise_explained(exc)
 
     def read_object_definition(self, path: str, kind: type[D]) -> D:
         """The namespace or table definition at ``path``, parsed once per lakehouse handle.
@@ -323,7 +329,10 @@ class Transaction(ViewOperations):
         staged = self._files.get(path)
         if staged is not None:
             return kind.from_bytes(staged, path)
-        return self.lakehouse.definition_cache.load(path, kind, self.lakehouse.read_location)
+        try:
+            return self.lakehouse.definition_cache.load(path, kind, self.lakehouse.read_location)
+        except CorruptFileError as exc:  # this version may have been expired meanwhile
+            self.snapshot.raise_explained(exc)
 
     # -- writes ----------------------------------------------------------------------
 

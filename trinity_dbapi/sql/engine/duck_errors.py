@@ -28,6 +28,7 @@ from trinity_dbapi.errors import (
 )
 
 if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse.snapshot import Snapshot
     from trinity_dbapi.sql.engine.query import NativeScan
 
 
@@ -171,17 +172,60 @@ class QueryFiles:
         self.paths: set[str] = set()
         self.scans: list[NativeScan] = []
         self._duck = duck
+        # The versions that read each file: a missing one is no damage when
+        # every version reading it was expired and its files collected.
+        self._readers: dict[str, list[Snapshot]] = {}
+
+    def add(self, snapshot: Snapshot, paths: Collection[str]) -> None:
+        """Record that the scan of a table as of ``snapshot`` may read ``paths``."""
+        self.paths.update(paths)
+        for path in paths:
+            self._readers.setdefault(path, []).append(snapshot)
+
+    def explain(self, error: Error) -> Error:
+        """``error``, or :class:`VersionExpiredError` if it is a file of an expired version's.
+
+        A file some retained version reads cannot have been collected, so
+        then it stays damage.
+        """
+        if not isinstance(error, CorruptFileError):
+            return error
+        expired: Error | None = None
+        for snapshot in self._readers.get(error.path, ()):
+            explained = snapshot.explain(error)
+            if explained is error:
+                return error
+            expired = expired or explained
+        return expired or error
 
     def translate(self, exc: duckdb.Error) -> Error:
         """Our error for a DuckDB failure of the query: a damaged file's if one is to blame."""
         error = translate_duckdb_error(exc, self.paths)
         if isinstance(error, CorruptFileError) or not may_be_a_file(exc):
-            return error
+            return self.explain(error)
         for scan in self.scans:
             damaged = scan.damaged_file(self._duck)
             if damaged is not None:
-                return damaged
+                return self.explain(damaged)
         return error
+
+    def translate_stream(self, exc: OSError) -> Error:
+        """Our error for a failure met while the query's rows were streamed.
+
+        Arrow's C stream hands DuckDB's error over as ``OSError`` with its
+        message; one naming a file of the query is that file's, as in
+        :meth:`translate` (a cursor still fetching when its version's files
+        were collected gets :class:`VersionExpiredError`).
+        """
+        error = stream_error(exc)
+        if isinstance(error, QueryInterruptedError):
+            return error
+        message = str(exc)
+        named = [path for path in self.paths if path in message]
+        if not named:
+            return error
+        message = _PRIVATE_STREAM.sub("", message)
+        return self.explain(CorruptFileError(max(named, key=len), f"reading it failed: {message}"))
 
 
 def is_one_of(exc: duckdb.Error, names: Sequence[str]) -> bool:

@@ -177,13 +177,18 @@ def execute_marked(
                 track=session.track_stream,
                 on_close=lambda: session.control.remove_cursor(duck),
                 translate=files.translate,
+                translate_stream=files.translate_stream,
             )
         return execute_duckdb(duck, sql, used, translate=files.translate)
-    except BaseException:
+    except BaseException as exc:
         if stream:  # stream_duckdb did not take the cursor over
             session.control.remove_cursor(duck)
             with contextlib.suppress(duckdb.Error):
                 duck.close()
+        if isinstance(exc, CorruptFileError):  # a native scan reading its files' footers
+            error = files.explain(exc)
+            if error is not exc:
+                raise error from exc
         raise
     finally:
         if not stream:
@@ -293,15 +298,19 @@ def stream_duckdb(
     track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
     on_close: Callable[[], None] | None = None,
     translate: Callable[[duckdb.Error], Error] | None = None,
+    translate_stream: Callable[[OSError], Error] | None = None,
 ) -> pa.RecordBatchReader:
     """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
 
     The reader owns the cursor: it is closed when the last batch is read or
     the reader is dropped, or by whoever ``track`` hands the generator of
     batches to (the session closes it when the connection closes); then
-    ``on_close`` is called. DuckDB errors surface here or while reading.
+    ``on_close`` is called. DuckDB errors surface here or while reading;
+    ``translate_stream`` turns one met while reading (which Arrow's C stream
+    hands over as ``OSError``) into ours (:meth:`QueryFiles.translate_stream`).
     """
     translate = translate or translate_duckdb_error
+    translate_stream = translate_stream or stream_error
 
     def close() -> None:
         if on_close is not None:
@@ -331,7 +340,7 @@ def stream_duckdb(
         except OSError as exc:
             # Arrow's C stream reports DuckDB's errors while reading as OSError
             # carrying DuckDB's message ("INTERRUPT Error: Interrupted!").
-            raise stream_error(exc) from exc
+            raise translate_stream(exc) from exc
         finally:
             close()
 
@@ -427,7 +436,13 @@ def _materialise(
     view, snapshot = session.view_for(as_of)
     if namespace in catalog.RESERVED_NAMESPACES:
         return catalog.catalog_table(view, snapshot, namespace, table, predicate)
-    return table_scan(session.lakehouse.storage, view, namespace, table, predicate, files.paths)
+    paths: set[str] = set()
+    try:
+        relation = table_scan(session.lakehouse.storage, view, namespace, table, predicate, paths)
+    except CorruptFileError as exc:  # damage, or the version read was expired meanwhile
+        snapshot.raise_explained(exc)
+    files.add(snapshot, paths)
+    return relation
 
 
 def table_scan(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import (
+    CorruptFileError,
     InterfaceError,
     NotSupportedError,
     ProgrammingError,
@@ -521,11 +522,15 @@ class Session:
             result = work()
             if self._statement_scoped():
                 self.control.check()  # the last point to stop at: the commit is not interrupted
-        except BaseException:
+        except BaseException as exc:
             if self._txn is txn and txn.is_active:
                 txn.rollback_to(savepoint)
             if self._statement_scoped():
                 self.rollback()
+            if isinstance(exc, CorruptFileError):
+                # A dataset file the tables layer found missing: damage, or the
+                # transaction's version was expired and collected meanwhile.
+                txn.snapshot.raise_explained(exc)
             raise
         if self._statement_scoped():
             self.commit()
