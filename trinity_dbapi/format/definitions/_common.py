@@ -4,7 +4,8 @@
   stores its maps in.
 * ``_fail``, ``_check_int``, ``_check_str``, ``_check_utf8``, ``_string_map``,
   ``_uint64_map`` and ``_set`` -- field checks and normalization used by the
-  definitions' ``__post_init__`` and ``validate``.
+  definitions' ``__post_init__`` and ``validate``; ``_check_new_keys``, the
+  rule for new names applied to a map's new keys (``check_new_names``).
 * ``_parse`` and ``_corrupt`` -- turn problems with a file into
   :class:`~trinity_dbapi.errors.CorruptFileError` naming the file.
 * :class:`_BinpbDefinition` -- the ``to_bytes`` / ``from_bytes`` pair shared by
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from google.protobuf.message import DecodeError, Message
 
 from trinity_dbapi.errors import CorruptFileError, InvalidDefinitionError, InvalidNameError
+from trinity_dbapi.format import names
 
 if TYPE_CHECKING:
     # Only for type checking: typing.Self is Python 3.11+, and typing_extensions
@@ -136,6 +138,19 @@ def _string_map(field_name: str, value: object) -> FrozenMap[str, str]:
         _check_utf8(field_name, key)
         _check_utf8(field_name, item)
     return value if isinstance(value, FrozenMap) else FrozenMap(value)
+
+
+def _check_new_keys(
+    kind: str, where: str, keys: Mapping[str, str], previous: Mapping[str, str]
+) -> None:
+    """Check the keys of ``keys`` that ``previous`` lacks by the rule for new names.
+
+    Keys already stored are left alone: a definition an older release wrote
+    keeps its keys through every later change (docs/format.md, Object names).
+    """
+    for key in keys:
+        if key not in previous:
+            names.check_new_name(key, kind, where)
 
 
 def _uint64_map(field_name: str, value: object) -> FrozenMap[int, int]:

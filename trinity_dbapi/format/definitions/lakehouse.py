@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from trinity_dbapi.errors import UnsupportedFormatVersionError
-from trinity_dbapi.format import keys
+from trinity_dbapi.format import keys, names
 from trinity_dbapi.format.definitions._common import (
     _EMPTY,
     _UINT32_MAX,
     _UINT64_MAX,
     _BinpbDefinition,
     _check_int,
+    _check_new_keys,
     _check_str,
     _fail,
     _set,
@@ -126,6 +127,28 @@ class LakehouseDefinition(_BinpbDefinition):
         _check_int("minimum_versions_to_keep", self.minimum_versions_to_keep, 1, _UINT32_MAX)
         self._validate_node_size()
         self._validate_snapshots()
+
+    def check_new_names(self, previous: LakehouseDefinition | None = None) -> None:
+        """Check the names this definition introduces by the rule for new names.
+
+        Property keys and exported snapshot names that ``previous`` (the
+        definition this one replaces; None: a new lakehouse) lacks, by
+        :func:`~trinity_dbapi.format.names.new_name_problem`. The lakehouse's
+        own name is free text, as before.
+
+        Raises:
+            InvalidNameError: naming the name, the rule and the fix.
+        """
+        where = f"of lakehouse {self.name!r}"
+        _check_new_keys(
+            "property key", where, self.properties, previous.properties if previous else {}
+        )
+        _check_new_keys(
+            "exported snapshot",
+            where,
+            self.exported_snapshots,
+            previous.exported_snapshots if previous else {},
+        )
 
     def _validate_node_size(self) -> None:
         estimate = self.node_key_table_size_estimate
@@ -268,6 +291,25 @@ class NamespaceDefinition(_BinpbDefinition):
             InvalidDefinitionError: Naming another invalid field.
         """
         keys.check_name_characters(self.name, "namespace")
+
+    def check_new_names(self, previous: NamespaceDefinition | None = None) -> None:
+        """Check the names this definition introduces by the rule for new names.
+
+        The namespace's name (unless ``previous``, the definition this one
+        replaces, has it) and the property keys ``previous`` lacks, by
+        :func:`~trinity_dbapi.format.names.new_name_problem`.
+
+        Raises:
+            InvalidNameError: naming the name, the namespace, the rule and the fix.
+        """
+        if previous is None or previous.name != self.name:
+            names.check_new_object_name(self.name, "namespace")
+        _check_new_keys(
+            "property key",
+            f"of namespace {self.name}",
+            self.properties,
+            previous.properties if previous else {},
+        )
 
     def replace(self, **changes: Any) -> NamespaceDefinition:
         """Return a copy with ``changes`` applied (and validated)."""

@@ -9,18 +9,19 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 from trinity_dbapi.errors import CorruptFileError
-from trinity_dbapi.format import keys
+from trinity_dbapi.format import keys, names
 from trinity_dbapi.format.definitions._common import (
     _EMPTY,
     _UINT32_MAX,
     _BinpbDefinition,
     _check_int,
+    _check_new_keys,
     _check_str,
     _fail,
     _set,
     _string_map,
 )
-from trinity_dbapi.format.definitions.types import Column, _check_unique_names
+from trinity_dbapi.format.definitions.types import Column, _check_new_columns, _check_unique_names
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 
 TABLE_TYPES = ("MANAGED", "EXTERNAL", "FEDERATED")
@@ -102,6 +103,41 @@ class TableDefinition(_BinpbDefinition):
                 f"table_type {self.table_type!r} is not one of {', '.join(TABLE_TYPES)}",
             )
         _check_str("table_format", self.table_format, required=True)
+
+    def check_new_names(
+        self, previous: TableDefinition | None = None, *, namespace: str = ""
+    ) -> None:
+        """Check every name this definition introduces by the rule for new names.
+
+        :meth:`validate` holds a definition to the rules every stored one
+        obeys; this holds the names a write adds (the table's name, column and
+        nested field names, property keys of the table, its columns and its
+        format) to :func:`~trinity_dbapi.format.names.new_name_problem`.
+        Names ``previous`` already has are not checked again, so a table an
+        older release wrote stays writable.
+
+        Args:
+            previous: The definition this one replaces (None: a new table).
+            namespace: The table's namespace, for messages.
+
+        Raises:
+            InvalidNameError: naming the name, the object, the rule and the fix.
+        """
+        where = f"of table {namespace}.{self.name}" if namespace else f"of table {self.name}"
+        if previous is None or previous.name != self.name:
+            home = f"in namespace {namespace}" if namespace else ""
+            names.check_new_object_name(self.name, "table", home)
+        _check_new_columns(self.columns, previous.columns if previous else (), where)
+        _check_new_keys(
+            "property key", where, self.properties, previous.properties if previous else {}
+        )
+        # System-written, but an index's name is part of one (index.<name>).
+        _check_new_keys(
+            "format property key",
+            where,
+            self.format_properties,
+            previous.format_properties if previous else {},
+        )
 
     def _validate_columns(self) -> None:
         for col in self.columns:

@@ -7,11 +7,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from trinity_dbapi.format import names
 from trinity_dbapi.format.definitions._common import (
     _EMPTY,
     _UINT32_MAX,
     FrozenMap,
     _check_int,
+    _check_new_keys,
     _check_str,
     _fail,
     _set,
@@ -306,6 +308,36 @@ def _sql_name(name: str) -> str:
     if _PLAIN_IDENTIFIER_RE.fullmatch(name):
         return name
     return quote_identifier(name)
+
+
+def _check_new_columns(
+    columns: Sequence[Column], previous: Sequence[Column], where: str, parent: str = ""
+) -> None:
+    """Check the names and property keys ``columns`` introduce by the rule for new names.
+
+    A column is matched to its earlier self by ID (IDs are never reused), so
+    a renamed column's new name is checked and a name stored before the rule
+    is not. ``where`` names the table or view, for messages; ``parent`` the
+    column a nested field belongs to.
+    """
+    before = {column.id: column for top in previous for column in top.walk()}
+    _check_new_level(columns, before, where, parent)
+
+
+def _check_new_level(
+    columns: Sequence[Column], before: Mapping[int, Column], where: str, parent: str
+) -> None:
+    for column in columns:
+        old = before.get(column.id)
+        label = f"{parent}.{column.name}" if parent else column.name
+        owner = f"of column {parent!r} {where}" if parent else where
+        if old is None or old.name != column.name:
+            names.check_new_name(column.name, "field" if parent else "column", owner)
+        previous_keys = old.properties if old is not None else {}
+        _check_new_keys(
+            "property key", f"of column {label!r} {where}", column.properties, previous_keys
+        )
+        _check_new_level(column.type.children, before, where, label)
 
 
 def _check_unique_names(field_name: str, columns: Sequence[Column]) -> None:

@@ -13,16 +13,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from trinity_dbapi.format import keys
+from trinity_dbapi.format import keys, names
 from trinity_dbapi.format.definitions._common import (
     _EMPTY,
     _BinpbDefinition,
+    _check_new_keys,
     _check_str,
     _fail,
     _set,
     _string_map,
 )
-from trinity_dbapi.format.definitions.types import Column, _check_unique_names
+from trinity_dbapi.format.definitions.types import Column, _check_new_columns, _check_unique_names
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 
 __all__ = ["TRINITY_DIALECT", "ViewDefinition"]
@@ -107,6 +108,28 @@ class ViewDefinition(_BinpbDefinition):
             raise _fail(
                 "schema_binding", f"schema_binding must be a bool, got {self.schema_binding!r}"
             )
+
+    def check_new_names(
+        self, previous: ViewDefinition | None = None, *, namespace: str = ""
+    ) -> None:
+        """Check every name this view introduces by the rule for new names.
+
+        As :meth:`TableDefinition.check_new_names
+        <trinity_dbapi.format.definitions.TableDefinition.check_new_names>`:
+        the view's name, its column names and property keys, except those
+        ``previous`` (the view this one replaces) already has.
+
+        Raises:
+            InvalidNameError: naming the name, the view, the rule and the fix.
+        """
+        where = f"of view {namespace}.{self.name}" if namespace else f"of view {self.name}"
+        if previous is None or previous.name != self.name:
+            home = f"in namespace {namespace}" if namespace else ""
+            names.check_new_object_name(self.name, "view", home)
+        _check_new_columns(self.columns, previous.columns if previous else (), where)
+        _check_new_keys(
+            "property key", where, self.properties, previous.properties if previous else {}
+        )
 
     def all_columns(self) -> Iterator[Column]:
         """Yield every column, nested ones included, depth first."""
