@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import hashlib
 import re
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trinity_dbapi.errors import CorruptFileError, DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.storage import Storage
+from trinity_dbapi.storage.uri import check_path
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.metadata import DatasetMetadata
 from trinity_dbapi.tables.partitions import (
@@ -159,6 +163,42 @@ def test_paths() -> None:
     assert layout.index_path(UUID, "c", moment) != layout.index_path(UUID, "c", moment)
     path = layout.metadata_path(UUID, 7, "msgpack.zstd")
     assert layout.parse_metadata_path(path) == layout.MetadataName(UUID, 7, "msgpack.zstd")
+
+
+@pytest.mark.parametrize(
+    ("column", "directory"),
+    [
+        (".", "%2E"),
+        ("..", "%2E%2E"),
+        ("...", "..."),
+        ("a/b", "a%2Fb"),
+        (".a", ".a"),
+        ("é", "%C3%A9"),
+    ],
+)
+def test_index_directories_are_one_storage_path_segment(column: str, directory: str) -> None:
+    # '.' and '..' made '<uuid>/indices/../<file>', which the storage refused
+    # with an InvalidURIError quoting that path (issue 29, item 9).
+    assert layout.index_directory(column) == directory
+    path = layout.index_path(UUID, column)
+    check_path(path)
+    assert path.split("/")[2] == directory
+
+
+@given(st.text(min_size=1, max_size=300))
+def test_long_index_directories_fit_a_file_name_and_stay_apart(column: str) -> None:
+    directory = layout.index_directory(column)
+    check_path(layout.index_path(UUID, column))
+    assert len(directory.encode()) <= layout.MAX_INDEX_DIRECTORY_BYTES
+    if len(quote(column, safe="")) <= layout.MAX_INDEX_DIRECTORY_BYTES:
+        assert unquote(directory) == column  # the plain form, as Kartothek writes it
+    else:  # cut where no %XX escape is split, then ~ and 16 hex digits of its SHA-256
+        prefix, digest = directory[:-17], directory[-16:]
+        assert directory[-17] == "~"
+        assert digest == hashlib.sha256(column.encode()).hexdigest()[:16]
+        assert quote(column, safe="").startswith(prefix)
+        assert re.search(r"%[0-9A-F]?$", prefix) is None
+        assert layout.index_directory(column + "x") != directory
 
 
 def test_labels_of_written_files(storage: Storage) -> None:

@@ -25,6 +25,7 @@ This module has no third-party imports.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import re
 import uuid
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ __all__ = [
     "COMMON_METADATA",
     "DATA_SUFFIX",
     "INDEX_SUFFIX",
+    "MAX_INDEX_DIRECTORY_BYTES",
     "METADATA_FORMATS",
     "METADATA_SUFFIX",
     "SEQUENCE_DIGITS",
@@ -47,6 +49,7 @@ __all__ = [
     "MetadataName",
     "common_metadata_path",
     "data_file_path",
+    "index_directory",
     "index_path",
     "label_of_path",
     "metadata_path",
@@ -62,6 +65,9 @@ TABLE = "table"
 COMMON_METADATA = "_common_metadata"
 #: Suffix of data files.
 DATA_SUFFIX = ".parquet"
+#: Longest directory name of a column's index files, in bytes: the usual file
+#: system limit on a file name (NAME_MAX).
+MAX_INDEX_DIRECTORY_BYTES = 255
 #: Suffix of secondary index files (Kartothek's ``EXTERNAL_INDEX_SUFFIX``).
 INDEX_SUFFIX = ".by-dataset-index.parquet"
 #: Identifier of dataset metadata files; used by no other file.
@@ -154,15 +160,41 @@ def parse_metadata_path(path: str) -> MetadataName:
 def index_path(dataset_uuid: str, column: str, now: datetime.datetime | None = None) -> str:
     """A new, unique index file path for ``column``.
 
+    The directory is the column name URL-encoded (:func:`index_directory`).
     The name is the URL-encoded UTC timestamp ``YYYY-MM-DDTHH:MM:SS.ffffff``
     (always with microseconds), then ``+`` and a UUID4 in hex, so two writers
     indexing the same column in the same microsecond still get distinct names.
     """
     moment = now if now is not None else datetime.datetime.now(datetime.timezone.utc)
     stamp = quote(moment.strftime("%Y-%m-%dT%H:%M:%S.%f"), safe="")
-    return (
-        f"{dataset_uuid}/indices/{quote(column, safe='')}/{stamp}+{uuid.uuid4().hex}{INDEX_SUFFIX}"
-    )
+    directory = index_directory(column)
+    return f"{dataset_uuid}/indices/{directory}/{stamp}+{uuid.uuid4().hex}{INDEX_SUFFIX}"
+
+
+def index_directory(column: str) -> str:
+    """The directory name of ``column``'s index files: the name URL-encoded, ``/`` too.
+
+    Kartothek writes ``quote(column)`` there; a column named ``.`` or ``..``
+    would then name the ``indices`` directory itself or its parent, so those
+    two names have their dots encoded too (``%2E``, ``%2E%2E``): every reader,
+    Kartothek's included, follows the path the dataset metadata records and
+    never rebuilds it from the column, so the spelling is free.
+
+    A name that would make the directory longer than
+    :data:`MAX_INDEX_DIRECTORY_BYTES` (a file system refuses a longer file
+    name) is cut there, never inside a ``%XX`` escape, and ends in ``~`` and
+    16 hex digits of its SHA-256, so the index of a long-named column is
+    stored like any other.
+    """
+    quoted = quote(column, safe="")
+    if quoted in (".", ".."):
+        return quoted.replace(".", "%2E")
+    if len(quoted) <= MAX_INDEX_DIRECTORY_BYTES:
+        return quoted
+    digest = hashlib.sha256(column.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    cut = quoted[: MAX_INDEX_DIRECTORY_BYTES - len(digest) - 1]
+    percent = cut.rfind("%", len(cut) - 2)
+    return f"{cut[:percent] if percent != -1 else cut}~{digest}"
 
 
 def read_referenced(storage: Storage, path: str, referrer: str) -> bytes:
