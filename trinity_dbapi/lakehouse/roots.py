@@ -43,7 +43,13 @@ def find_latest_version(storage: Storage, *, known: int = 0) -> int:
 def find_latest(storage: Storage, *, known: int = 0) -> tuple[int, int | None]:
     """:func:`find_latest_version`, and the hint read on the way (None: none or not read)."""
     if known and not storage.exists(root_node_file_name(known + 1)):
-        return known, None  # the common case: one request, no hint read
+        # The common case, without reading the hint. Only while ``known``
+        # still exists: once expired (other writers committed after it), the
+        # next version may be gone too, and ``known`` would be taken for the
+        # latest, a commit on it re-using an expired version's number.
+        if storage.exists(root_node_file_name(known)):
+            return known, None
+        known = 0
     start = hint = read_hint(storage)
     if known and (start is None or start <= known):
         start = known  # known to exist: no need to check it
