@@ -19,6 +19,7 @@ import pytest
 import trinity_dbapi
 from tests.tree.helpers import small_definition
 from trinity_dbapi.errors import (
+    CommitConflictError,
     CorruptFileError,
     NoSuchVersionError,
     OperationalError,
@@ -161,6 +162,31 @@ def test_time_travel_to_an_expired_version_says_it_was_expired(backend: Backend)
     with pytest.raises(NoSuchVersionError) as never:
         lake.begin(version=20)
     assert "expired" not in str(never.value)
+
+
+def test_a_commit_on_an_expired_version_is_refused_not_lost(backend: Backend) -> None:
+    """Its base and the next version expired, a commit must not take the free number."""
+    uri, options = backend
+    lake = _lake(backend)
+    writer = Lakehouse.open(uri, storage_options=options).begin()  # version 8
+    writer.create_namespace("mi")
+    for name in ("l1", "l2"):
+        with lake.begin() as txn:
+            txn.create_namespace(name)
+    assert lake.expire_versions(older_than=LATER, retain_last=1).retained == (10,)
+
+    with pytest.raises(CommitConflictError, match="was expired") as caught:
+        writer.commit()
+    assert caught.value.version == 9
+    storage = open_storage(uri, storage_options=options)
+    assert not storage.exists(root_node_file_name(9))  # no version in the hole
+    assert Lakehouse.open(uri, storage_options=options).latest_version() == 10
+    # Run again, it begins on the latest version and commits after it.
+    with writer.lakehouse.begin() as again:
+        assert again.snapshot.version == 10
+        again.create_namespace("mi")
+    assert again.committed is not None and again.committed.version == 11
+    assert "mi" in lake.begin(read_only=True).list_namespaces()
 
 
 def test_a_handle_idle_across_expiry_begins_on_the_latest_version(backend: Backend) -> None:

@@ -77,6 +77,30 @@ def is_own_root(storage: Storage, name: str, data: bytes) -> bool:
         return False
 
 
+def check_base_retained(storage: Storage, base: Snapshot) -> None:
+    """Refuse a commit on ``base`` once ``base`` was expired.
+
+    Expiration deletes a version only after a later one exists, and the
+    oldest first: with ``base``'s root gone, version ``base + 1`` was
+    committed and, if its root is gone too, expired, so creating it again
+    would "win" a number that readers never look at again (they probe from
+    the newer versions) and the commit would be lost without a word. Checked
+    just before the root is created; what is left is the window between this
+    request and that create, in which two versions would have to be expired.
+
+    Raises:
+        CommitConflictError: ``base``'s root no longer exists.
+    """
+    if storage.exists(root_node_file_name(base.version)):
+        return
+    raise CommitConflictError(
+        f"version {base.version} of {storage.root_uri!r}, which this commit was based on, "
+        "was expired while the transaction ran (newer versions were committed meanwhile); "
+        "nothing was committed. Start again from the latest version",
+        version=base.version + 1,
+    )
+
+
 def conflict(storage: Storage, base: Snapshot, version: int) -> CommitConflictError:
     """The error of a commit on ``base`` that lost ``version`` to another writer."""
     return CommitConflictError(

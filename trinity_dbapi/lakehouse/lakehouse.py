@@ -498,7 +498,8 @@ class Lakehouse:
         root after the newest existing one, which may be unreadable.
 
         Raises:
-            CommitConflictError: another writer created that version first.
+            CommitConflictError: another writer created that version first, or
+                ``base`` was expired meanwhile.
             ReadOnlyError: the lakehouse is pinned and this is no recovery.
         """
         if not recovering:
@@ -513,6 +514,8 @@ class Lakehouse:
             base, now=now, txn=txn, definition_path=definition_path, extra_system=extra_system
         )
         data = self.nodes.encode(new_root, system)
+        if not recovering:  # a recovery's base is the newest root, found by name
+            commit_point.check_base_retained(self.storage, base)
         try:
             self.storage.create_exclusive(name, data, before_publish=before_root)
         except FileAlreadyExistsError:

@@ -42,6 +42,7 @@ from trinity_dbapi.errors import (
     CommitConflictError,
     CorruptFileError,
     InvalidNameError,
+    NoSuchVersionError,
     ProgrammingError,
     ReadOnlyError,
     RetriesExhaustedError,
@@ -499,13 +500,31 @@ class Transaction(ViewOperations):
             tried = base.version
             latest = self.lakehouse.latest_version()
             for version in range(base.version + 1, latest + 1):
-                self._check_conflicts(self.lakehouse.snapshot(version))
+                self._check_conflicts(self._intervening(version))
             if attempt + 1 == self.retry.max_attempts:
                 raise RetriesExhaustedError(self.retry.max_attempts, tried)
             base = self.lakehouse.snapshot(latest)
             self._rebase_merges(base)
             time.sleep(self.retry.delay(attempt, _rng()))
         raise AssertionError("unreachable: the last attempt raises")
+
+    def _intervening(self, version: int) -> Snapshot:
+        """Version ``version``, committed after this transaction's snapshot, to check.
+
+        Raises:
+            CommitConflictError: it was expired before this commit could read
+                which keys it changed.
+        """
+        try:
+            return self.lakehouse.snapshot(version)
+        except NoSuchVersionError:
+            raise CommitConflictError(
+                f"commit conflict: version {version}, committed after this transaction's "
+                f"snapshot (version {self.snapshot.version}), was expired before this commit "
+                "could check it for conflicting changes. Nothing was committed; run the "
+                "transaction again (it begins on the latest version)",
+                version=version,
+            ) from None
 
     def _check_conflicts(self, other: Snapshot) -> None:
         """Raise if the version ``other`` conflicts with this transaction."""
