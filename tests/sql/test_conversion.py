@@ -266,8 +266,18 @@ RULE = [
     ("FLOAT4", float("nan"), _key(float("nan"))),
     ("FLOAT4", -0.0, _key(-0.0)),
     ("FLOAT4", 0.5, _key(0.5)),
-    ("FLOAT8", 2**53 + 1, _key(float(2**53))),  # floating columns round to the nearest value
+    ("FLOAT8", 2**53 + 1, "DataError"),  # its float8 reads back as 9007199254740992
+    ("FLOAT8", 10**30, _key(1e30)),  # its float8 reads back as 1e+30, the same number
+    ("FLOAT8", 10**30 + 1, "DataError"),
+    ("FLOAT8", "9007199254740993", "DataError"),
+    ("FLOAT8", D("9007199254740993"), "DataError"),
+    ("FLOAT8", "1e400", "DataError"),  # not an infinity
+    ("FLOAT8", "1e-400", "DataError"),  # not zero
+    ("FLOAT8", "-Infinity", _key(float("-inf"))),  # spelled out, it is one
     ("FLOAT8", D("0.1"), _key(0.1)),
+    ("FLOAT4", "0.1", _key(0.10000000149011612)),  # the float4 that reads back as 0.1
+    ("FLOAT4", 2**24 + 1, "DataError"),
+    ("FLOAT4", 1e-50, "DataError"),  # a float is rounded, but not to zero
     ("DECIMAL(5, 2)", 1.2345, "DataError"),  # no rounding
     ("DECIMAL(5, 2)", D("1.2345"), "DataError"),
     ("DECIMAL(5, 2)", 1.25, ("decimal", D("1.25"))),

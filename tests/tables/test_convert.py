@@ -25,11 +25,19 @@ def _float4(x: float) -> float:
 
 
 @settings(deadline=None)  # a shared machine: no timing in unit tests
-@given(st.floats() | st.sampled_from([3.4028235e38, 3.4028236e38, 3.40282357e38, 3.5e38]))
-def test_float4_rounds_but_never_overflows_to_infinity(x: float) -> None:
+@given(
+    st.floats()
+    | st.sampled_from([3.4028235e38, 3.4028236e38, 3.40282357e38, 3.5e38])
+    | st.sampled_from([1e-45, 7e-46, 7.1e-46, 1e-46, -1e-50, 2.2250738585072014e-308])
+)
+def test_float4_rounds_but_never_leaves_its_range(x: float) -> None:
     overflows = math.isfinite(x) and not math.isfinite(_float4(x))
     if overflows:
         with pytest.raises(DataError, match="would become an infinity"):
+            convert(pa.array([x]), pa.float32(), "v")
+        return
+    if x != 0 and _float4(x) == 0:  # underflow: a non-zero value is not made zero either
+        with pytest.raises(DataError, match="too small for the type and would become zero"):
             convert(pa.array([x]), pa.float32(), "v")
         return
     (got,) = convert(pa.array([x]), pa.float32(), "v").to_pylist()

@@ -31,6 +31,7 @@ from trinity_dbapi.sql.binding import value_node as _value_node
 from trinity_dbapi.sql.compat import meta_get
 from trinity_dbapi.sql.diagnostics import syntax_error, token_error
 from trinity_dbapi.sql.dialect import Trinity
+from trinity_dbapi.sql.literals import check_numbers
 from trinity_dbapi.sql.model import (
     AddColumn,
     AlterAction,
@@ -113,6 +114,8 @@ def parse(sql: str) -> list[Parsed]:
             VACUUM, CREATE VIEW, ...).
         NestingTooDeepError: A statement nests deeper than
             :data:`~trinity_dbapi.sql.nesting.MAX_NESTING_DEPTH`.
+        DataError: A number literal DuckDB would not read as the number
+            written (:mod:`~trinity_dbapi.sql.literals`).
     """
     if not isinstance(sql, str):
         raise ProgrammingError(f"SQL must be a str, not {type(sql).__name__}")
@@ -160,6 +163,7 @@ def _parse(sql: str) -> list[Parsed]:
                 f"statement {sql[chunk[0].start : chunk[-1].end + 1]!r} is outside the trinity "
                 "grammar; see docs/sql.md for the supported statements"
             )
+        check_numbers(expression)  # before the tree is cached and shared
         count = sum(1 for token in chunk if token.token_type == TokenType.PLACEHOLDER)
         statements.append(Parsed(expression, sql[chunk[0].start : chunk[-1].end + 1], count))
     return statements

@@ -17,10 +17,12 @@ stored only if the column's type holds it exactly**:
   precision and scale without rounding; a float counts as its shortest
   decimal text (``0.1`` is ``0.1``, as ``repr`` shows it); NaN and infinities
   are refused;
-* floating columns (approximate by nature): any number, rounded to the
-  nearest value of the type; a finite value beyond the type's range is
-  refused rather than becoming an infinity; NaN, infinities and ``-0.0`` stay
-  what they are;
+* floating columns (:mod:`~trinity_dbapi.tables.floats`): a float is rounded
+  into a narrower floating type, never out of its range (no finite value
+  becomes an infinity, no non-zero value zero); an integer, a decimal or
+  text is stored only if the float names it (is it exactly, or reads back
+  as it: ``'0.1'`` and ``10**30`` are taken, ``2**53 + 1`` is not); NaN,
+  infinities and ``-0.0`` stay what they are;
 * boolean columns take booleans; numbers are not booleans, nor booleans numbers;
 * text that is exactly a value of a non-text column's type (``'5'`` for an
   integer, ``'1.25'`` for a decimal, ``'2024-02-29'`` for a date) is that
@@ -55,6 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trinity_dbapi.errors import DataError
+from trinity_dbapi.tables import floats
 
 __all__ = ["convert", "from_python"]
 
@@ -170,17 +173,12 @@ def _not_a(values: pa.Array, what: str) -> _Refused:
 
 
 def _to_floating(values: pa.Array, target: pa.DataType) -> pa.Array:
-    if _textual(values.type):
-        values = values.cast(pa.float64(), safe=True)  # parses the text
-    if not _numeric(values.type):
-        raise _not_a(values, "a number")
-    # Floating columns are approximate: round to the nearest value of the type...
-    wide = values if values.type == pa.float64() else values.cast(pa.float64(), safe=False)
-    result = wide if target == pa.float64() else wide.cast(target, safe=False)
-    # ... but a finite value must not turn into an infinity.
-    if _any(pc.and_(pc.is_finite(wide), pc.invert(pc.is_finite(result)))):
-        raise _Refused("it is beyond the range of the type and would become an infinity")
-    return result
+    # The float rule has its own module: a binary float is rounded into a
+    # narrower type, an exact number must be named by its float.
+    try:
+        return floats.to_floating(values, target)
+    except floats.Refused as exc:
+        raise _Refused(exc.reason) from None
 
 
 def _to_integer(values: pa.Array, target: pa.DataType) -> pa.Array:
