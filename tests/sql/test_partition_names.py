@@ -27,6 +27,7 @@ from trinity_dbapi.format.definitions import (
     DataType,
     TableDefinition,
 )
+from trinity_dbapi.format.names import new_name_problem
 from trinity_dbapi.tables import managed
 from trinity_dbapi.tables.partitions import MAX_NAME_BYTES
 
@@ -56,7 +57,7 @@ ODD_NAMES = [
     "?*[{",
     "..",
     "__trinity_file",
-    "a\nb",
+    "a:b",  # a newline was here: new names refuse control characters (format.md)
 ]
 #: Values with the same troubles, the NULL marker and NULL itself.
 ODD_VALUES = [
@@ -159,10 +160,10 @@ def test_odd_partition_names_and_values_on_every_backend(
 )
 @given(
     name=st.text(
-        st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+        st.characters(blacklist_categories=("Cs", "Cc", "Cf", "Zl", "Zp")),
         min_size=1,
         max_size=30,
-    ),
+    ).filter(lambda name: new_name_problem(name) is None),  # the names a table may take
     values=st.lists(
         st.none() | st.text(st.characters(blacklist_categories=("Cs",)), max_size=20),
         min_size=1,

@@ -123,10 +123,13 @@ class Lakehouse:
 
         Raises:
             LakehouseExistsError: a lakehouse already exists there.
+            InvalidNameError: a property key or exported snapshot name breaks
+                the rule for new names (:mod:`trinity_dbapi.format.names`).
         """
         storage = _storage(uri, storage_options)
         if definition is None:
             definition = LakehouseDefinition(**{"name": "lakehouse", **fields})
+        definition.check_new_names()
         if storage.exists(root_node_file_name(0)):
             raise LakehouseExistsError(storage.root_uri)
         def_path = new_lakehouse_definition_path()
@@ -467,8 +470,11 @@ class Lakehouse:
             NotSupportedError: the change would alter the tree's shape or key
                 encoding (order, name and node sizes), which means re-encoding
                 every key.
+            InvalidNameError: a property key or exported snapshot name the
+                change introduces breaks the rule for new names.
         """
         commit_point.check_definition_change(base.definition, definition)
+        definition.check_new_names(base.definition)
         path = new_lakehouse_definition_path()
         self.storage.create_unique(path, definition.to_bytes())
         self._definitions[path] = definition

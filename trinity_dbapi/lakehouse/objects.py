@@ -150,7 +150,7 @@ class ObjectOperations(ABC):
             if if_not_exists:
                 return False
             raise ObjectExistsError("namespace", namespace)
-        self._store_namespace(NamespaceDefinition(namespace, dict(properties or {})))
+        self._store_namespace(NamespaceDefinition(namespace, dict(properties or {})), None)
         return True
 
     def alter_namespace(
@@ -167,7 +167,7 @@ class ObjectOperations(ABC):
             properties.pop(name, None)
         properties.update(set_properties or {})
         definition = NamespaceDefinition(namespace, properties)
-        self._store_namespace(definition)
+        self._store_namespace(definition, current)
         return definition
 
     def drop_namespace(
@@ -250,6 +250,8 @@ class ObjectOperations(ABC):
         Raises:
             NoSuchNamespaceError: the namespace does not exist.
             ObjectExistsError: the table exists and ``if_not_exists`` is false.
+            InvalidNameError: a name of the table breaks the rule for new names
+                (:mod:`trinity_dbapi.format.names`).
         """
         self._require_namespace(namespace)
         key = self._table_key(namespace, definition.name)
@@ -258,7 +260,7 @@ class ObjectOperations(ABC):
                 return False
             raise ObjectExistsError("table", f"{namespace}.{definition.name}")
         self._check_no_view(namespace, definition.name)
-        self._store_table(namespace, definition)
+        self._store_table(namespace, definition, None)
         return True
 
     def replace_table(self, namespace: str, definition: TableDefinition) -> None:
@@ -266,9 +268,11 @@ class ObjectOperations(ABC):
 
         Raises:
             NoSuchTableError: the table does not exist.
+            InvalidNameError: a name the new definition introduces breaks the
+                rule for new names.
         """
-        self.load_table(namespace, definition.name)
-        self._store_table(namespace, definition)
+        previous = self.load_table(namespace, definition.name)
+        self._store_table(namespace, definition, previous)
 
     def rename_table(
         self, namespace: str, table: str, new_namespace: str, new_name: str
@@ -279,14 +283,16 @@ class ObjectOperations(ABC):
             NoSuchTableError: the table does not exist.
             NoSuchNamespaceError: the target namespace does not exist.
             ObjectExistsError: a table with the new name exists.
+            InvalidNameError: the new name breaks the rule for new names.
         """
-        definition = self.load_table(namespace, table).replace(name=new_name)
+        previous = self.load_table(namespace, table)
+        definition = previous.replace(name=new_name)
         self._require_namespace(new_namespace)
         if self.get(self._table_key(new_namespace, new_name)) is not None:
             raise ObjectExistsError("table", f"{new_namespace}.{new_name}")
         self._check_no_view(new_namespace, new_name)
         self.delete(self._table_key(namespace, table))
-        self._store_table(new_namespace, definition)
+        self._store_table(new_namespace, definition, previous)
         return definition
 
     def merge_table(
@@ -317,7 +323,9 @@ class ObjectOperations(ABC):
                     "it; run the transaction again if the table should exist",
                     key=key,
                 )
-            definition = change(self.read_object_definition(current, TableDefinition))
+            previous = self.read_object_definition(current, TableDefinition)
+            definition = change(previous)
+            definition.check_new_names(previous, namespace=namespace)
             path = table_definition_path(namespace, table)
             self.stage_file(path, definition.to_bytes())
             results.append(definition)
@@ -361,13 +369,23 @@ class ObjectOperations(ABC):
         if self.require(self._namespace_key(namespace)) is None:
             raise NoSuchNamespaceError(namespace)
 
-    def _store_namespace(self, definition: NamespaceDefinition) -> None:
+    def _store_namespace(
+        self, definition: NamespaceDefinition, previous: NamespaceDefinition | None
+    ) -> None:
+        # Every namespace write passes here: the names it introduces obey
+        # the rule for new names; those ``previous`` has are kept as stored.
+        definition.check_new_names(previous)
         path = namespace_definition_path(definition.name)
         self.stage_file(path, definition.to_bytes())
         self.put(self._namespace_key(definition.name), path)
 
-    def _store_table(self, namespace: str, definition: TableDefinition) -> None:
+    def _store_table(
+        self, namespace: str, definition: TableDefinition, previous: TableDefinition | None
+    ) -> None:
         key = self._table_key(namespace, definition.name)  # validates both names first
+        # Every table write but merge_table's passes here (that one checks
+        # too): the names it introduces obey the rule for new names.
+        definition.check_new_names(previous, namespace=namespace)
         path = table_definition_path(namespace, definition.name)
         self.stage_file(path, definition.to_bytes())
         self.put(key, path)

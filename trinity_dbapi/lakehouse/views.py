@@ -81,10 +81,17 @@ class ViewOperations(ObjectOperations):
         where = f"{namespace}.{definition.name}"
         if self.require(self._table_key(namespace, definition.name)) is not None:
             raise ObjectExistsError("table", where)
-        if self.get(key) is not None and not or_replace:
+        existing = self.get(key)
+        if existing is not None and not or_replace:
             if if_not_exists:
                 return False
             raise ObjectExistsError("view", where)
+        # The names the view introduces obey the rule for new names; those of
+        # the view it replaces are kept as stored.
+        previous = (
+            None if existing is None else self.read_object_definition(existing, ViewDefinition)
+        )
+        definition.check_new_names(previous, namespace=namespace)
         path = view_definition_path(namespace, definition.name)
         self.stage_file(path, definition.to_bytes())
         self.put(key, path)

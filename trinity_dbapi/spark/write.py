@@ -120,6 +120,8 @@ def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> A
         table_format=managed.TABLE_FORMAT,
         format_properties=with_partition_columns({}, options.partition_by),
     )
+    # The commit's create_table checks too; here it fails before any task writes.
+    definition.check_new_names(namespace=options.namespace)
     return managed.create_dataset(storage, definition)
 
 

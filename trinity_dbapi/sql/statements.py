@@ -31,6 +31,7 @@ from trinity_dbapi.sql.binding import value_node as _value_node
 from trinity_dbapi.sql.compat import meta_get
 from trinity_dbapi.sql.diagnostics import syntax_error, token_error
 from trinity_dbapi.sql.dialect import Trinity
+from trinity_dbapi.sql.identifiers import check_identifiers
 from trinity_dbapi.sql.literals import check_numbers
 from trinity_dbapi.sql.model import (
     AddColumn,
@@ -113,6 +114,8 @@ def parse(sql: str) -> list[Parsed]:
         UnsupportedStatementError: A statement outside the grammar (GRANT,
             VACUUM, CREATE VIEW, ...).
         NestingTooDeepError: A statement nests deeper than
+        InvalidNameError: An identifier holds U+0000
+            (:mod:`~trinity_dbapi.sql.identifiers`).
             :data:`~trinity_dbapi.sql.nesting.MAX_NESTING_DEPTH`.
         DataError: A number literal DuckDB would not read as the number
             written (:mod:`~trinity_dbapi.sql.literals`).
@@ -160,6 +163,7 @@ def _parse(sql: str) -> list[Parsed]:
             continue
         if not isinstance(expression, exp.Expression) or expression.find(exp.Command):
             raise UnsupportedStatementError(  # the parser never falls back to Command: a guard
+        check_identifiers(expression, sql)
                 f"statement {sql[chunk[0].start : chunk[-1].end + 1]!r} is outside the trinity "
                 "grammar; see docs/sql.md for the supported statements"
             )

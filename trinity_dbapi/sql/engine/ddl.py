@@ -142,6 +142,8 @@ def create_table_definition(
         format_properties=with_partition_columns(dataset or {}, partitioned_by, recorded),
         properties=_properties(properties, comment),
     )
+    # txn.create_table checks this too; here it fails before a dataset is written.
+    definition.check_new_names(namespace=namespace)
     if dataset is None:
         definition = managed.create_dataset(session.lakehouse.storage, definition)
     txn.create_table(namespace, definition)

@@ -32,6 +32,7 @@ from trinity_dbapi.errors import (
     ObjectExistsError,
     ProgrammingError,
 )
+from trinity_dbapi.format.names import check_new_name
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
@@ -541,6 +542,9 @@ def create_index(session: Session, stmt: Any) -> Result:
         if stmt.if_not_exists:
             return Result()
         raise ObjectExistsError("index", f"{stmt.name} on {target.namespace}.{target.name}")
+    # Before the index file is built: the name is stored as a format property
+    # key, which the table's definition would refuse only at the end.
+    check_new_name(stmt.name, "index", f"on table {target.namespace}.{target.name}")
     if stmt.column not in target.schema.names:
         raise NoSuchObjectError(
             "column", f"{target.namespace}.{target.name}.{stmt.column}", "check DESCRIBE"
