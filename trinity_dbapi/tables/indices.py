@@ -235,7 +235,8 @@ def lookup(
     """Labels of the partitions holding any of ``values`` in ``column`` (one file read).
 
     Values are cast to the index's type; values that cannot be cast match
-    nothing, None matches partitions holding NULLs. Returns None if ``column``
+    nothing, None matches partitions holding NULLs, and a float zero both
+    zeros (-0.0 = 0.0). Returns None if ``column``
     is not indexed.
     """
     path = meta.indices.get(column)
@@ -246,6 +247,9 @@ def lookup(
     type_ = index.schema.field(0).type
     scalars = [coerce(value, type_) for value in values]
     wanted = [s for s in scalars if s is not None and s.is_valid]
+    if pa.types.is_floating(type_) and any(s.as_py() == 0 for s in wanted):
+        # is_in tells -0.0 from 0.0 (by their bits); to SQL's = they are one value.
+        wanted += [pa.scalar(0.0, type_), pa.scalar(-0.0, type_)]
     mask = pc.is_in(index.column(0), value_set=pa.array(wanted, type_))
     if any(s is not None and not s.is_valid for s in scalars):
         mask = pc.or_(mask, pc.is_null(index.column(0)))

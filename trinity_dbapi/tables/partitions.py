@@ -496,6 +496,10 @@ def _truncated_range_test(
     return test
 
 
+#: A float column's two zeros: directories ``-0`` and ``0``, one value to SQL's ``=``.
+_ZEROS = frozenset({b"-0", b"0"})
+
+
 def prune(
     meta: DatasetMetadata,
     schema: pa.Schema,
@@ -507,8 +511,9 @@ def prune(
 
     ``predicate`` maps columns to allowed values (``column IN (values)``) or
     to a :class:`ValueRange`, all columns ANDed. Values are cast to the
-    column's type; values that cannot be cast match nothing, and None matches
-    the NULL partition. A partition column prunes by its values; a transform
+    column's type; values that cannot be cast match nothing, None matches
+    the NULL partition, and a float zero both zeros' partitions (-0.0 = 0.0).
+    A partition column prunes by its values; a transform
     partition (``transforms``, default: those ``meta`` records) prunes by the
     transformed values of its source column's (``year`` .. ``hour`` also by
     its range, as they only grow with the source, and so does ``truncate`` of
@@ -529,6 +534,8 @@ def prune(
         type_ = schema.field(column).type
         if column in order and column not in transforms and not isinstance(values, ValueRange):
             allowed = {c for c in (_candidate(value, type_) for value in values) if c is not False}
+            if pa.types.is_floating(type_) and allowed & _ZEROS:
+                allowed |= _ZEROS  # SQL equality: -0.0 = 0.0, two directories
             add(column, allowed.__contains__)
         for name, transform in transforms.items():
             if transform.source != column or name not in order:

@@ -386,14 +386,34 @@ def _chunks(data: pa.Table | pa.RecordBatch | pa.RecordBatchReader) -> Iterator[
         yield pa.Table.from_batches(batches, schema=data.schema)
 
 
+#: The signed integer type a float's bits are viewed as (its sign is theirs).
+_SAME_WIDTH_INT = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}
+
+
+def _negative_zero(column: pa.Array) -> pa.Array:
+    """Whether each value of a float column is -0.0 (False for NULL).
+
+    Arrow compares and sorts -0.0 as equal to 0.0, but they are two partition
+    values (directories ``-0`` and ``0``): the sign bit tells them apart.
+    """
+    bits = column.view(_SAME_WIDTH_INT[column.type.bit_width])
+    return pc.fill_null(pc.and_(pc.equal(column, 0), pc.less(bits, 0)), False)
+
+
 def _changes(column: pa.Array) -> pa.Array:
-    """Whether each value of a sorted column differs from the one before (NULL = NULL, NaN = NaN)."""
+    """Whether each value of a sorted column differs from the one before (NULL = NULL, NaN = NaN).
+
+    -0.0 differs from 0.0 (:func:`_negative_zero`).
+    """
     after, before = column.slice(1), column.slice(0, len(column) - 1)
     differ = pc.fill_null(pc.not_equal(after, before), True)
     both_null = pc.and_(after.is_null(), before.is_null())
     same = both_null
     if pa.types.is_floating(column.type):
         same = pc.or_(same, pc.fill_null(pc.and_(pc.is_nan(after), pc.is_nan(before)), False))
+        negative = _negative_zero(column)
+        signs = pc.not_equal(negative.slice(1), negative.slice(0, len(column) - 1))
+        differ = pc.or_(differ, signs)
     return pc.and_(differ, pc.invert(same))
 
 
@@ -410,9 +430,15 @@ def _split(table: pa.Table, partition_by: Sequence[str]) -> Iterator[tuple[str, 
     # Sort keys by position: Arrow reads a sort key name as a field path, so
     # a column named "." or "a.b" would not be found by its name.
     positions = [f"k{i}" for i in range(keys.num_columns)]
-    order = pc.sort_indices(
-        keys.rename_columns(positions), sort_keys=[(key, "ascending") for key in positions]
-    )
+    named = keys.rename_columns(positions)
+    sort_keys = []
+    for key, column in zip(positions, keys.columns, strict=True):
+        sort_keys.append((key, "ascending"))
+        if pa.types.is_floating(column.type):
+            # -0.0 sorts as 0.0: its flag keeps each zero's rows in one run.
+            named = named.append_column(f"{key}z", _negative_zero(column.combine_chunks()))
+            sort_keys.append((f"{key}z", "descending"))
+    order = pc.sort_indices(named, sort_keys=sort_keys)
     keys = keys.take(order)
     change = None
     for column in keys.columns:
