@@ -114,11 +114,11 @@ def parse(sql: str) -> list[Parsed]:
         UnsupportedStatementError: A statement outside the grammar (GRANT,
             VACUUM, CREATE VIEW, ...).
         NestingTooDeepError: A statement nests deeper than
-        InvalidNameError: An identifier holds U+0000
-            (:mod:`~trinity_dbapi.sql.identifiers`).
             :data:`~trinity_dbapi.sql.nesting.MAX_NESTING_DEPTH`.
         DataError: A number literal DuckDB would not read as the number
             written (:mod:`~trinity_dbapi.sql.literals`).
+        InvalidNameError: An identifier holds U+0000
+            (:mod:`~trinity_dbapi.sql.identifiers`).
     """
     if not isinstance(sql, str):
         raise ProgrammingError(f"SQL must be a str, not {type(sql).__name__}")
@@ -163,11 +163,11 @@ def _parse(sql: str) -> list[Parsed]:
             continue
         if not isinstance(expression, exp.Expression) or expression.find(exp.Command):
             raise UnsupportedStatementError(  # the parser never falls back to Command: a guard
-        check_identifiers(expression, sql)
                 f"statement {sql[chunk[0].start : chunk[-1].end + 1]!r} is outside the trinity "
                 "grammar; see docs/sql.md for the supported statements"
             )
         check_numbers(expression)  # before the tree is cached and shared
+        check_identifiers(expression, sql)
         count = sum(1 for token in chunk if token.token_type == TokenType.PLACEHOLDER)
         statements.append(Parsed(expression, sql[chunk[0].start : chunk[-1].end + 1], count))
     return statements
