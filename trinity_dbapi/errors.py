@@ -177,6 +177,51 @@ class UnsupportedFormatVersionError(NotSupportedError):
         self.supported = supported
 
 
+class UnsupportedFeatureError(NotSupportedError):
+    """The lakehouse requires a feature this release does not know.
+
+    A newer release records in the lakehouse definition the features that
+    change what is reachable or how the lakehouse is written (docs/format.md,
+    "Required features"); a release that does not know one refuses what
+    could damage the newer release's files.
+
+    Attributes:
+        feature: the feature this release does not know.
+        release: the first release that knows it, as the lakehouse records it
+            ("" when it records none).
+        operation: what was refused (``"a commit"``, ``"expire_versions"``, ...).
+        reading: whether reading needs the feature too (else only changes do).
+    """
+
+    def __init__(
+        self, feature: str, release: str, *, operation: str, this_release: str, reading: bool
+    ) -> None:
+        knower = release or f"a newer release ({feature})"
+        upgrade = (
+            f"Upgrade to {release} or later" if release else "Upgrade to a release that knows it"
+        )
+        if reading:
+            message = (
+                f"{operation} is refused: this lakehouse requires the feature {feature!r} to be "
+                f"read at all, which {this_release} does not know (it takes {knower}); reading "
+                f"it without the feature could return wrong data. {upgrade} to open it"
+            )
+        else:
+            message = (
+                f"{operation} is refused: this lakehouse requires the feature {feature!r}, "
+                f"which {this_release} does not know (it takes {knower}); changing the "
+                "lakehouse without knowing the feature could damage what that release wrote "
+                "(a commit could drop what the feature records, garbage collection delete its "
+                f"files as unreachable). {upgrade} to do this; reading the lakehouse with this "
+                "release still works"
+            )
+        super().__init__(message)
+        self.feature = feature
+        self.release = release
+        self.operation = operation
+        self.reading = reading
+
+
 class VersionOutOfRangeError(ProgrammingError):
     """A root node version that cannot be stored in a root node file name."""
 

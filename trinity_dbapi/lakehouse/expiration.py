@@ -60,11 +60,18 @@ def expire_versions(
     that may expire is done once it is found young enough to keep, or once
     its root file is deleted (found expired, in a dry run); the last call has
     done == total, also when no version may expire (0, 0).
+
+    Raises:
+        UnsupportedFeatureError: the lakehouse requires a feature this release
+            does not know.
     """
     # Pinned, the newer versions would look expirable and their files garbage.
     lakehouse.require_unpinned("expire_versions")
     latest = lakehouse.snapshot()
     definition = latest.definition
+    # A newer release's feature (say, branches) may keep versions this one
+    # would expire.
+    lakehouse.require_known_features("expire_versions", definition)
     now_ms = to_millis(now) if now is not None else int(time.time() * 1000)
     keep_last = definition.minimum_versions_to_keep if retain_last is None else retain_last
     if keep_last < 1:

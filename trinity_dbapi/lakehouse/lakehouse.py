@@ -27,6 +27,7 @@ from trinity_dbapi.errors import (
     ReadOnlyError,
     StorageFileNotFoundError,
 )
+from trinity_dbapi.format import features
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import LakehouseDefinition
 from trinity_dbapi.format.locations import is_uri
@@ -130,6 +131,7 @@ class Lakehouse:
         if definition is None:
             definition = LakehouseDefinition(**{"name": "lakehouse", **fields})
         definition.check_new_names()
+        features.check_writable(definition, "creating a lakehouse")
         if storage.exists(root_node_file_name(0)):
             raise LakehouseExistsError(storage.root_uri)
         def_path = new_lakehouse_definition_path()
@@ -446,10 +448,15 @@ class Lakehouse:
             CommitConflictError: another writer created that version first; the
                 files this commit wrote are unreachable and garbage collection
                 removes them.
+            UnsupportedFeatureError: ``base`` or ``definition`` requires a
+                feature this release does not know.
         """
         if not changes and definition is None:
             return base
         self.require_unpinned("a commit")
+        self.require_known_features("a commit", base.definition)
+        if definition is not None:  # this release records only the features it knows
+            self.require_known_features("a commit", definition)
         txn = txn_id or str(uuid.uuid4())
         messages = commit_point.messages(changes, txn)
         def_path = None if definition is None else self.write_definition(base, definition)
@@ -507,9 +514,12 @@ class Lakehouse:
             CommitConflictError: another writer created that version first, or
                 ``base`` was expired meanwhile.
             ReadOnlyError: the lakehouse is pinned and this is no recovery.
+            UnsupportedFeatureError: ``base`` requires a feature this release
+                does not know (a recovery checks its target itself).
         """
         if not recovering:
             self.require_unpinned("a commit")
+            self.require_known_features("a commit", base.definition)
         # Creation times strictly increase with the version, whatever the
         # writers' clocks say, so time travel can binary-search versions.
         now = max(commit_point.now_millis(), base.created_at_millis + 1)
@@ -533,6 +543,25 @@ class Lakehouse:
         self._known_latest = max(self._known_latest, version)
         commit_point.write_hint(self.storage, version)
         return Snapshot(version, new_root, self)
+
+    def require_known_features(
+        self, operation: str, definition: LakehouseDefinition | None = None
+    ) -> None:
+        """Refuse ``operation``, a change, on a lakehouse requiring an unknown feature.
+
+        The one check every change goes through (commits, rollback,
+        compaction, export, expiration, garbage collection): a newer release
+        records in the definition the features this release must know not to
+        damage what it wrote (docs/format.md, "Required features").
+
+        Args:
+            operation: what is refused, for the message (``"expire_versions"``).
+            definition: the definition to check; the latest version's when None.
+
+        Raises:
+            UnsupportedFeatureError: naming the feature and the release that knows it.
+        """
+        features.check_writable(definition or self.snapshot().definition, operation)
 
     def require_unpinned(self, what: str) -> None:
         """Refuse ``what`` (a change to the lakehouse) on a pinned lakehouse.

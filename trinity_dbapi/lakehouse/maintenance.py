@@ -90,10 +90,16 @@ class Maintenance:
         Raises:
             NoSuchVersionError: ``version`` does not exist (never made, or expired).
             RetriesExhaustedError: every attempt lost the race for a version.
+            UnsupportedFeatureError: the lakehouse, or ``version``, requires a
+                feature this release does not know.
         """
         lakehouse = self.lakehouse
         target = lakehouse.snapshot(version)
         recovering = lakehouse.pinned_version is not None
+        # The new version takes the target's tree (and, recovering, its definition).
+        lakehouse.require_known_features("rollback", target.definition)
+        if not recovering:
+            lakehouse.require_known_features("rollback")
 
         def attempt() -> Snapshot:
             base = recovery_base(lakehouse, target) if recovering else lakehouse.snapshot()
@@ -135,8 +141,11 @@ class Maintenance:
 
         Raises:
             RetriesExhaustedError: every attempt lost the race for a version.
+            UnsupportedFeatureError: the lakehouse requires a feature this
+                release does not know.
         """
         lakehouse = self.lakehouse
+        lakehouse.require_known_features("compact")
 
         def attempt() -> Snapshot:
             base = lakehouse.snapshot()
@@ -181,7 +190,15 @@ class Maintenance:
         Raises:
             ObjectExistsError: an export of that name exists.
             LakehouseExistsError: the target already holds a lakehouse.
+            UnsupportedFeatureError: the lakehouse, or the version exported,
+                requires a feature this release does not know (checked before
+                anything is copied).
         """
+        self.lakehouse.require_known_features("export_snapshot")
+        if version is not None:  # its definition is what the copy writes
+            self.lakehouse.require_known_features(
+                "export_snapshot", self.lakehouse.snapshot(version).definition
+            )
         return export.export_snapshot(
             self.lakehouse,
             name,
@@ -251,7 +268,11 @@ class Maintenance:
         Raises:
             NotSupportedError: a table has a table format nobody registered
                 (:func:`table_formats.register_table_format`).
+            UnsupportedFeatureError: the lakehouse requires a feature this
+                release does not know: what such a feature reaches would look
+                like garbage.
         """
+        self.lakehouse.require_known_features("collect_garbage")
         return garbage.collect_garbage(
             self.lakehouse,
             grace_period_millis=grace_period_millis,

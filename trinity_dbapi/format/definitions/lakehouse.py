@@ -23,6 +23,7 @@ from trinity_dbapi.format.definitions._common import (
     _string_map,
     _uint64_map,
 )
+from trinity_dbapi.format.features import check_readable
 from trinity_dbapi.format.paths import MAX_WRITTEN_PATH_BYTES
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 from trinity_dbapi.format.version import FORMAT_MAJOR_VERSION
@@ -67,6 +68,14 @@ class LakehouseDefinition(_BinpbDefinition):
         minimum_versions_to_keep: Expiration always keeps this many versions.
         maximum_version_age_millis_overrides: Per-version maximum ages.
         exported_snapshots: Exported snapshot name -> root node file location.
+        required_writer_features: Features a release must know to change the
+            lakehouse -> the first release that knows each ("" when not
+            recorded); see :mod:`trinity_dbapi.format.features`.
+        required_reader_features: Features a release must know to read it at
+            all (and so to change it), likewise.
+        unknown_fields: The encoded protobuf fields this release does not
+            know, as read: written back unchanged, so a newer release's
+            fields survive this release's change of the definition.
     """
 
     name: str
@@ -81,6 +90,9 @@ class LakehouseDefinition(_BinpbDefinition):
     minimum_versions_to_keep: int = DEFAULT_MINIMUM_VERSIONS_TO_KEEP
     maximum_version_age_millis_overrides: Mapping[int, int] = _EMPTY
     exported_snapshots: Mapping[str, str] = _EMPTY
+    required_writer_features: Mapping[str, str] = _EMPTY
+    required_reader_features: Mapping[str, str] = _EMPTY
+    unknown_fields: bytes = dataclasses.field(default=b"", repr=False)
 
     schema_id: ClassVar[int] = keys.LAKEHOUSE_SCHEMA_ID
     _message_type: ClassVar[type[pb.LakehouseDef]] = pb.LakehouseDef
@@ -96,6 +108,10 @@ class LakehouseDefinition(_BinpbDefinition):
             ),
         )
         _set(self, "exported_snapshots", _string_map("exported_snapshots", self.exported_snapshots))
+        for field in ("required_writer_features", "required_reader_features"):
+            _set(self, field, _string_map(field, getattr(self, field)))
+        if not isinstance(self.unknown_fields, bytes):
+            raise _fail("unknown_fields", "unknown_fields must be bytes (protobuf fields as read)")
         self.validate()
 
     def validate(self) -> None:
@@ -127,6 +143,9 @@ class LakehouseDefinition(_BinpbDefinition):
         _check_int("minimum_versions_to_keep", self.minimum_versions_to_keep, 1, _UINT32_MAX)
         self._validate_node_size()
         self._validate_snapshots()
+        for field in ("required_writer_features", "required_reader_features"):
+            if "" in getattr(self, field):
+                raise _fail(field, f"{field} holds an empty feature name; name every feature")
 
     def check_new_names(self, previous: LakehouseDefinition | None = None) -> None:
         """Check the names this definition introduces by the rule for new names.
@@ -203,7 +222,7 @@ class LakehouseDefinition(_BinpbDefinition):
 
     def to_proto(self) -> pb.LakehouseDef:
         """Return the protobuf message, with every field written explicitly."""
-        return pb.LakehouseDef(
+        message = pb.LakehouseDef(
             name=self.name,
             major_version=self.major_version,
             order=self.order,
@@ -216,7 +235,13 @@ class LakehouseDefinition(_BinpbDefinition):
             minimum_versions_to_keep=self.minimum_versions_to_keep,
             maximum_version_age_millis_overrides=dict(self.maximum_version_age_millis_overrides),
             exported_snapshots=dict(self.exported_snapshots),
+            required_writer_features=dict(self.required_writer_features),
+            required_reader_features=dict(self.required_reader_features),
         )
+        # Fields a newer release wrote go back as they came: unknown numbers
+        # are kept as unknown fields when parsed.
+        message.MergeFromString(self.unknown_fields)
+        return message
 
     @classmethod
     def from_proto(cls, message: pb.LakehouseDef) -> LakehouseDefinition:
@@ -224,10 +249,13 @@ class LakehouseDefinition(_BinpbDefinition):
 
         Raises:
             UnsupportedFormatVersionError: For another format major version.
+            UnsupportedFeatureError: It requires a feature to be read that this
+                release does not know.
             InvalidDefinitionError: If a field is invalid.
         """
         if message.major_version != FORMAT_MAJOR_VERSION:
             raise UnsupportedFormatVersionError(message.major_version, FORMAT_MAJOR_VERSION)
+        check_readable(message.required_reader_features)
 
         def opt(name: str, default: int) -> int:
             return int(getattr(message, name)) if message.HasField(name) else default
@@ -257,7 +285,19 @@ class LakehouseDefinition(_BinpbDefinition):
             ),
             maximum_version_age_millis_overrides=dict(message.maximum_version_age_millis_overrides),
             exported_snapshots=dict(message.exported_snapshots),
+            required_writer_features=dict(message.required_writer_features),
+            required_reader_features=dict(message.required_reader_features),
+            unknown_fields=_unknown_fields(message),
         )
+
+
+def _unknown_fields(message: pb.LakehouseDef) -> bytes:
+    """The encoded fields of ``message`` that this release's schema does not have."""
+    unknown = pb.LakehouseDef()
+    unknown.CopyFrom(message)
+    for field in pb.LakehouseDef.DESCRIPTOR.fields:
+        unknown.ClearField(field.name)
+    return unknown.SerializeToString(deterministic=True)
 
 
 # --- namespace ------------------------------------------------------------------

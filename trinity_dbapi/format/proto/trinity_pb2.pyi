@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class LakehouseDef(_message.Message):
-    __slots__ = ("name", "major_version", "order", "namespace_name_max_size_bytes", "table_name_max_size_bytes", "file_name_max_size_bytes", "node_file_max_size_bytes", "properties", "maximum_version_age_millis", "minimum_versions_to_keep", "maximum_version_age_millis_overrides", "exported_snapshots")
+    __slots__ = ("name", "major_version", "order", "namespace_name_max_size_bytes", "table_name_max_size_bytes", "file_name_max_size_bytes", "node_file_max_size_bytes", "properties", "maximum_version_age_millis", "minimum_versions_to_keep", "maximum_version_age_millis_overrides", "exported_snapshots", "required_writer_features", "required_reader_features")
     class PropertiesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -30,6 +30,20 @@ class LakehouseDef(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class RequiredWriterFeaturesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class RequiredReaderFeaturesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     MAJOR_VERSION_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +56,8 @@ class LakehouseDef(_message.Message):
     MINIMUM_VERSIONS_TO_KEEP_FIELD_NUMBER: _ClassVar[int]
     MAXIMUM_VERSION_AGE_MILLIS_OVERRIDES_FIELD_NUMBER: _ClassVar[int]
     EXPORTED_SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRED_WRITER_FEATURES_FIELD_NUMBER: _ClassVar[int]
+    REQUIRED_READER_FEATURES_FIELD_NUMBER: _ClassVar[int]
     name: str
     major_version: int
     order: int
@@ -54,7 +70,9 @@ class LakehouseDef(_message.Message):
     minimum_versions_to_keep: int
     maximum_version_age_millis_overrides: _containers.ScalarMap[int, int]
     exported_snapshots: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., major_version: _Optional[int] = ..., order: _Optional[int] = ..., namespace_name_max_size_bytes: _Optional[int] = ..., table_name_max_size_bytes: _Optional[int] = ..., file_name_max_size_bytes: _Optional[int] = ..., node_file_max_size_bytes: _Optional[int] = ..., properties: _Optional[_Mapping[str, str]] = ..., maximum_version_age_millis: _Optional[int] = ..., minimum_versions_to_keep: _Optional[int] = ..., maximum_version_age_millis_overrides: _Optional[_Mapping[int, int]] = ..., exported_snapshots: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    required_writer_features: _containers.ScalarMap[str, str]
+    required_reader_features: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., major_version: _Optional[int] = ..., order: _Optional[int] = ..., namespace_name_max_size_bytes: _Optional[int] = ..., table_name_max_size_bytes: _Optional[int] = ..., file_name_max_size_bytes: _Optional[int] = ..., node_file_max_size_bytes: _Optional[int] = ..., properties: _Optional[_Mapping[str, str]] = ..., maximum_version_age_millis: _Optional[int] = ..., minimum_versions_to_keep: _Optional[int] = ..., maximum_version_age_millis_overrides: _Optional[_Mapping[int, int]] = ..., exported_snapshots: _Optional[_Mapping[str, str]] = ..., required_writer_features: _Optional[_Mapping[str, str]] = ..., required_reader_features: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class NamespaceDef(_message.Message):
     __slots__ = ("name", "properties")

@@ -1,0 +1,99 @@
+"""Required features: what a release must know to read or change a lakehouse.
+
+protobuf ignores fields it does not know, so without this a release would
+happily change a lakehouse a newer release wrote, and damage it: garbage
+collection would delete a branch's files as unreachable, a commit would drop
+what a newer field records. The lakehouse definition therefore names the
+features a lakehouse uses that change what is reachable or how it is written
+(the next ones: branches, tags, clones, saved transactions), each with the
+first release that knows it, in two maps (docs/format.md, "Required
+features"):
+
+* ``required_writer_features``: needed to change the lakehouse (commit,
+  rollback, compaction, export, expiration, garbage collection); a release
+  that does not know one still reads the lakehouse.
+* ``required_reader_features``: needed to read it at all (a change to how
+  nodes or data are read); each is needed to change it too.
+
+This release knows none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.errors import UnsupportedFeatureError
+
+if TYPE_CHECKING:
+    from trinity_dbapi.format.definitions import LakehouseDefinition
+
+#: For each feature this release knows, the first release that knows it: what
+#: a definition records beside the feature when this release starts to
+#: require it. A feature this release does not know is named in its errors by
+#: what the definition records (a release cannot know its future).
+FIRST_RELEASE: Mapping[str, str] = MappingProxyType({})
+
+#: The features this release knows: none yet.
+KNOWN_FEATURES: frozenset[str] = frozenset(FIRST_RELEASE)
+
+
+def unknown_features(required: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The ``(feature, first release)`` pairs of ``required`` this release does not know, sorted."""
+    return sorted((f, r) for f, r in required.items() if f not in KNOWN_FEATURES)
+
+
+def check_readable(required_reader_features: Mapping[str, str]) -> None:
+    """Refuse to read a lakehouse whose definition requires an unknown reader feature.
+
+    Raises:
+        UnsupportedFeatureError: naming the first such feature and its release.
+    """
+    for feature, release in unknown_features(required_reader_features):
+        raise UnsupportedFeatureError(
+            feature,
+            release,
+            operation="reading this lakehouse",
+            this_release=this_release(),
+            reading=True,
+        )
+
+
+def check_writable(definition: LakehouseDefinition, operation: str) -> None:
+    """Refuse ``operation``, a change to a lakehouse of ``definition``, on an unknown feature.
+
+    A reader feature counts too: what a release cannot read it must not change.
+
+    Raises:
+        UnsupportedFeatureError: naming the first such feature and its release.
+    """
+    required = {**definition.required_writer_features, **definition.required_reader_features}
+    for feature, release in unknown_features(required):
+        raise UnsupportedFeatureError(
+            feature, release, operation=operation, this_release=this_release(), reading=False
+        )
+
+
+def this_release() -> str:
+    """This release as errors name it: ``trinity-dbapi 0.1.0``.
+
+    Read from the installed distribution: the package root holding
+    ``__version__`` is a layer above this one.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"trinity-dbapi {version('trinity-dbapi')}"
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "this release of trinity-dbapi"
+
+
+__all__ = [
+    "FIRST_RELEASE",
+    "KNOWN_FEATURES",
+    "check_readable",
+    "check_writable",
+    "this_release",
+    "unknown_features",
+]
