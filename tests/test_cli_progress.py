@@ -211,8 +211,8 @@ def lake(tmp_path: Path) -> str:
 
 
 GC_RESULT = (
-    " deleted_files | reachable_files | too_young_files | dry_run\n"
-    "---------------+-----------------+-----------------+---------\n"
+    " deleted_files | reachable_files | too_young_files | foreign_files | dry_run\n"
+    "---------------+-----------------+-----------------+---------------+---------\n"
 )
 
 

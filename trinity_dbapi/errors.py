@@ -109,8 +109,9 @@ class CorruptFileError(InternalError):
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(
             f"corrupt TrinityLake file {path!r}: {problem}. The file was not changed; "
-            "restore it from a snapshot export or roll the lakehouse back to a version "
-            "that does not reach it."
+            "restore it from a full snapshot export (which copies every file of its "
+            "version) or a backup, or roll the lakehouse back to a version that does not "
+            "reach it (see docs/recovery.md)."
         )
         self.path = path
         self.problem = problem
@@ -127,8 +128,8 @@ class DamagedVersionError(CorruptFileError):
     def __init__(self, path: str, problem: str, *, version: int, intact: int | None) -> None:
         if intact is None:
             fix = (
-                "no older version opens either; restore the lakehouse from a snapshot export "
-                "or a backup (see docs/recovery.md)"
+                "no older version opens either; restore the lakehouse from a full snapshot "
+                "export or a backup (see docs/recovery.md)"
             )
         else:
             fix = (
@@ -257,6 +258,27 @@ class LakehouseExistsError(ProgrammingError):
             "creating it, or choose an empty root URI"
         )
         self.uri = uri
+
+
+class NestedLakehouseError(ProgrammingError):
+    """A lakehouse or export would be written inside another lakehouse (or around one)."""
+
+    def __init__(
+        self, uri: str, other: str, what: str = "a lakehouse", *, around: bool = False
+    ) -> None:
+        where = (
+            f"the lakehouse at {other!r} lies inside it"
+            if around
+            else f"it lies inside the lakehouse at {other!r}"
+        )
+        super().__init__(
+            f"cannot create {what} at {uri!r}: {where}, and one lakehouse's root must not "
+            "hold another's files (garbage collection keeps only its own, and a lakehouse "
+            "inside another is neither's to maintain); choose a location outside it, such as "
+            "a sibling folder or another bucket prefix"
+        )
+        self.uri = uri
+        self.other = other
 
 
 class NoSuchVersionError(ProgrammingError):

@@ -14,8 +14,10 @@ import pytest
 
 import trinity_dbapi
 from tests.tree.helpers import small_definition
+from trinity_dbapi.errors import NestedLakehouseError, NotSupportedError
 from trinity_dbapi.format.locations import is_uri
 from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.storage import open_storage
 
 Backend = tuple[str, dict[str, Any]]
 
@@ -113,12 +115,103 @@ def test_export_survives_garbage_collection_of_the_source(
     assert "t" in _column(cur, sql)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: a full export copies no managed table files (dataset metadata, data), "
-    "so its target cannot read managed tables and its garbage collection stops",
-)
-def test_full_export_target_collects_garbage(backend: Backend) -> None:
-    conn, _v = _exported(backend, "full", None, True)
-    target = conn.lakehouse.snapshot().definition.exported_snapshots["s"].rpartition("/")[0]
-    Lakehouse.open(target, storage_options=backend[1]).collect_garbage(grace_period_millis=0)
+def _target_of(conn: Any) -> str:
+    return conn.lakehouse.snapshot().definition.exported_snapshots["s"].rpartition("/")[0]
+
+
+@pytest.mark.parametrize(("mode", "depth", "to_target"), [m for m in MODES if m.values[2]])
+def test_every_export_target_opens_alone_and_reads_its_tables(
+    backend: Backend, mode: str, depth: int | None, to_target: bool
+) -> None:
+    """Each table reads as the source did at the exported version; only a full one is a copy."""
+    uri, options = backend
+    conn, _v = _exported(backend, mode, depth, to_target)
+    cur = conn.cursor()
+    expected = cur.execute("SELECT * FROM n.t FOR SYSTEM_VERSION AS OF 's' ORDER BY a").fetchall()
+    assert expected == [(1, "x"), (2, "y")]
+    target = _target_of(conn)
+    exported = trinity_dbapi.connect(target, storage_options=options, autocommit=True).cursor()
+    assert exported.execute("SELECT * FROM n.t ORDER BY a").fetchall() == expected
+    assert exported.execute("CALL system.check_integrity()").fetchall() == [(None, None, "ok")]
+    result = Lakehouse.open(target, storage_options=options).collect_garbage(grace_period_millis=0)
+    assert result.deleted == []  # the export holds nothing it does not need
+    if mode == "full":
+        # Independent: a lakehouse of its own, that writes and survives its source.
+        exported.execute("INSERT INTO n.t VALUES (9, 'w')")
+        source = open_storage(uri, storage_options=options)
+        for path in source.list(""):
+            source.delete(path)
+        assert [r[0] for r in exported.execute("SELECT a FROM n.t ORDER BY a").fetchall()] == [
+            1,
+            2,
+            9,
+        ]
+    else:
+        # Its tables' files stay in the source, which it reads and never writes.
+        with pytest.raises(NotSupportedError, match="exported from") as refused:
+            exported.execute("INSERT INTO n.t VALUES (9, 'w')")
+        assert open_storage(uri, storage_options=options).root_uri in str(refused.value)
+        assert not [
+            p
+            for p in open_storage(target, storage_options=options).list("")
+            if p.endswith(".parquet")
+        ]
+
+
+def test_a_full_export_is_a_backup(backend: Backend) -> None:
+    """Every table of the version, partitioned, indexed and rewritten, read alone; for Kartothek too."""
+    uri, options = backend
+    cur = trinity_dbapi.connect(uri, storage_options=options, autocommit=True).cursor()
+    cur.execute("CREATE NAMESPACE sales")
+    cur.execute(
+        "CREATE TABLE sales.orders (id INT8, day DATE, amount DECIMAL(10, 2)) PARTITIONED BY (day)"
+    )
+    cur.execute(
+        "INSERT INTO sales.orders SELECT range, DATE '2026-11-01' + (range % 3)::INT, "
+        "range / 100 FROM range(300)"
+    )
+    cur.execute("CREATE INDEX by_id ON sales.orders (id)")
+    cur.execute("DELETE FROM sales.orders WHERE id % 7 = 0")
+    cur.execute("CREATE TABLE sales.notes (t VARCHAR)")
+    cur.execute("INSERT INTO sales.notes VALUES ('a'), (NULL)")
+    cur.execute("CREATE VIEW sales.big AS SELECT * FROM sales.orders WHERE amount > 2")
+    queries = [
+        "SELECT * FROM sales.orders ORDER BY id",
+        "SELECT * FROM sales.orders WHERE id = 41",
+        "SELECT * FROM sales.notes ORDER BY t",
+        "SELECT count(*) FROM sales.big",
+    ]
+    expected = [cur.execute(q).fetchall() for q in queries]
+    target = _target(backend)
+    row = cur.execute(
+        f"CALL system.export_snapshot('dr', mode => 'full', target => '{target}')"
+    ).fetchone()
+    cur.execute("DROP TABLE sales.orders")
+    conn = Lakehouse.open(uri, storage_options=options)
+    conn.expire_versions(older_than=10**13, retain_last=1)
+    conn.collect_garbage(grace_period_millis=0)
+    backup = trinity_dbapi.connect(target, storage_options=options).cursor()
+    assert [backup.execute(q).fetchall() for q in queries] == expected
+    assert backup.execute("CALL system.check_integrity()").fetchall() == [(None, None, "ok")]
+    files = open_storage(target, storage_options=options).list("")
+    derived = [f for f in files if f.endswith(".by-dataset-metadata.json") and "/" not in f]
+    assert len(derived) == 2  # Kartothek's main metadata files, written for the backup
+    assert row[4] == len(files) - len(derived) - 1  # the rest was copied, but the hint
+    uuid_ = backup.execute(
+        "SELECT format_properties['dataset_uuid'] FROM system.tables WHERE table_name = 'orders'"
+    ).fetchone()[0]
+    assert f"{uuid_}.by-dataset-metadata.json" in files  # Kartothek finds it in the backup
+
+
+def test_an_export_inside_or_around_the_lakehouse_is_refused(backend: Backend) -> None:
+    uri, options = backend
+    cur = trinity_dbapi.connect(uri, storage_options=options, autocommit=True).cursor()
+    cur.execute("CREATE NAMESPACE n")
+    root = open_storage(uri, storage_options=options).root_uri
+    around = root.rstrip("/").rpartition("/")[0]
+    for target, match in ((root + "inside", "inside the lakehouse"), (around, "lies inside it")):
+        with pytest.raises(NestedLakehouseError, match=match):
+            cur.execute(f"CALL system.export_snapshot('e', mode => 'full', target => '{target}')")
+    assert (
+        Lakehouse.open(uri, storage_options=options).snapshot().definition.exported_snapshots == {}
+    )

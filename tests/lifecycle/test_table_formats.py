@@ -54,6 +54,7 @@ def custom_format() -> Iterator[str]:
     name = f"custom-{uuid.uuid4().hex[:8]}"
     yield name
     table_formats._registry.pop(name, None)
+    table_formats._file_rules.pop(name, None)
 
 
 def _lake_with_table(tmp_path: Path, table_format: str) -> Lakehouse:
@@ -72,11 +73,30 @@ def test_a_registered_format_is_followed(tmp_path: Path, custom_format: str) -> 
     def referenced(storage: Storage, table: TableDefinition) -> set[str]:
         return {table.format_properties["f"]}
 
+    def group_of(path: str) -> tuple[str, int] | None:
+        return ("g", 0) if path.endswith(".bin") else None
+
+    def ownership(table: TableDefinition, root_uri: str) -> table_formats.Ownership:
+        return table_formats.Ownership(groups=frozenset({"g"}))
+
     table_formats.register_table_format(custom_format, referenced)
+    table_formats.register_file_rules(custom_format, table_formats.FileRules(group_of, ownership))
     lake = _lake_with_table(tmp_path, custom_format)
+    lake.storage.write("notes.txt", b"another program's file")
     result = lake.collect_garbage(grace_period_millis=0)
     assert result.deleted == ["orphan.bin"]
-    assert "d.bin" in _files(lake)
+    assert {"d.bin", "notes.txt"} <= _files(lake)
+    assert result.foreign == 1
+
+
+def test_a_format_without_file_rules_loses_no_file(tmp_path: Path, custom_format: str) -> None:
+    # It says what a table reaches, not which names it writes: garbage
+    # collection cannot tell its orphans from another program's files.
+    table_formats.register_table_format(custom_format, lambda _s, t: {t.format_properties["f"]})
+    lake = _lake_with_table(tmp_path, custom_format)
+    result = lake.collect_garbage(grace_period_millis=0)
+    assert result.deleted == [] and result.foreign == 1
+    assert {"d.bin", "orphan.bin"} <= _files(lake)
 
 
 def test_an_unknown_format_stops_garbage_collection(tmp_path: Path, custom_format: str) -> None:

@@ -26,12 +26,14 @@ import mmh3
 from trinity_dbapi.errors import VersionOutOfRangeError
 
 __all__ = [
+    "CLAIM_SUFFIX",
     "LAKEHOUSE_DEFINITION_PREFIX",
     "LATEST_HINT_FILE",
     "MAX_IDENTIFIER_CHARS",
     "MAX_OBJECT_TYPE_CHARS",
     "MAX_WRITTEN_PATH_BYTES",
     "ROOT_NODE_VERSION_BITS",
+    "claim_path",
     "escape_identifier_part",
     "is_lakehouse_definition_path",
     "namespace_definition_path",
@@ -295,6 +297,32 @@ def root_node_version(file_name: str) -> int | None:
     if match is None:
         return None
     return int(match.group(1)[::-1], 2)
+
+
+#: Suffix of claim files (an extension of the format: docs/format.md, "Claim files").
+CLAIM_SUFFIX = ".claim"
+
+
+def claim_path(table_format: str, group: str) -> str:
+    """Return the optimized path of the claim file of a table format's group.
+
+    A claim file records that this lakehouse created the group (a managed
+    table's dataset) before any file of the group was written, so garbage
+    collection can tell the group's files from another program's, even when
+    no commit ever pointed at them. The original name is
+    ``claim-<escaped table format>-<escaped group>.claim``: one name per
+    group, so writing it twice is harmless.
+
+    Args:
+        table_format: the table format, as table definitions name it.
+        group: the group, e.g. a dataset UUID.
+
+    Returns:
+        The optimized, relative path of the claim file.
+    """
+    format_part = escape_identifier_part(table_format)
+    group_part = escape_identifier_part(group)
+    return optimize_path(f"claim-{format_part}-{group_part}{CLAIM_SUFFIX}")
 
 
 def new_lakehouse_definition_path() -> str:

@@ -1,30 +1,48 @@
 """Snapshot export: one version replicated to a new lakehouse, or pinned in place.
 
 An export copies one version to a target root URI down to a depth:
-``minimal`` copies the root only, ``partial`` the top ``depth`` levels,
-``full`` every node and object definition, giving an independent lakehouse.
-Pointers at the cut become fully qualified URIs of the source. Without a
-target, a minimal export pins the version in place. Every export is recorded
-in the lakehouse definition's ``exported_snapshots``.
+``minimal`` copies the root only, ``partial`` the top ``depth`` levels of
+nodes, ``full`` every node, object definition and every file a table's
+format keeps under the root (a managed table's dataset metadata, data and
+index files), giving an independent lakehouse: a backup. Pointers at the cut
+become fully qualified URIs of the source. Without a target, a minimal
+export pins the version in place. Every export is recorded in the lakehouse
+definition's ``exported_snapshots``.
+
+The target must be a new location outside the source lakehouse and outside
+any other lakehouse (``NestedLakehouseError``): an export written inside a
+lakehouse root would be files no lakehouse knows how to keep.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trinity_dbapi.errors import LakehouseExistsError, ObjectExistsError, ProgrammingError
+from trinity_dbapi.errors import (
+    FileAlreadyExistsError,
+    LakehouseExistsError,
+    NestedLakehouseError,
+    ObjectExistsError,
+    ProgrammingError,
+)
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.definitions import LakehouseDefinition, TableDefinition
+from trinity_dbapi.format.keys import is_table_key
 from trinity_dbapi.format.locations import is_uri, qualify
 from trinity_dbapi.format.node_file import NodeData, encode_node
 from trinity_dbapi.format.paths import (
     LATEST_HINT_FILE,
+    claim_path,
     new_lakehouse_definition_path,
     root_node_file_name,
 )
 from trinity_dbapi.lakehouse import roots
+from trinity_dbapi.lakehouse.ownership import claim_content
+from trinity_dbapi.lakehouse.table_formats import file_rules, referenced_files_of
 from trinity_dbapi.storage import Storage, open_storage
 
 if TYPE_CHECKING:
@@ -79,6 +97,8 @@ def export_snapshot(
     Raises:
         ObjectExistsError: an export of that name exists.
         LakehouseExistsError: the target already holds a lakehouse.
+        NestedLakehouseError: the target lies inside this lakehouse or
+            another one, or this lakehouse lies inside the target.
     """
     lakehouse.require_unpinned("export_snapshot")
     if mode not in EXPORT_MODES:
@@ -100,6 +120,8 @@ def export_snapshot(
         copier = _Copier(lakehouse, snap, target, target_storage_options, levels, progress)
         location = copier.run()
         copied, nbytes = copier.files, copier.bytes
+        if mode == "full":
+            _publish_derived(copier.target)
     if progress is not None:
         progress(copied, copied)
 
@@ -135,13 +157,15 @@ class _Copier:
             target,
             storage_options=dict(options if options is not None else lakehouse.storage_options),
         )
-        if roots.lakehouse_exists(self.target):
-            raise LakehouseExistsError(self.target.root_uri)
+        self.root_uri = lakehouse.storage.root_uri
+        _check_target(self.root_uri, self.target)
         self.levels = levels
         self.progress = progress
         self.files = 0
         self.bytes = 0
-        self.root_uri = lakehouse.storage.root_uri
+        self._lock = threading.Lock()
+        #: Definition paths of the tables a full export copied (their files follow).
+        self.tables: list[str] = []
 
     def run(self) -> str:
         definition = self.snap.definition.replace(exported_snapshots={})
@@ -154,54 +178,159 @@ class _Copier:
             system_keys.TXN_ID: self.snap.latest_txn or str(uuid.uuid4()),
             system_keys.EXPORTED_FROM_VERSION: str(self.snap.version),
         }
-        self._put(root_node_file_name(0), self._encode(root, 1, system))
+        encoded = self._encode(root, 1, system)  # copies every node below first
+        if self.levels is None:
+            self._copy_table_files()
+        self._put(root_node_file_name(0), encoded)
         self.target.write(LATEST_HINT_FILE, b"0")
         return self.target.root_uri + root_node_file_name(0)
 
-    def _encode(self, node: Node, level: int, system: dict[str, str]) -> bytes:
+    def _copy_table_files(self) -> None:
+        """Copy every file the tables' formats keep, and claim their groups, before the root.
+
+        The files keep their paths: every pointer inside a table's files is
+        relative to the lakehouse root. The root is created last, so a target
+        that opens as a lakehouse holds everything its tables need.
+        """
+        rules = file_rules()
+        paths: dict[str, None] = {}
+        groups: dict[tuple[str, str], None] = {}
+        for location in self.tables:
+            table = TableDefinition.from_bytes(self.source.read_location(location), location)
+            referenced = referenced_files_of(table.table_format)
+            if referenced is not None:
+                paths.update(dict.fromkeys(referenced(self.source.storage, table)))
+            rule = rules.get(table.table_format)
+            if rule is not None:
+                for group in rule.ownership(table, self.root_uri).groups:
+                    groups[(table.table_format, group)] = None
+        for table_format, group in groups:  # before the files, as a writer claims a group
+            content = claim_content(table_format, group)
+            self._put(claim_path(table_format, group), content, check=False)
+        source = self.source.storage
+        threads = _COPY_THREADS if source.local_root is None else 4
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            # list() re-raises the first failure, once the pool has finished.
+            list(pool.map(lambda p: self._put(p, source.read(p), check=False), paths))
+
+    def _encode(
+        self, node: Node, level: int, system: dict[str, str], shadowed: frozenset[str] = frozenset()
+    ) -> bytes:
+        """Encode a copy of ``node``, copying what it points at down to the export's depth.
+
+        ``shadowed``: keys a message in an ancestor's write buffer sets, which
+        is newer than anything below it: their values here are not the
+        version's, so their tables' files are not copied.
+        """
         deeper = self.levels is None or level < self.levels
+        # The newest message of each key (oldest first) is what the version
+        # holds; it shadows the key table and every older message.
+        newest = {m.key: i for i, m in enumerate(node.buffer)}
+        below = shadowed | frozenset(newest)
         children = None
         if node.children is not None:
             children = [
-                self._child(c, level + 1) if deeper else self._pointer(c) for c in node.children
+                self._child(c, level + 1, below) if deeper else self._pointer(c)
+                for c in node.children
             ]
         full = self.levels is None
-        values = [self._value(v, full) for v in node.values]
+        values = [
+            self._value(v, full, k if k not in below else None)
+            for k, v in zip(node.keys, node.values, strict=True)
+        ]
         buffer = [
-            m._replace(value=None if m.value is None else self._value(m.value, full))
-            for m in node.buffer
+            m._replace(
+                value=None
+                if m.value is None
+                else self._value(
+                    m.value, full, m.key if newest[m.key] == i and m.key not in shadowed else None
+                )
+            )
+            for i, m in enumerate(node.buffer)
         ]
         data = NodeData(system, node.keys, values, children, buffer)
         return encode_node(
             data, self.source.definition.order, compression=self.source.nodes.compression
         )
 
-    def _child(self, ref: Any, level: int) -> str:
+    def _child(self, ref: Any, level: int, shadowed: frozenset[str]) -> str:
         node = self.source.nodes.resolve(ref)
         path = ref if isinstance(ref, str) and not is_uri(ref) else None
         if path is None:  # a node that already lives elsewhere stays there
             return self._pointer(ref)
-        self._put(path, self._encode(node, level, dict(node.system)))
+        self._put(path, self._encode(node, level, dict(node.system), shadowed))
         return path
 
     def _pointer(self, ref: Any) -> str:
         assert isinstance(ref, str)
         return qualify(self.root_uri, ref)
 
-    def _value(self, value: str, copy: bool) -> str:
+    def _value(self, value: str, copy: bool, key: str | None) -> str:
+        """Copy the definition ``value`` points at; ``key``: its key, None if shadowed.
+
+        A shadowed value is no version's any more: it is not copied, and its
+        pointer is left as garbage collection leaves such pointers.
+        """
         if not copy or is_uri(value):
             return qualify(self.root_uri, value)
+        if key is None:
+            return value
         self._put(value, self.source.read_location(value))
+        if key is not None and is_table_key(key) and value not in self.tables:
+            self.tables.append(value)
         return value
 
-    def _put(self, path: str, data: bytes) -> None:
-        if self.target.exists(path):
+    def _put(self, path: str, data: bytes, *, check: bool = True) -> None:
+        if check and self.target.exists(path):
             return  # a definition shared by several keys is copied once
-        self.target.create_exclusive(path, data)
-        self.files += 1
-        self.bytes += len(data)
-        if self.progress is not None:
-            self.progress(self.files, -1)
+        try:
+            self.target.create_exclusive(path, data)
+        except FileAlreadyExistsError:
+            return  # copied by an earlier, interrupted export to this target
+        with self._lock:
+            self.files += 1
+            self.bytes += len(data)
+            if self.progress is not None:
+                self.progress(self.files, -1)
+
+
+def _publish_derived(target: Storage) -> None:
+    """Write the derived files of the export's tables (Kartothek's main metadata files).
+
+    Best effort, as after a commit: the export is complete without them, and
+    a commit or ``CALL system.sync_kartothek()`` in the target writes them.
+    """
+    from trinity_dbapi.lakehouse.derived import publish_after_commit
+    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+
+    exported = Lakehouse.open(target)
+    publish_after_commit(exported, exported.snapshot(), None)
+
+
+#: Files a full export copies at once from object storage.
+_COPY_THREADS = 8
+
+
+def _check_target(source_root: str, target: Storage) -> None:
+    """Refuse a target that is, holds, or lies inside a lakehouse.
+
+    Raises:
+        LakehouseExistsError: the target holds a lakehouse.
+        NestedLakehouseError: the target lies inside the source or another
+            lakehouse, or the source lies inside the target.
+    """
+    target_root = target.root_uri
+    if target_root == source_root:
+        raise LakehouseExistsError(target_root)
+    if target_root.startswith(source_root) or source_root.startswith(target_root):
+        raise NestedLakehouseError(
+            target_root, source_root, "an export", around=not target_root.startswith(source_root)
+        )
+    if roots.lakehouse_exists(target):
+        raise LakehouseExistsError(target_root)
+    outer = roots.enclosing_lakehouse(target)
+    if outer is not None:
+        raise NestedLakehouseError(target_root, outer, "an export")
 
 
 __all__ = ["EXPORT_MODES", "ExportResult", "export_snapshot"]

@@ -23,6 +23,7 @@ from trinity_dbapi.errors import (
     CorruptFileError,
     FileAlreadyExistsError,
     LakehouseExistsError,
+    NestedLakehouseError,
     NoSuchVersionError,
     ReadOnlyError,
     StorageFileNotFoundError,
@@ -124,6 +125,7 @@ class Lakehouse:
 
         Raises:
             LakehouseExistsError: a lakehouse already exists there.
+            NestedLakehouseError: ``uri`` lies inside another lakehouse.
             InvalidNameError: a property key or exported snapshot name breaks
                 the rule for new names (:mod:`trinity_dbapi.format.names`).
         """
@@ -134,6 +136,9 @@ class Lakehouse:
         features.check_writable(definition, "creating a lakehouse")
         if storage.exists(root_node_file_name(0)):
             raise LakehouseExistsError(storage.root_uri)
+        outer = roots.enclosing_lakehouse(storage)
+        if outer is not None:
+            raise NestedLakehouseError(storage.root_uri, outer)
         def_path = new_lakehouse_definition_path()
         storage.create_exclusive(def_path, definition.to_bytes())
         lakehouse = cls(storage, definition, storage_options=storage_options)

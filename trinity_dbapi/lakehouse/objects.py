@@ -27,6 +27,7 @@ from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition
 from trinity_dbapi.format.paths import namespace_definition_path, table_definition_path
 from trinity_dbapi.lakehouse.definition_cache import D
+from trinity_dbapi.lakehouse.table_formats import located
 from trinity_dbapi.tree.btree import prefix_end
 
 if TYPE_CHECKING:
@@ -100,9 +101,11 @@ class ObjectOperations(ABC):
         """The namespace or table definition at ``path``, read and parsed.
 
         :class:`Transaction` serves committed files from its lakehouse's
-        definition cache instead.
+        definition cache instead. A table definition another lakehouse holds
+        reaches its files there (:func:`~trinity_dbapi.lakehouse.table_formats.located`).
         """
-        return kind.from_bytes(self.read_file(path), path)
+        definition = kind.from_bytes(self.read_file(path), path)
+        return located(definition, path, self.snapshot.lakehouse.storage.root_uri)
 
     @property
     def _limits(self) -> keys.KeyLimits:

@@ -83,6 +83,44 @@ def listed_versions(storage: Storage) -> list[int]:
     return [v for v in versions if v is not None]
 
 
+def enclosing_lakehouse(storage: Storage) -> str | None:
+    """The root URI of a lakehouse that ``storage``'s root lies inside, or None.
+
+    Each folder above the root is asked for the files a lakehouse always has
+    (its latest-version hint, or the root of version 0), all at once: one
+    round of requests on object storage, whatever the depth.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from trinity_dbapi.errors import Error
+    from trinity_dbapi.storage import open_beside
+
+    def holds_lakehouse(uri: str) -> bool:
+        try:
+            outer = open_beside(storage, uri)
+            return outer.exists(LATEST_HINT_FILE) or outer.exists(root_node_file_name(0))
+        except Error:
+            return False  # an unreadable or invalid folder holds no lakehouse we can see
+
+    above = ancestor_roots(storage.root_uri)
+    if not above:
+        return None
+    with ThreadPoolExecutor(max_workers=min(8, len(above))) as pool:
+        found = list(pool.map(holds_lakehouse, above))
+    return next((uri for uri, hit in zip(above, found, strict=True) if hit), None)
+
+
+def ancestor_roots(root_uri: str) -> list[str]:
+    """The root URIs of the folders above ``root_uri``, nearest first (the bucket's last)."""
+    scheme, _, rest = root_uri.partition("://")
+    authority, _, path = rest.partition("/")
+    parts = [part for part in path.split("/") if part]
+    return [
+        f"{scheme}://{authority}/" + "".join(part + "/" for part in parts[:depth])
+        for depth in range(len(parts) - 1, -1, -1)
+    ]
+
+
 def lakehouse_exists(storage: Storage) -> bool:
     """Whether ``storage`` holds a lakehouse (a root of version 0, or any root left)."""
     return storage.exists(root_node_file_name(0)) or bool(listed_versions(storage))

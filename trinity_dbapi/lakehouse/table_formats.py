@@ -19,16 +19,24 @@ garbage collection keeps them for the tables of the newest version only.
 
 A format that keeps data files may also *describe* them, one row per live
 file, for the ``system.data_files`` catalog table: :func:`register_data_files`.
+
+And a format that writes files under the lakehouse root tells garbage
+collection which of the files it finds there are its own
+(:func:`register_file_rules`): garbage collection deletes only files whose
+names the lakehouse writes, in groups (a format's datasets) this lakehouse
+proves it owns; see :mod:`trinity_dbapi.lakehouse.ownership`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from trinity_dbapi.errors import NotSupportedError
+from trinity_dbapi.format.locations import is_uri, split_uri
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
@@ -52,7 +60,62 @@ Publish = Callable[["Storage", "TableDefinition"], list[str]]
 #: ``table`` (the columns of ``system.data_files`` after its two name columns).
 DescribeFiles = Callable[["Storage", "TableDefinition"], Iterable[dict[str, Any]]]
 
+
+@dataclass(frozen=True)
+class Ownership:
+    """What one version of a table says about the files under the lakehouse root.
+
+    Attributes:
+        groups: the format's groups (a managed table's dataset) that the
+            lakehouse owns through this table: every file of the format's own
+            naming in such a group is the lakehouse's to delete once nothing
+            reaches it.
+        files: single files of the lakehouse's own naming that the table
+            uses outside any group it owns (a referenced dataset's frozen
+            metadata file).
+        protected: paths relative to the lakehouse root that the table reads
+            in place from another program's store inside the root (a folder
+            ends with ``/``): never deleted while the table is reached.
+    """
+
+    groups: frozenset[str] = frozenset()
+    files: frozenset[str] = frozenset()
+    protected: frozenset[str] = frozenset()
+
+
+#: ``group_of(path)``: for a path (relative to the lakehouse root) that has one of
+#: the format's own names, ``(group, rank)``; None for any other path. Within a
+#: group, files of a lower rank are deleted first, so the files that prove the
+#: group is the lakehouse's (its metadata) go last.
+GroupOf = Callable[[str], "tuple[str, int] | None"]
+
+#: ``ownership(table, root_uri)``: what a version of a table says, without I/O.
+OwnershipOf = Callable[["TableDefinition", str], Ownership]
+
+
+#: ``read_from(table, root_uri)``: a table definition read from another
+#: lakehouse's root (a minimal or partial export reads its source's), made to
+#: reach its files there.
+ReadFrom = Callable[["TableDefinition", str], "TableDefinition"]
+
+
+@dataclass(frozen=True)
+class FileRules:
+    """How garbage collection tells a table format's own files from others'.
+
+    ``read_from`` (optional) makes a table whose definition another
+    lakehouse holds reach its files in that lakehouse (:func:`located`).
+    """
+
+    group_of: GroupOf
+    ownership: OwnershipOf
+    read_from: ReadFrom | None = None
+
+
 _registry: dict[str, ReferencedFiles] = {}
+_file_rules: dict[str, FileRules] = {}
+
+D = TypeVar("D")
 _data_files: dict[str, DescribeFiles] = {}
 _derived: dict[str, tuple[Publish, ReferencedFiles]] = {}
 _lock = threading.Lock()
@@ -95,6 +158,51 @@ def register_data_files(name: str, describe: DescribeFiles) -> None:
     """
     with _lock:
         _data_files[name] = describe
+
+
+def register_file_rules(name: str, rules: FileRules) -> None:
+    """Tell garbage collection which files under the root table format ``name`` writes.
+
+    Args:
+        name: the table format, as table definitions name it.
+        rules: how its own file names and its tables' ownership read.
+    """
+    with _lock:
+        _file_rules[name] = rules
+
+
+def file_rules() -> dict[str, FileRules]:
+    """The file rules of every table format installed, by format name.
+
+    Loads every ``trinity_dbapi.table_formats`` entry point first, so a
+    process that never imported a format still knows its files (a dropped
+    table's dataset is no table's any more, yet it is the format's).
+    """
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name not in _registry:
+            referenced_files_of(entry.name)
+    with _lock:
+        return dict(_file_rules)
+
+
+def located(definition: D, path: str, root_uri: str) -> D:
+    """``definition``, read from ``path``, as a lakehouse rooted at ``root_uri`` reads it.
+
+    Pointers inside a file are relative to the lakehouse root that holds the
+    file. A table definition that lives in another lakehouse (the source of a
+    minimal or partial export) keeps its files there, so its format's
+    ``read_from`` rule points it at that root; every other definition is
+    returned as it is.
+    """
+    if not (is_uri(path) and type(definition).__name__ == "TableDefinition"):
+        return definition
+    if path.startswith(root_uri):
+        return definition
+    table = cast("TableDefinition", definition)
+    rules = file_rules().get(table.table_format)
+    if rules is None or rules.read_from is None:
+        return definition
+    return cast("D", rules.read_from(table, split_uri(path)[0]))
 
 
 def data_files_of(table_format: str) -> DescribeFiles | None:
@@ -148,12 +256,20 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "FORMATS_WITHOUT_FILES",
     "DescribeFiles",
+    "FileRules",
+    "GroupOf",
+    "Ownership",
+    "OwnershipOf",
     "Publish",
+    "ReadFrom",
     "ReferencedFiles",
     "data_files_of",
     "derived_files_of",
+    "file_rules",
+    "located",
     "referenced_files_of",
     "register_data_files",
     "register_derived_files",
+    "register_file_rules",
     "register_table_format",
 ]

@@ -51,6 +51,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format.keys import decode_key
 from trinity_dbapi.lakehouse.definition_cache import D
 from trinity_dbapi.lakehouse.derived import publish_after_commit
+from trinity_dbapi.lakehouse.table_formats import located
 from trinity_dbapi.lakehouse.views import ViewOperations
 from trinity_dbapi.tree.btree import prefix_end
 
@@ -331,7 +332,10 @@ class Transaction(ViewOperations):
         if staged is not None:
             return kind.from_bytes(staged, path)
         try:
-            return self.lakehouse.definition_cache.load(path, kind, self.lakehouse.read_location)
+            definition = self.lakehouse.definition_cache.load(
+                path, kind, self.lakehouse.read_location
+            )
+            return located(definition, path, self.lakehouse.storage.root_uri)
         except CorruptFileError as exc:  # this version may have been expired meanwhile
             self.snapshot.raise_explained(exc)
 

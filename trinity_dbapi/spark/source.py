@@ -89,14 +89,21 @@ def _scan(options: SourceOptions) -> _Resolved:
         definition, meta = None, None
     else:
         definition = txn.load_table(options.namespace, options.table)
-        if managed.is_reference(definition):
+        if managed.files_elsewhere(definition):
             # Spark's executors reopen the lakehouse by its URI to read the
-            # files; a referenced dataset's are in another store.
+            # files; a referenced dataset's are in another store, and a table
+            # read through an export keeps them in its source lakehouse.
+            elsewhere = (
+                "the Kartothek store it was imported from with mode => 'reference'; read it "
+                "through SQL (pandas.read_sql, the DB-API), or import the dataset with "
+                "mode => 'copy'"
+                if managed.is_reference(definition)
+                else "the lakehouse this one was exported from with mode 'minimal' or "
+                "'partial'; read it there or through SQL, or export it with mode => 'full'"
+            )
             raise NotSupportedError(
                 f"reading table {options.namespace}.{options.table} from Spark is not "
-                "supported: its files stay in the Kartothek store it was imported from with "
-                "mode => 'reference'; read it through SQL (pandas.read_sql, the DB-API), or "
-                "import the dataset with mode => 'copy'"
+                f"supported: its files stay in {elsewhere}"
             )
         schema = type_mapping.arrow_schema(definition)
         meta = managed.metadata(lakehouse.storage, definition)

@@ -31,6 +31,7 @@ from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition, ViewDefinition
 from trinity_dbapi.format.keys import is_table_key, is_view_key
 from trinity_dbapi.format.paths import root_node_file_name
+from trinity_dbapi.lakehouse.table_formats import located
 from trinity_dbapi.storage import open_storage
 from trinity_dbapi.tables import layout, managed
 
@@ -156,13 +157,17 @@ class _Checker:
             return
         table = self.read(location, name, lambda b: TableDefinition.from_bytes(b, location))
         if table is not None and managed.has_dataset(table):
-            self.dataset(name, table)
+            # A table another lakehouse holds (through an export) has its files there.
+            self.dataset(name, located(table, location, self.storage.root_uri))
 
     def dataset(self, name: str, table: TableDefinition) -> None:
         from trinity_dbapi.tables.metadata import decode_metadata
 
         path = table.format_properties[managed.METADATA_LOCATION]
-        meta = self.read(path, name, lambda b: decode_metadata(path, b))
+        home = managed.metadata_storage(self.storage, table, cached=False)
+        meta = self.read(
+            path, name, lambda b: decode_metadata(path, b), None if home is self.storage else home
+        )
         if meta is None:
             return
         # A referenced dataset's files are in its own store, read afresh too.

@@ -29,8 +29,8 @@ from trinity_dbapi.tables.managed import (
     DATASET_UUID,
     METADATA_LOCATION,
     TABLE_FORMAT,
+    files_elsewhere,
     has_dataset,
-    is_reference,
     schema,
 )
 
@@ -91,9 +91,10 @@ def publish(storage: Storage, table: TableDefinition) -> list[str]:
     store whose single-object writes are atomic (object stores, and local
     files through the storage's write-then-rename).
     """
-    if not has_dataset(table) or is_reference(table):
+    if not has_dataset(table) or files_elsewhere(table):
         # A referenced dataset's files are not under this root: Kartothek
-        # reads it where it is, from its own main metadata file.
+        # reads it where it is, from its own main metadata file (and another
+        # lakehouse's table from that lakehouse's).
         return []
     from trinity_dbapi.tables.writer import write_common_metadata
 
@@ -109,7 +110,7 @@ def publish(storage: Storage, table: TableDefinition) -> list[str]:
 
 def published_files(storage: Storage, table: TableDefinition) -> list[str]:
     """The path :func:`publish` writes for ``table``, without writing it."""
-    if not has_dataset(table) or is_reference(table):
+    if not has_dataset(table) or files_elsewhere(table):
         return []
     return [main_metadata_path(table.format_properties[DATASET_UUID])]
 

@@ -19,6 +19,11 @@ A managed table's definition names its dataset in ``format_properties``:
   store's) is under the lakehouse root like any other; its files are read
   from the store (:func:`data_storage`), and no statement writes them
   (:func:`require_own_files`).
+* ``dataset_root``: only on a table whose definition another lakehouse
+  holds (the source of a minimal or partial snapshot export): the root URI of
+  that lakehouse, where its metadata, data and index files are. Set when the
+  definition is read (:func:`read_from`), never written by a statement of
+  this lakehouse, which reads such a table's files there and writes none.
 
 Data changes are merges of the table's key (see
 :meth:`~trinity_dbapi.lakehouse.transaction.Transaction.merge`): appends add files to
@@ -54,6 +59,9 @@ INDEX_PREFIX = "index."
 MIXED_FILE_SCHEMAS = "mixed_file_schemas"
 #: The root URI of the store a referenced (not copied) dataset's files are in.
 EXTERNAL_LOCATION = "external_location"
+#: The root URI of the lakehouse holding the definition and every file of a
+#: table read through a minimal or partial export.
+DATASET_ROOT = "dataset_root"
 
 
 def indexes(table: TableDefinition) -> dict[str, str]:
@@ -75,6 +83,22 @@ def is_reference(table: TableDefinition) -> bool:
     return EXTERNAL_LOCATION in table.format_properties
 
 
+def files_elsewhere(table: TableDefinition) -> bool:
+    """Whether the table's files are not this lakehouse's (a reference, or another lakehouse's)."""
+    return EXTERNAL_LOCATION in table.format_properties or DATASET_ROOT in table.format_properties
+
+
+def read_from(table: TableDefinition, root_uri: str) -> TableDefinition:
+    """A definition held by the lakehouse at ``root_uri``, reaching its files there.
+
+    A referenced dataset's data files stay in their store; its frozen
+    metadata file, like every managed table's files, is in that lakehouse.
+    """
+    if not has_dataset(table) or DATASET_ROOT in table.format_properties:
+        return table
+    return table.replace(format_properties={**table.format_properties, DATASET_ROOT: root_uri})
+
+
 _EXTERNAL: dict[tuple[str, str], Storage] = {}
 
 
@@ -89,7 +113,21 @@ def data_storage(storage: Storage, table: TableDefinition, *, cached: bool = Tru
     """
     uri = table.format_properties.get(EXTERNAL_LOCATION)
     if uri is None:
-        return storage
+        return metadata_storage(storage, table, cached=cached)
+    return _beside(storage, uri, cached)
+
+
+def metadata_storage(storage: Storage, table: TableDefinition, *, cached: bool = True) -> Storage:
+    """The storage the table's metadata file is read from.
+
+    The lakehouse storage, except for a table another lakehouse holds (read
+    through a minimal or partial export): that lakehouse's.
+    """
+    uri = table.format_properties.get(DATASET_ROOT)
+    return storage if uri is None else _beside(storage, uri, cached)
+
+
+def _beside(storage: Storage, uri: str, cached: bool) -> Storage:
     if not cached:  # a fresh object: its cache holds nothing read before
         return _open_external(storage, uri)
     key = (storage.root_uri, uri)
@@ -112,6 +150,17 @@ def require_own_files(table: TableDefinition, where: str, what: str) -> None:
     Raises:
         NotSupportedError: the table was imported with ``mode => 'reference'``.
     """
+    home = table.format_properties.get(DATASET_ROOT)
+    if home is not None:
+        from trinity_dbapi.errors import NotSupportedError
+
+        raise NotSupportedError(
+            f"{what} on table {where} is not supported: the table is read through a minimal "
+            f"or partial snapshot export, and its files stay in the lakehouse at {home!r} it "
+            "was exported from, which this lakehouse never writes to; make a table of its "
+            f"own with CREATE TABLE ... AS SELECT * FROM {where}, or export the source again "
+            "with mode => 'full'"
+        )
     if is_reference(table):
         from trinity_dbapi.errors import NotSupportedError
 
@@ -150,13 +199,19 @@ def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
 
     The files are written at once under fresh names: until a commit points
     at them nobody sees them, and garbage collection removes them if none
-    ever does.
+    ever does. The dataset is claimed first (its claim file, see
+    :mod:`trinity_dbapi.lakehouse.ownership`), so garbage collection knows
+    its files are the lakehouse's even if no commit ever names them.
 
     Raises:
         ProgrammingError: a partition column whose name leaves no room for
             values in a directory name (see
             :func:`~trinity_dbapi.tables.partitions.check_partition_name`).
     """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from trinity_dbapi.lakehouse.ownership import write_claim
+    from trinity_dbapi.tables.layout import new_dataset_uuid
     from trinity_dbapi.tables.metadata import write_metadata
     from trinity_dbapi.tables.partitions import check_partition_name
     from trinity_dbapi.tables.writer import new_dataset
@@ -165,7 +220,22 @@ def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
     for name in partition_by:
         check_partition_name(name)
     transforms = list(partition_transforms(table).values())
-    meta = new_dataset(storage, schema(table), partition_by, transforms)
+    dataset_uuid = new_dataset_uuid()
+    if storage.local_root is not None:
+        write_claim(storage, TABLE_FORMAT, dataset_uuid)
+        meta = new_dataset(
+            storage, schema(table), partition_by, transforms, dataset_uuid=dataset_uuid
+        )
+    else:
+        # On object storage the claim and the schema file are written side by
+        # side (one round trip, not two): at worst a crash leaves the small
+        # schema file unclaimed, and no data file is written before both.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            claimed = pool.submit(write_claim, storage, TABLE_FORMAT, dataset_uuid)
+            meta = new_dataset(
+                storage, schema(table), partition_by, transforms, dataset_uuid=dataset_uuid
+            )
+            claimed.result()
     location = write_metadata(storage, meta)
     properties = {
         **table.format_properties,
@@ -184,6 +254,7 @@ def metadata(storage: Storage, table: TableDefinition) -> DatasetMetadata:
     from trinity_dbapi.tables.metadata import decode_metadata
 
     location = table.format_properties[METADATA_LOCATION]
+    storage = metadata_storage(storage, table)
     key = (storage.root_uri, location)
     meta = _METADATA_CACHE.get(key)
     if meta is None:
@@ -430,8 +501,8 @@ def referenced_files(storage: Storage, table: TableDefinition) -> set[str]:
     """
     from trinity_dbapi.tables.metadata import dataset_files
 
-    if not has_dataset(table):
-        return set()
+    if not has_dataset(table) or DATASET_ROOT in table.format_properties:
+        return set()  # another lakehouse's files: that one keeps them
     if is_reference(table):
         return {table.format_properties[METADATA_LOCATION]}
     return dataset_files(storage, table.format_properties[METADATA_LOCATION])
@@ -440,6 +511,7 @@ def referenced_files(storage: Storage, table: TableDefinition) -> set[str]:
 # Garbage collection (lakehouse layer) follows managed tables to their files.
 register_table_format(TABLE_FORMAT, referenced_files)
 
-# Kartothek's main metadata file, derived after each commit, and the rows of
-# system.data_files (each registers itself).
-from trinity_dbapi.tables import data_files, kartothek_main  # noqa: F401
+# Kartothek's main metadata file, derived after each commit, the rows of
+# system.data_files, and which files under the root are a managed table's
+# (each registers itself).
+from trinity_dbapi.tables import data_files, file_rules, kartothek_main  # noqa: F401

@@ -168,8 +168,13 @@ def new_dataset(
     schema: pa.Schema,
     partition_by: Sequence[str],
     transforms: Sequence[Transform] = (),
+    *,
+    dataset_uuid: str | None = None,
 ) -> DatasetMetadata:
     """Start a new, empty dataset: write its ``_common_metadata``, return its metadata.
+
+    ``dataset_uuid`` is the new dataset's UUID (a fresh one when None: a
+    managed table's is chosen first, to claim it before any file is written).
 
     The metadata is not written; :func:`~trinity_dbapi.tables.metadata.write_metadata`
     does that as part of a commit. It records ``partition_by`` under
@@ -183,7 +188,8 @@ def new_dataset(
     """
     by_name = {t.name: t for t in transforms}
     check_partition_by(schema, partition_by, transforms=by_name)
-    dataset_uuid = layout.new_dataset_uuid()
+    if dataset_uuid is None:
+        dataset_uuid = layout.new_dataset_uuid()
     common = schema  # plus each transform's directory, as Kartothek types partition keys
     for t in transforms:
         common = common.append(pa.field(t.name, t.result_type(schema.field(t.source).type)))

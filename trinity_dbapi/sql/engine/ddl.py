@@ -262,11 +262,12 @@ def _repartitioned(
 ) -> TableDefinition:
     """``ALTER TABLE ... SET PARTITIONED BY``: new data only; every file keeps its directories."""
     where = f"{namespace}.{table.name}"
-    if not managed.has_dataset(table) or managed.is_reference(table):
+    if managed.files_elsewhere(table):
+        managed.require_own_files(table, where, "changing the partitioning")
+    if not managed.has_dataset(table):
         raise NotSupportedError(
-            f"table {where} cannot change its partitioning: its files stay in the Kartothek "
-            "store it was imported from with mode => 'reference'; import it with "
-            "mode => 'copy' first"
+            f"table {where} cannot change its partitioning: it has no dataset (it was created "
+            "before this version stored data); recreate it with CREATE TABLE ... AS SELECT"
         )
     by_name = {column.name: column for column in table.columns}
     transformed = {

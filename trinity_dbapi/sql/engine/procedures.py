@@ -128,6 +128,7 @@ def _collect_garbage(session: Session, args: dict[str, Any]) -> pa.Table:
             "deleted_files": pa.array([len(result.deleted)], pa.int64()),
             "reachable_files": pa.array([result.reachable], pa.int64()),
             "too_young_files": pa.array([result.too_young], pa.int64()),
+            "foreign_files": pa.array([result.foreign], pa.int64()),
             "dry_run": [result.dry_run],
         }
     )
