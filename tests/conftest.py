@@ -33,8 +33,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from trinity_dbapi.storage import Storage, open_storage
+
+# Hypothesis' timing checks measure the machine, not the code: on two shared
+# cores under a parallel run a draw or an example can take seconds. Tests that
+# need a bound on time are benchmarks (benchmarks/), never examples here.
+settings.register_profile("trinity", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("trinity")
 
 #: SQLAlchemy's compliance suite brings its own pytest plugin, which would take
 #: over this session: tests/sqlalchemy/test_compliance.py runs it in a subprocess.

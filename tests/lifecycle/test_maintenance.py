@@ -174,6 +174,12 @@ def test_export_errors(backend: Backend) -> None:
         lake.export_snapshot("y", mode="minimal", target=backend[0])
     with pytest.raises(ProgrammingError, match="digits"):
         lake.export_snapshot("2024", version=1)
+    # A name the rules refuse is refused before any file is copied.
+    target = _target(backend, "bad-name")
+    for bad in ("2024", "a\u200bb", "caf\u0065\u0301"):
+        with pytest.raises(ProgrammingError):
+            lake.export_snapshot(bad, mode="full", target=target)
+        assert open_storage(target, storage_options=backend[1]).list("") == []
 
 
 def test_concurrent_exports_are_both_recorded(backend: Backend) -> None:

@@ -107,8 +107,12 @@ def export_snapshot(
         raise ProgrammingError("a partial export needs depth >= 1 (tree levels to copy)")
     levels = {"minimal": 1, "partial": depth or 1, "full": None}[mode]
     snap = lakehouse.snapshot(version)
-    if name in snap.lakehouse.snapshot().definition.exported_snapshots:
+    current = snap.lakehouse.snapshot().definition
+    if name in current.exported_snapshots:
         raise ObjectExistsError("exported snapshot", name)
+    # The name's rules are the definition's: checked before anything is copied.
+    pending = {**current.exported_snapshots, name: root_node_file_name(snap.version)}
+    current.replace(exported_snapshots=pending).check_new_names(current)
     if target is None:
         if mode != "minimal":
             raise ProgrammingError(
