@@ -80,8 +80,8 @@ def test_a_failed_write_commits_nothing_and_leaves_no_files(shops: Lake, mode: s
     assert (shops.root / dataset / "table" / "day=2024-01-02").is_dir()
     # ... and abort deleted its file: nothing is left for garbage collection.
     assert files_on_disk(shops.root) == before_files
-    deleted, _, too_young, dry_run = _collect_garbage(shops)
-    assert (deleted, too_young, dry_run) == (0, 0, False)
+    deleted, _, too_young, foreign, dry_run = _collect_garbage(shops)
+    assert (deleted, too_young, foreign, dry_run) == (0, 0, 0, False)
     assert files_on_disk(shops.root) == before_files
     assert shops.read("s.t").collect() == [(1, datetime.date(2024, 1, 1), "a")]
 
@@ -104,6 +104,6 @@ def test_a_failed_create_table_creates_nothing_and_gc_removes_its_dataset(lake: 
     left = files_on_disk(lake.root) - before_files
     assert left, "the empty dataset of the table to create"
     assert not any(path.endswith(".parquet") and "/table/" in path for path in left)
-    deleted, _, too_young, _ = _collect_garbage(lake)
-    assert (deleted, too_young) == (len(left), 0)
+    deleted, _, too_young, foreign, _ = _collect_garbage(lake)
+    assert (deleted, too_young, foreign) == (len(left), 0, 0)
     assert files_on_disk(lake.root) == before_files
