@@ -185,3 +185,20 @@ def test_a_newer_releases_fields_survive_this_releases_definition_change(
     parsed = pb.LakehouseDef()
     parsed.ParseFromString(written)
     assert dict(parsed.exported_snapshots) == {"keep": root_node_file_name(recorded - 1)}
+
+
+def test_the_module_functions_refuse_too(backend: Backend) -> None:
+    """Garbage collection and export called below the accessor check the features themselves."""
+    from trinity_dbapi.lakehouse.export import export_snapshot
+    from trinity_dbapi.lakehouse.garbage import collect_garbage
+
+    uri, options = backend
+    lake, _latest = _requires_branches(backend)
+    files = set(open_storage(uri, storage_options=options).list(""))
+    with pytest.raises(UnsupportedFeatureError) as caught:
+        collect_garbage(lake, grace_period_millis=0)
+    _refused(caught, "collect_garbage")
+    with pytest.raises(UnsupportedFeatureError) as caught:
+        export_snapshot(lake, "e")
+    _refused(caught, "export_snapshot")
+    assert set(open_storage(uri, storage_options=options).list("")) == files

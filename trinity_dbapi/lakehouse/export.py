@@ -101,12 +101,14 @@ def export_snapshot(
             another one, or this lakehouse lies inside the target.
     """
     lakehouse.require_unpinned("export_snapshot")
+    lakehouse.require_known_features("export_snapshot")
     if mode not in EXPORT_MODES:
         raise ProgrammingError(f"export mode {mode!r} is not one of {', '.join(EXPORT_MODES)}")
     if mode == "partial" and (depth is None or depth < 1):
         raise ProgrammingError("a partial export needs depth >= 1 (tree levels to copy)")
     levels = {"minimal": 1, "partial": depth or 1, "full": None}[mode]
     snap = lakehouse.snapshot(version)
+    lakehouse.require_known_features("export_snapshot", snap.definition)
     current = snap.lakehouse.snapshot().definition
     if name in current.exported_snapshots:
         raise ObjectExistsError("exported snapshot", name)

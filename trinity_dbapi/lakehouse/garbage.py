@@ -201,6 +201,8 @@ def collect_garbage(
     nothing to delete.
     """
     lakehouse.require_unpinned("collect_garbage")
+    # A newer release's features may reach files this one cannot see.
+    lakehouse.require_known_features("collect_garbage")
     if grace_period_millis < 0:
         raise ProgrammingError("grace_period_millis must not be negative")
     now_s = (to_millis(now) if now is not None else int(time.time() * 1000)) / 1000
