@@ -175,20 +175,11 @@ def _datetime_states(micros: Any) -> list[bytes]:
     """
     import numpy as np
 
+    from trinity_dbapi.tables.temporal import civil_from_days
+
     days, rest = np.divmod(micros, _MICROS_PER_DAY)
-    shifted = days.astype(np.int32) + 719_468  # days since 0000-03-01
-    era = shifted // 146_097
-    day_of_era = shifted - era * 146_097
-    year_of_era = (
-        day_of_era - day_of_era // 1_460 + day_of_era // 36_524 - day_of_era // 146_096
-    ) // 365
-    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
-    month_index = (5 * day_of_year + 2) // 153  # March is 0
-    month = month_index + np.where(month_index < 10, 3, -9)
     state = np.empty(len(micros), _state_dtype())
-    state["year"] = year_of_era + era * 400 + (month <= 2)
-    state["month"] = month
-    state["day"] = day_of_year - (153 * month_index + 2) // 5 + 1
+    state["year"], state["month"], state["day"] = civil_from_days(days.astype(np.int32))
     seconds, micro = np.divmod(rest, 1_000_000)
     seconds = seconds.astype(np.int32)
     state["hour"] = seconds // 3_600

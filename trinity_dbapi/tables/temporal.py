@@ -36,7 +36,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["kind_of", "nanosecond_scalar", "outside", "rule", "text"]
+__all__ = ["civil_from_days", "kind_of", "nanosecond_scalar", "outside", "rule", "text"]
 
 #: ``datetime.min`` and ``datetime.max`` in microseconds since 1970-01-01.
 _MIN_MICROS = -62_135_596_800_000_000
@@ -128,8 +128,13 @@ def text(values: pa.Array, index: int) -> str:
     return f"{_date_text(days)} {_time_text(rest, per)}{zone}"
 
 
-def _date_text(days: int) -> str:
-    """Howard Hinnant's ``civil_from_days``: the proleptic Gregorian date of ``days``."""
+def civil_from_days(days: Any) -> tuple[Any, Any, Any]:
+    """Howard Hinnant's ``civil_from_days``: the proleptic Gregorian (year, month, day).
+
+    ``days`` counts from 1970-01-01; an int gives ints, a NumPy integer array
+    gives arrays (the arithmetic is the same), so the fetch path converts a
+    whole column with it. Exact for every date; year 0 is 1 BC.
+    """
     shifted = days + 719_468  # days since 0000-03-01
     era = shifted // 146_097
     day_of_era = shifted - era * 146_097
@@ -138,9 +143,14 @@ def _date_text(days: int) -> str:
     ) // 365
     day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
     month_index = (5 * day_of_year + 2) // 153  # March is 0
-    month = month_index + (3 if month_index < 10 else -9)
+    month = month_index + 3 - 12 * (month_index >= 10)
     day = day_of_year - (153 * month_index + 2) // 5 + 1
-    year = year_of_era + era * 400 + (month <= 2)
+    return year_of_era + era * 400 + (month <= 2), month, day
+
+
+def _date_text(days: int) -> str:
+    """The date ``days`` after 1970-01-01 as DuckDB writes it (``0044-03-15 (BC)``)."""
+    year, month, day = civil_from_days(days)
     if year <= 0:  # there is no year 0: 1 BC is year 0, 2 BC year -1
         return f"{1 - year:04d}-{month:02d}-{day:02d} (BC)"
     return f"{year:04d}-{month:02d}-{day:02d}"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 from trinity_dbapi.errors import CorruptFileError
-from trinity_dbapi.format import keys, names
+from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions._common import (
     _EMPTY,
     _UINT32_MAX,
@@ -21,7 +21,11 @@ from trinity_dbapi.format.definitions._common import (
     _set,
     _string_map,
 )
-from trinity_dbapi.format.definitions.types import Column, _check_new_columns, _check_unique_names
+from trinity_dbapi.format.definitions.types import (
+    Column,
+    _check_new_relation,
+    _check_unique_names,
+)
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 
 TABLE_TYPES = ("MANAGED", "EXTERNAL", "FEDERATED")
@@ -123,13 +127,8 @@ class TableDefinition(_BinpbDefinition):
         Raises:
             InvalidNameError: naming the name, the object, the rule and the fix.
         """
-        where = f"of table {namespace}.{self.name}" if namespace else f"of table {self.name}"
-        if previous is None or previous.name != self.name:
-            home = f"in namespace {namespace}" if namespace else ""
-            names.check_new_object_name(self.name, "table", home)
-        _check_new_columns(self.columns, previous.columns if previous else (), where)
-        _check_new_keys(
-            "property key", where, self.properties, previous.properties if previous else {}
+        where = _check_new_relation(
+            "table", self.name, self.columns, self.properties, previous, namespace
         )
         # System-written, but an index's name is part of one (index.<name>).
         _check_new_keys(

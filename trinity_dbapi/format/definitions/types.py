@@ -310,6 +310,29 @@ def _sql_name(name: str) -> str:
     return quote_identifier(name)
 
 
+def _check_new_relation(
+    kind: str,
+    name: str,
+    columns: Sequence[Column],
+    properties: Mapping[str, str],
+    previous: Any,
+    namespace: str,
+) -> str:
+    """Check what a new table or view (``kind``) definition introduces; return its ``where``.
+
+    Its name (unless ``previous`` has it), its columns' names and property
+    keys (:func:`_check_new_columns`) and its own property keys. ``previous``
+    is the definition it replaces, or None.
+    """
+    where = f"of {kind} {namespace}.{name}" if namespace else f"of {kind} {name}"
+    if previous is None or previous.name != name:
+        home = f"in namespace {namespace}" if namespace else ""
+        names.check_new_object_name(name, kind, home)
+    _check_new_columns(columns, previous.columns if previous else (), where)
+    _check_new_keys("property key", where, properties, previous.properties if previous else {})
+    return where
+
+
 def _check_new_columns(
     columns: Sequence[Column], previous: Sequence[Column], where: str, parent: str = ""
 ) -> None:

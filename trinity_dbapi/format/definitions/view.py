@@ -13,17 +13,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from trinity_dbapi.format import keys, names
+from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions._common import (
     _EMPTY,
     _BinpbDefinition,
-    _check_new_keys,
     _check_str,
     _fail,
     _set,
     _string_map,
 )
-from trinity_dbapi.format.definitions.types import Column, _check_new_columns, _check_unique_names
+from trinity_dbapi.format.definitions.types import Column, _check_new_relation, _check_unique_names
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 
 __all__ = ["TRINITY_DIALECT", "ViewDefinition"]
@@ -122,14 +121,7 @@ class ViewDefinition(_BinpbDefinition):
         Raises:
             InvalidNameError: naming the name, the view, the rule and the fix.
         """
-        where = f"of view {namespace}.{self.name}" if namespace else f"of view {self.name}"
-        if previous is None or previous.name != self.name:
-            home = f"in namespace {namespace}" if namespace else ""
-            names.check_new_object_name(self.name, "view", home)
-        _check_new_columns(self.columns, previous.columns if previous else (), where)
-        _check_new_keys(
-            "property key", where, self.properties, previous.properties if previous else {}
-        )
+        _check_new_relation("view", self.name, self.columns, self.properties, previous, namespace)
 
     def all_columns(self) -> Iterator[Column]:
         """Yield every column, nested ones included, depth first."""
