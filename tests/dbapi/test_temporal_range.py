@@ -184,6 +184,23 @@ def test_parameters_executemany_and_ingest_refuse_too(cur: Any) -> None:
 # -- every write path agrees -----------------------------------------------------------------
 
 
+def _outcomes(
+    cur: Any, t: str, column: str, writes: dict[str, Callable[[], Any]], *refusals: str
+) -> dict[str, Any]:
+    """Each write path's outcome: the value fetched back, or "refused" (a DataError saying why)."""
+    results: dict[str, Any] = {}
+    for path, write in writes.items():
+        try:
+            write()
+        except DataError as exc:
+            assert any(reason in str(exc) for reason in refusals), str(exc)
+            results[path] = "refused"
+            continue
+        (got,) = _rows(cur, f"SELECT {column} FROM {t} WHERE path = '{path}'")
+        results[path] = got[0]
+    return results
+
+
 def _date_paths(cur: Any, t: str, days: int) -> dict[str, Any]:
     """What each write path makes of the date ``days`` after 1970-01-01: fetched, or refused."""
     text = temporal.text(pa.array([days], pa.date32()), 0)
@@ -206,17 +223,7 @@ def _date_paths(cur: Any, t: str, days: int) -> dict[str, Any]:
         date = EPOCH + datetime.timedelta(days=days)
         writes["date"] = lambda: cur.execute(f"INSERT INTO {t} VALUES ('date', ?)", [date])
         writes["text"] = lambda: cur.execute(f"INSERT INTO {t} VALUES ('text', ?)", [str(date)])
-    results = {}
-    for path, write in writes.items():
-        try:
-            write()
-        except DataError as exc:
-            assert "cannot hold the date" in str(exc) or "outside years 1 to 9999" in str(exc)
-            results[path] = "refused"
-            continue
-        (got,) = _rows(cur, f"SELECT d FROM {t} WHERE path = '{path}'")
-        results[path] = got[0]
-    return results
+    return _outcomes(cur, t, "d", writes, "cannot hold the date", "outside years 1 to 9999")
 
 
 @SETTINGS
@@ -261,17 +268,7 @@ def _timestamp_paths(cur: Any, t: str, micros: int) -> dict[str, Any]:
         writes["datetime"] = lambda: cur.execute(
             f"INSERT INTO {t} VALUES ('datetime', ?)", [moment]
         )
-    results = {}
-    for path, write in writes.items():
-        try:
-            write()
-        except DataError as exc:
-            assert "cannot hold the timestamp" in str(exc) or "outside years 1" in str(exc)
-            results[path] = "refused"
-            continue
-        (got,) = _rows(cur, f"SELECT ts FROM {t} WHERE path = '{path}'")
-        results[path] = got[0]
-    return results
+    return _outcomes(cur, t, "ts", writes, "cannot hold the timestamp", "outside years 1")
 
 
 @SETTINGS
@@ -333,17 +330,7 @@ def _ns_paths(cur: Any, t: str, nanos: int, zoned: bool) -> dict[str, Any]:
         writes["datetime64 many"] = lambda: cur.executemany(
             f"INSERT INTO {t} VALUES (?, ?)", [["datetime64 many", value]]
         )
-    results = {}
-    for path, write in writes.items():
-        try:
-            write()
-        except DataError as exc:
-            assert "would lose data" in str(exc), str(exc)
-            results[path] = "refused"
-            continue
-        (got,) = _rows(cur, f"SELECT v FROM {t} WHERE path = '{path}'")
-        results[path] = got[0]
-    return results
+    return _outcomes(cur, t, "v", writes, "would lose data")
 
 
 @SETTINGS
