@@ -143,6 +143,31 @@ def test_a_decimal_is_bound_as_itself_or_refused_with_a_data_error(value: decima
     assert bound == value
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "9.9999999999999583900E-19",  # 38 decimal places: DuckDB would make it a DOUBLE
+        "0." + "0" * 36 + "10",
+        "1E-37",  # DECIMAL(38, 37): DuckDB counts the leading zero
+        "0." + "1" * 38,  # DECIMAL(38, 38)
+        "-0." + "0" * 17 + "5" * 20,
+    ],
+)
+def test_a_small_decimal_reaches_duckdb_as_a_decimal(text: str) -> None:
+    """Every bound decimal is one DuckDB binds as a DECIMAL, never silently a DOUBLE."""
+    duckdb = pytest.importorskip("duckdb")
+    (bound,) = check_params([decimal.Decimal(text)])
+    assert bound == decimal.Decimal(text)
+    ((kind, back),) = duckdb.execute("SELECT typeof($1), $1", [bound]).fetchall()
+    assert kind.startswith("DECIMAL") and back == bound
+
+
+def test_a_decimal_duckdb_cannot_hold_below_one_is_refused() -> None:
+    # 1E-38 has 38 decimal places and one digit: DuckDB binds it as a DOUBLE.
+    with pytest.raises(DataError, match="more than 38 digits"):
+        check_params([decimal.Decimal("1E-38")])
+
+
 def test_dict_is_refused_with_paramstyle() -> None:
     with pytest.raises(ProgrammingError, match="paramstyle is qmark") as info:
         check_params({"a": 1})

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import trinity_dbapi
@@ -29,7 +30,7 @@ from trinity_dbapi.format.definitions import (
 )
 from trinity_dbapi.format.names import new_name_problem
 from trinity_dbapi.tables import managed
-from trinity_dbapi.tables.partitions import MAX_NAME_BYTES
+from trinity_dbapi.tables.partitions import MAX_NAME_BYTES, MAX_SEGMENT_BYTES
 
 Backend = tuple[str, dict[str, Any]]
 
@@ -170,6 +171,11 @@ def test_odd_partition_names_and_values_on_every_backend(
         max_size=4,
     ),
 )
+@example(  # found by CI: a directory name of 256 bytes
+    name="000000::" + "\u00a1" * 14 + "\U00010000" * 4,
+    values=["::" + "\x80" * 8 + "\u0800" + "\U00010000" * 4],
+)
+@example(name="\U00010000" * 30, values=["x"])  # a name leaving no room for values
 def test_any_name_and_value_round_trip_through_duckdb(
     tmp_path_factory: pytest.TempPathFactory, name: str, values: list[str | None]
 ) -> None:
@@ -178,8 +184,20 @@ def test_any_name_and_value_round_trip_through_duckdb(
     conn = trinity_dbapi.connect(str(tmp_path_factory.mktemp("lake")), autocommit=True)
     cur = conn.cursor()
     cur.execute("CREATE NAMESPACE ns")
-    cur.execute(f"CREATE TABLE ns.t ({q(name)} VARCHAR, {payload} INT8) PARTITIONED BY ({q(name)})")
+    create = f"CREATE TABLE ns.t ({q(name)} VARCHAR, {payload} INT8) PARTITIONED BY ({q(name)})"
+    encoded = len(quote(name, safe=""))
+    if encoded > MAX_NAME_BYTES:  # no room left for values: refused when the table is made
+        with pytest.raises(errors.ProgrammingError, match=f"more than the {MAX_NAME_BYTES}"):
+            cur.execute(create)
+        return
+    cur.execute(create)
     data = [(value, i) for i, value in enumerate(values)]
+    segments = [encoded + 1 + len(quote(v, safe="")) for v in values if v is not None]
+    if max(segments, default=0) > MAX_SEGMENT_BYTES:  # one directory name too long: nothing stored
+        with pytest.raises(errors.DataError, match=f"more than {MAX_SEGMENT_BYTES}"):
+            cur.executemany("INSERT INTO ns.t VALUES (?, ?)", data)
+        assert cur.execute("SELECT count(*) FROM ns.t").fetchall() == [(0,)]
+        return
     cur.executemany("INSERT INTO ns.t VALUES (?, ?)", data)
     check_table(conn, "ns.t", [name, payload], data)
     conn.close()

@@ -114,7 +114,15 @@ def _fits(value: decimal.Decimal) -> bool:
     """Whether DuckDB binds the finite ``value`` as a DECIMAL (it takes a DOUBLE otherwise)."""
     _, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)  # finite
-    precision = len(digits) + exponent if exponent >= 0 else max(len(digits), -exponent)
+    if exponent >= 0:
+        precision = len(digits) + exponent
+    elif len(digits) >= -exponent:
+        precision = len(digits)  # 0.111: DECIMAL(3, 3)
+    else:
+        # Fewer digits than the scale: DuckDB counts a leading zero (1E-37 is
+        # DECIMAL(38, 37), 1E-38 a DOUBLE), so 9.9E-19 written with 38
+        # decimal places would be a DOUBLE, and is bound normalized instead.
+        precision = 1 - exponent
     return precision <= MAX_DIGITS
 
 
