@@ -79,9 +79,10 @@ def _failure(work: Callable[[], Any]) -> BaseException:
 
 
 def _no_retries(options: dict[str, Any]) -> dict[str, Any]:
-    # One attempt, short timeouts: a closed port fails at once.
+    # One attempt, short timeouts: a closed port fails at once. Both layers:
+    # botocore's retries, and s3fs's own (nested: 25 attempts, 12 s of backoff).
     config = {"retries": {"max_attempts": 1}, "connect_timeout": 2, "read_timeout": 2}
-    return {**options, "config_kwargs": config}
+    return {**options, "config_kwargs": config, "retries": 1}
 
 
 @pytest.fixture(params=sorted(SECRETS))
@@ -114,10 +115,15 @@ def _entry_points(secret: str, endpoint: str, bucket: str) -> dict[str, Callable
         ),
         "endpoint with user info": lambda: trinity_dbapi.connect(
             f"s3://{bucket}/lake",
-            storage_options={"client_kwargs": {"endpoint_url": f"http://me:{secret}@127.0.0.1:1"}},
+            storage_options=_no_retries(
+                {"client_kwargs": {"endpoint_url": f"http://me:{secret}@127.0.0.1:1"}}
+            ),
         ),
+        # Without an endpoint s3fs asks AWS, which this machine cannot reach:
+        # one attempt, or botocore's retries spend seconds on failing lookups.
         "bad option type": lambda: trinity_dbapi.connect(
-            f"s3://{bucket}/lake", storage_options={"secret": secret, "key": 5, "anon": "x"}
+            f"s3://{bucket}/lake",
+            storage_options=_no_retries({"secret": secret, "key": 5, "anon": "x"}),
         ),
     }
 
