@@ -4,8 +4,8 @@ Everything is skipped when PySpark is not installed (each test module starts
 with ``pytest.importorskip("pyspark")``; this file imports no PySpark) or when
 there is no ``java`` on the PATH (``spark`` skips, and every test needs it).
 Spark starts once per session (about ten seconds):
-keep the data small and reuse ``spark``. Do not run this directory under
-xdist: each worker would start its own JVM.
+keep the data small and reuse ``spark``. Under xdist each worker that runs a
+Spark test starts its own (``-n auto`` on two cores: up to two JVMs).
 
 Fixtures:
     spark: the session-scoped local SparkSession (two cores, UTC, Python
@@ -46,7 +46,7 @@ SPARK_CONF = {
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A local SparkSession for the whole session, with ``trinitylake`` registered."""
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
@@ -61,7 +61,9 @@ def spark() -> Iterator[Any]:
     saved = os.environ.get("PYSPARK_PYTHON")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     builder = SparkSession.builder.master("local[2]").appName("trinity-dbapi-tests")
-    for key, value in SPARK_CONF.items():
+    # Its warehouse folder in the session's temporary folder, not the checkout.
+    warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    for key, value in {**SPARK_CONF, "spark.sql.warehouse.dir": str(warehouse)}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
