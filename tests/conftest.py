@@ -11,7 +11,9 @@ Fixtures:
         marked ``s3``).
     storage: ``open_storage(*backend)``, closed after the test.
 
-Command line: tests marked ``slow`` are skipped unless ``--run-slow`` is given.
+Command line: tests marked ``slow`` are skipped unless ``--run-slow`` is given;
+tests marked with one of :data:`LEG_MARKERS` (heavy environments CI runs in
+legs of their own) are deselected unless ``-m`` names their marker.
 
 Every ``subprocess.run`` of the session whose stderr is captured fails its
 test if the child printed interpreter-exit noise there (leak reports, fatal
@@ -90,7 +92,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: Markers of heavy environments the default run leaves out: each has its own
+#: leg in .ci/run (tests/test_ci.py checks it), and runs where ``-m`` names it
+#: (``-m superset``, ``-m "kartothek or bench"``); any other ``-m``, such as
+#: ``-m "not s3"``, still leaves them out.
+LEG_MARKERS = ("superset", "kartothek", "bench")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    named = set(re.findall(r"\w+", config.getoption("markexpr") or ""))
+    left_out = [marker for marker in LEG_MARKERS if marker not in named]
+    kept, deselected = [], []
+    for item in items:
+        leg = any(item.get_closest_marker(marker) for marker in left_out)
+        (deselected if leg else kept).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
     if config.getoption("--run-slow"):
         return
     skip_slow = pytest.mark.skip(reason="slow test: run with --run-slow")
@@ -185,16 +203,26 @@ def s3_options(endpoint_url: str) -> dict[str, Any]:
 
 def create_bucket(endpoint_url: str) -> str:
     """Create a new uniquely named bucket on the moto server and return its name."""
+    bucket = f"test-{uuid.uuid4().hex[:20]}"
+    _bucket_maker(endpoint_url).mkdir(bucket)
+    return bucket
+
+
+@functools.cache
+def _bucket_maker(endpoint_url: str) -> Any:
+    """One s3fs client per endpoint for making buckets.
+
+    Through s3fs, the client the storage uses: boto3 is no dependency of ours.
+    No region: s3fs would send it as the LocationConstraint, which S3 refuses
+    for us-east-1 (a bucket without one is created there). Not the storages'
+    instance (fsspec's cache would share one): its own, made once, since each
+    new client parses botocore's S3 model again (a tenth of an S3 test's time).
+    """
     import s3fs
 
-    # Through s3fs, the client the storage uses: boto3 is no dependency of ours.
-    # No region: s3fs would send it as the LocationConstraint, which S3 refuses
-    # for us-east-1 (a bucket without one is created there).
-    bucket = f"test-{uuid.uuid4().hex[:20]}"
     options = s3_options(endpoint_url)
     options["client_kwargs"] = {"endpoint_url": endpoint_url}
-    s3fs.S3FileSystem(**options, skip_instance_cache=True).mkdir(bucket)
-    return bucket
+    return s3fs.S3FileSystem(**options, skip_instance_cache=True)
 
 
 @pytest.fixture(
