@@ -5,6 +5,11 @@ The Quickstart section is the text under ``## Quickstart`` up to the next
 Exactly two are expected, the demo's first: anything else is an error, so
 the README and CI cannot drift apart. Standard library only: it runs before
 anything is installed.
+
+``--test-minutes`` prints instead the time the README states for the second
+command ("... runs the whole suite in about N minutes on two cores"): .ci/run
+fails when the command takes more than 1.5 times as long, so the figure stays
+true.
 """
 
 from __future__ import annotations
@@ -33,9 +38,39 @@ def quickstart_commands(text: str) -> list[str]:
     return commands
 
 
+#: The numbers the README may spell its test time with.
+_WORDS = """zero one two three four five six seven eight nine ten eleven twelve thirteen
+fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
+_NUMBERS = {word: value for value, word in enumerate(_WORDS.split())}
+
+
+def stated_test_minutes(text: str) -> int:
+    """The minutes the Quickstart says its test command takes on two cores."""
+    section = re.search(r"^## Quickstart\n(.*?)(?=^## |\Z)", text, re.DOTALL | re.MULTILINE)
+    said = re.search(
+        r"runs the whole\s+(?:default\s+)?suite in about\s+(\w+)\s+minutes\s+on\s+two\s+cores",
+        section.group(1) if section else "",
+    )
+    if said is None:
+        raise ValueError(
+            "the Quickstart must say how long its test command takes: "
+            "'runs the whole suite in about N minutes on two cores'"
+        )
+    word = said.group(1).lower()
+    if word.isdigit():
+        return int(word)
+    if word not in _NUMBERS:
+        raise ValueError(f"the Quickstart's test time {word!r} is not a number CI can check")
+    return _NUMBERS[word]
+
+
 def main() -> int:
+    text = README.read_text(encoding="utf-8")
     try:
-        commands = quickstart_commands(README.read_text(encoding="utf-8"))
+        if sys.argv[1:] == ["--test-minutes"]:
+            print(stated_test_minutes(text))
+            return 0
+        commands = quickstart_commands(text)
     except ValueError as exc:
         print(f"quickstart.py: {exc}", file=sys.stderr)
         return 1

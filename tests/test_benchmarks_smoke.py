@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+#: Not in the default run: .ci/run's "benchmark smoke" leg runs them (-m bench).
+pytestmark = pytest.mark.bench
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "commits.py"
 
 

@@ -1,7 +1,15 @@
-""".ci/check_demo.py fails CI unless the demo left tables that hold rows."""
+"""CI's own rules: the demo's check, the legs of .ci/run, the README's stated test time.
+
+.ci/check_demo.py fails CI unless the demo left tables that hold rows; every
+marker the default run deselects has a leg of .ci/run that runs it, so moving
+tests out of the default run never stops them running in CI.
+"""
 
 from __future__ import annotations
 
+import configparser
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import trinity_dbapi
+from tests.conftest import LEG_MARKERS
 
 CHECK = Path(__file__).resolve().parent.parent / ".ci" / "check_demo.py"
 
@@ -68,3 +77,61 @@ def test_tables_holding_rows_pass(tmp_path: Path) -> None:
     )
     done = _check(tmp_path / "lake")
     assert (done.returncode, done.stdout, done.stderr) == (0, "shop.orders: 1,500 rows\n", "")
+
+
+ROOT = CHECK.parent.parent
+
+
+def test_every_test_the_default_run_leaves_out_has_its_ci_leg() -> None:
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    # `leg NAME python -m pytest ... -m MARKER PATH...`: one per left-out marker.
+    legs = re.findall(r"^leg .*python -m pytest .*-m (\w+)", run, flags=re.MULTILINE)
+    assert sorted(legs) == sorted(LEG_MARKERS)
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    declared = config["tool:pytest"]["markers"].strip().splitlines()
+    assert set(LEG_MARKERS) <= {line.split(":")[0].strip() for line in declared}
+
+
+def test_the_default_run_leaves_out_exactly_the_leg_markers(tmp_path: Path) -> None:
+    """A leg's test is deselected unless -m names its marker; slow ones are skipped."""
+    shutil.copy(ROOT / "setup.cfg", tmp_path)
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path)
+    (tmp_path / "test_legs.py").write_text(
+        "import pytest\n"
+        "def test_plain(): pass\n"
+        "@pytest.mark.slow\ndef test_slow(): pass\n"
+        "@pytest.mark.s3\ndef test_s3(): pass\n"
+        + "".join(f"@pytest.mark.{name}\ndef test_{name}(): pass\n" for name in LEG_MARKERS)
+    )
+
+    def selected(*args: str) -> list[str]:
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"),
+                *("--rootdir", str(tmp_path), str(tmp_path / "test_legs.py"), *args),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        return sorted(line.split("::")[1] for line in done.stdout.splitlines() if "::" in line)
+
+    assert selected() == ["test_plain", "test_s3", "test_slow"]
+    assert selected("-m", "not s3") == ["test_plain", "test_slow"]
+    assert selected("-m", "superset") == ["test_superset"]
+    assert selected("-m", "kartothek or bench") == ["test_bench", "test_kartothek"]
+
+
+def test_ci_reads_the_test_time_the_readme_states() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "quickstart.py"), "--test-minutes"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert 1 <= int(done.stdout) <= 20
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "-n auto" in readme.split("## Quickstart")[1].split("## ")[0]

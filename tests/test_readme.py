@@ -116,7 +116,7 @@ def test_ci_reads_the_two_quickstart_commands() -> None:
     commands = quickstart.quickstart_commands(README.read_text(encoding="utf-8"))  # type: ignore[attr-defined]
     assert commands == [
         "pip install . && trinity-demo",
-        'pip install ".[test]" && python -m pytest',
+        'pip install ".[test]" && python -m pytest -n auto',
     ]
     done = subprocess.run(
         [sys.executable, str(ROOT / ".ci" / "quickstart.py")],
