@@ -21,12 +21,17 @@ from pathlib import Path
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-def quickstart_commands(text: str) -> list[str]:
-    """The command lines of the ```bash blocks of the Quickstart section."""
+def _section(text: str) -> str:
+    """The text under ``## Quickstart`` up to the next ``## `` heading."""
     section = re.search(r"^## Quickstart\n(.*?)(?=^## |\Z)", text, re.DOTALL | re.MULTILINE)
     if section is None:
         raise ValueError("README.md has no '## Quickstart' section")
-    blocks = re.findall(r"^```bash\n(.*?)^```", section.group(1), re.DOTALL | re.MULTILINE)
+    return section.group(1)
+
+
+def quickstart_commands(text: str) -> list[str]:
+    """The command lines of the ```bash blocks of the Quickstart section."""
+    blocks = re.findall(r"^```bash\n(.*?)^```", _section(text), re.DOTALL | re.MULTILINE)
     commands = []
     for block in blocks:
         lines = [line for line in block.splitlines() if line.strip()]
@@ -46,10 +51,9 @@ _NUMBERS = {word: value for value, word in enumerate(_WORDS.split())}
 
 def stated_test_minutes(text: str) -> int:
     """The minutes the Quickstart says its test command takes on two cores."""
-    section = re.search(r"^## Quickstart\n(.*?)(?=^## |\Z)", text, re.DOTALL | re.MULTILINE)
     said = re.search(
         r"runs the whole\s+(?:default\s+)?suite in about\s+(\w+)\s+minutes\s+on\s+two\s+cores",
-        section.group(1) if section else "",
+        _section(text),
     )
     if said is None:
         raise ValueError(
