@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import logging
 import os
 import re
@@ -32,7 +33,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -155,23 +156,90 @@ def _locked(method: Callable[..., Any], lock: threading.Lock) -> Callable[..., A
     return wrapper
 
 
+def _serve_moto() -> Any:
+    """Start moto's S3 server on a free port of 127.0.0.1 in a daemon thread.
+
+    What ``moto.server.ThreadedMotoServer`` does, with two changes that make
+    each request cheaper (S3 tests are a third of the suite's time) and the
+    server more like S3:
+
+    - Connections are kept alive, as S3 keeps them. werkzeug closes every
+      connection after one response (``http.server`` cannot skip an unread
+      request body), so each request cost a new TCP connection and a new
+      server thread. Here the body is read whole before moto sees it.
+    - The dispatcher remembers which service a ``Host`` header names. moto
+      works it out again for every request, listing its own package folder on
+      disk (175 ``isdir`` calls) and matching hundreds of URL patterns.
+    """
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    class Dispatcher(DomainDispatcherApplication):
+        hosts: ClassVar[dict[str | None, Any]] = {}
+
+        def get_backend_for_host(self, host: str | None) -> Any:
+            # A pure function of the host for one moto install.
+            if host not in self.hosts:
+                self.hosts[host] = super().get_backend_for_host(host)
+            return self.hosts[host]
+
+    class KeepAliveHandler(MotoRequestHandler):
+        # Headers and body go out in separate writes: with Nagle's algorithm the
+        # body would wait for the client's delayed ACK (40 ms) on a kept connection.
+        disable_nagle_algorithm = True
+        keep_alive = False
+
+        def handle_one_request(self) -> None:
+            self.keep_alive = False  # until this request's body is known read
+            connection_reader = self.rfile
+            try:
+                super().handle_one_request()
+            finally:
+                self.rfile = connection_reader
+
+        def make_environ(self) -> dict[str, Any]:
+            environ = super().make_environ()
+            length = environ.get("CONTENT_LENGTH") or "0"
+            if not environ.get("wsgi.input_terminated") and length.isdigit():
+                environ["wsgi.input"] = io.BytesIO(self.rfile.read(int(length)))
+                self.keep_alive = True
+                # werkzeug drains the socket after each response, which would
+                # swallow the next request: it drains this empty reader instead.
+                self.rfile = io.BytesIO()
+            return environ  # a chunked or odd body: the connection closes after
+
+        def send_header(self, keyword: str, value: str) -> None:
+            if self.keep_alive and keyword.lower() == "connection" and value.lower() == "close":
+                return
+            super().send_header(keyword, value)
+
+    app = Dispatcher(create_backend_app)
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=KeepAliveHandler)
+    threading.Thread(target=server.serve_forever, name="moto", daemon=True).start()
+    return server
+
+
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[str]:
     """An in-process moto S3 server for the whole session; yields its endpoint URL."""
-    moto_server_module = pytest.importorskip("moto.server")
+    pytest.importorskip("moto.server")
     # boto must never look for real credentials; restore the environment after.
     saved = {name: os.environ.get(name) for name in _DUMMY_AWS_ENV}
     for name, value in _DUMMY_AWS_ENV.items():
         os.environ.setdefault(name, value)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request
     undo_patch = _serialize_moto_conditional_puts()
-    server = moto_server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
+    server = _serve_moto()
     try:
-        host, port = server.get_host_and_port()
+        host, port = server.server_address[:2]
         yield f"http://{host}:{port}"
     finally:
-        server.stop()
+        server.shutdown()
+        server.server_close()
         undo_patch()
         for name, previous in saved.items():
             if previous is None:
