@@ -103,7 +103,8 @@ LEG_MARKERS = ("superset", "kartothek", "bench")
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     named = set(re.findall(r"\w+", config.getoption("markexpr") or ""))
     left_out = [marker for marker in LEG_MARKERS if marker not in named]
-    kept, deselected = [], []
+    kept: list[pytest.Item] = []
+    deselected: list[pytest.Item] = []
     for item in items:
         leg = any(item.get_closest_marker(marker) for marker in left_out)
         (deselected if leg else kept).append(item)
