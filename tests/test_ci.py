@@ -1,7 +1,8 @@
 """CI's own rules: the demo's check, the legs of .ci/run, the README's stated test time.
 
 .ci/check_demo.py fails CI unless the demo left tables that hold rows; every
-marker the default run deselects has a leg of .ci/run that runs it, so moving
+marker the default run deselects has a leg of .ci/run that runs it, and every
+test file is collected by the default run or by one of those legs, so moving
 tests out of the default run never stops them running in CI.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import configparser
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -91,6 +93,49 @@ def test_every_test_the_default_run_leaves_out_has_its_ci_leg() -> None:
     config.read(ROOT / "setup.cfg")
     declared = config["tool:pytest"]["markers"].strip().splitlines()
     assert set(LEG_MARKERS) <= {line.split(":")[0].strip() for line in declared}
+
+
+def _pytest_legs() -> list[list[str]]:
+    """The pytest arguments of each leg of .ci/run that runs pytest itself."""
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace("\\\n", " ")
+    legs = []
+    for line in run.splitlines():
+        if line.startswith("leg ") and "python -m pytest" in line:
+            args = shlex.split(line.split("python -m pytest", 1)[1])
+            while "-n" in args:  # the workers change no selection
+                del args[args.index("-n") : args.index("-n") + 2]
+            legs.append([arg for arg in args if arg != "-q"])  # -qq lists files, not tests
+    return legs
+
+
+def _collected_files(*args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
+
+
+def test_every_test_file_runs_in_the_default_run_or_a_named_leg() -> None:
+    """No test file is silently orphaned: each one's tests are collected by the
+    README's test command (its default selection) or by a leg of .ci/run."""
+    on_disk = {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").rglob("test_*.py")}
+    # SQLAlchemy's compliance suite runs under its own plugin in a subprocess
+    # of tests/sqlalchemy/test_compliance.py (conftest.py's collect_ignore).
+    runner = (ROOT / "tests" / "sqlalchemy" / "test_compliance.py").read_text(encoding="utf-8")
+    assert '"tests/sqlalchemy_suite"' in runner
+    on_disk = {path for path in on_disk if not path.startswith("tests/sqlalchemy_suite/")}
+    legs = _pytest_legs()
+    assert len(legs) >= len(LEG_MARKERS)
+    collected = _collected_files()
+    for args in legs:
+        collected |= _collected_files(*args)
+    assert sorted(on_disk - collected) == []
 
 
 def test_the_default_run_leaves_out_exactly_the_leg_markers(tmp_path: Path) -> None:
