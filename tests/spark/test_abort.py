@@ -1,15 +1,16 @@
 """A failed Spark job commits nothing, and leaves no data file behind once garbage is collected.
 
 The job's second task raises (a Python UDF fails on its last row, once the
-first task's file is on disk and a moment later, so that the first task
-has finished). ``abort`` deletes
-the files of the tasks that finished; whatever remains is unreachable, and
+first task's file is on disk and a moment later, so that the first task has
+usually finished). ``abort`` deletes the files of the tasks whose results
+reached the driver; whatever remains is unreachable, and
 ``CALL system.collect_garbage`` removes it.
 """
 
 from __future__ import annotations
 
 import datetime
+import types
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from tests.spark.helpers import Lake, files_on_disk
+from trinity_dbapi.spark.write import FilesWritten, TrinityLakeWriter
+from trinity_dbapi.storage import open_storage
 
 #: The UDF's message, found in Spark's error.
 BOOM = "boom: row 7 refuses to be written"
@@ -78,10 +81,18 @@ def test_a_failed_write_commits_nothing_and_leaves_no_files(shops: Lake, mode: s
     # The first task did write into the new partition's directory...
     (dataset,) = {path.split("/")[0] for path in shops.data_files("s.t").values()}
     assert (shops.root / dataset / "table" / "day=2024-01-02").is_dir()
-    # ... and abort deleted its file: nothing is left for garbage collection.
-    assert files_on_disk(shops.root) == before_files
+    # ... and abort deleted its file if its result reached the driver before
+    # the job failed (Spark passes abort the results it has: usually, thanks
+    # to the UDF's wait, but a loaded machine can be later; the test below
+    # proves abort deletes what it is given). Whatever is left is that
+    # unreachable file, and garbage collection removes exactly it.
+    left = files_on_disk(shops.root) - before_files
+    assert all(
+        path.startswith(f"{dataset}/table/day=2024-01-02/") and path.endswith(".parquet")
+        for path in left
+    ), left
     deleted, _, too_young, foreign, dry_run = _collect_garbage(shops)
-    assert (deleted, too_young, foreign, dry_run) == (0, 0, 0, False)
+    assert (deleted, too_young, foreign, dry_run) == (len(left), 0, 0, False)
     assert files_on_disk(shops.root) == before_files
     assert shops.read("s.t").collect() == [(1, datetime.date(2024, 1, 1), "a")]
 
@@ -107,3 +118,22 @@ def test_a_failed_create_table_creates_nothing_and_gc_removes_its_dataset(lake: 
     deleted, _, too_young, foreign, _ = _collect_garbage(lake)
     assert (deleted, too_young, foreign) == (len(left), 0, 0)
     assert files_on_disk(lake.root) == before_files
+
+
+def test_abort_deletes_the_files_of_the_results_it_is_given(tmp_path: Path) -> None:
+    """Spark passes abort a result per task: a finished task's, or None."""
+    storage = open_storage(str(tmp_path))
+    for path in ("d/table/a.parquet", "d/table/b.parquet", "d/table/kept.parquet"):
+        storage.write(path, b"PAR1")
+    plan = types.SimpleNamespace(location=types.SimpleNamespace(storage=lambda: storage))
+    writer = TrinityLakeWriter(plan)  # type: ignore[arg-type]
+    writer.abort(
+        [
+            FilesWritten(files={"p=1/a": "d/table/a.parquet", "p=2/b": "d/table/b.parquet"}),
+            None,  # a task that had not finished
+            FilesWritten(),  # a task that had no rows
+        ]
+    )
+    assert sorted(
+        path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*.parquet")
+    ) == ["d/table/kept.parquet"]
