@@ -97,7 +97,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 #: leg in .ci/run (tests/test_ci.py checks it), and runs where ``-m`` names it
 #: (``-m superset``, ``-m "kartothek or bench"``); any other ``-m``, such as
 #: ``-m "not s3"``, still leaves them out.
-LEG_MARKERS = ("superset", "kartothek", "bench")
+LEG_MARKERS = ("superset", "kartothek", "bench", "processes")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

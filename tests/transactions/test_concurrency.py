@@ -7,7 +7,9 @@ keys may conflict, but the final state must equal a serial replay of the
 committed transactions in version order, with no lost update of the counter.
 
 Sizes: 8 processes x 50 distinct-key commits on both local disk and S3, and
-8 processes x 25 shared-key transactions per isolation level on both.
+8 processes x 25 shared-key transactions per isolation level on both. These
+campaigns (several CPU-minutes) run in CI's ``processes`` leg, and wherever
+``-m processes`` is given; the default run leaves them out.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from tests.conftest import create_bucket, s3_options
 from tests.transactions import workers
 from tests.transactions.helpers import Backend, apply_writes, full_state, open_lake
 from trinity_dbapi.lakehouse import Lakehouse
+
+pytestmark = pytest.mark.processes
 
 PROCESSES = 8
 DISTINCT_COMMITS = 50
