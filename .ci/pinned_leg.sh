@@ -5,8 +5,10 @@
 #
 #   .ci/pinned_leg.sh NAME PIN... -- PYTEST_ARG...
 #
-# The cache key is the pins plus setup.cfg, so a changed dependency builds a
-# new environment. A venv is used only once complete (.complete marker).
+# The cache key is the pins, the Python and the dependencies setup.cfg
+# declares (not its other sections: a new test marker builds nothing), so a
+# changed dependency builds a new environment. A venv is used only once
+# complete (.complete marker).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +23,19 @@ done
 shift
 
 cache="${TRINITY_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trinity-dbapi/ci-venvs}"
-key=$( { printf '%s\n' "${pins[@]}"; python --version; cat setup.cfg; } | sha256sum | cut -c1-16)
+dependencies() {
+    python - <<'PY'
+import configparser
+
+config = configparser.ConfigParser()
+config.read("setup.cfg")
+for option in ("python_requires", "install_requires"):
+    print(option, config["options"][option])
+for extra, requirements in config["options.extras_require"].items():
+    print(extra, requirements)
+PY
+}
+key=$( { printf '%s\n' "${pins[@]}"; python --version; dependencies; } | sha256sum | cut -c1-16)
 venv="$cache/$name-$key"
 started=$SECONDS
 if [ ! -e "$venv/.complete" ]; then
