@@ -19,7 +19,6 @@ start costs seconds) and prints one JSON line per dataset:
 
 import datetime
 import json
-import os
 import sys
 import warnings
 
@@ -27,6 +26,7 @@ warnings.simplefilter("ignore")
 
 from kartothek.io.eager import read_table
 from rows_json import dtypes, frame_rows
+from script_exit import exit_without_finalizing
 from storefact import get_store_from_url
 
 
@@ -58,21 +58,9 @@ def probe(directory, *uuids):
         print(json.dumps({"uuid": uuid, "dtypes": dtypes(df), "rows": frame_rows(df)}))
 
 
-def _exit_without_finalizing():
-    """Exit 0 once the work is done and printed, skipping interpreter finalization.
-
-    pyarrow 6.0.1 (Kartothek 5.3's) can abort while its thread pool winds down
-    at exit ("terminate called without an active exception", exit -6), after
-    every line was printed: seen in CI under load. Nothing is left to finalize.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
 if __name__ == "__main__":
     if sys.argv[1] == "--probe":
         probe(*sys.argv[2:])
     else:
         main(*sys.argv[1:])
-    _exit_without_finalizing()
+    exit_without_finalizing()

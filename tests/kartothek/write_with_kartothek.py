@@ -34,7 +34,6 @@ prints one JSON object: name -> ``null`` (written) or the error text.
 """
 
 import json
-import os
 import sys
 import warnings
 
@@ -57,6 +56,7 @@ from pipeline_frames import (
     write_type_datasets,
 )
 from rows_json import frame_rows
+from script_exit import exit_without_finalizing
 from storefact import get_store_from_url
 
 
@@ -90,22 +90,10 @@ def main(directory, dataset_uuid, storage_format):
         print(json.dumps(row))
 
 
-def _exit_without_finalizing():
-    """Exit 0 once the work is done and printed, skipping interpreter finalization.
-
-    pyarrow 6.0.1 (Kartothek 5.3's) can abort while its thread pool winds down
-    at exit ("terminate called without an active exception", exit -6), after
-    every line was printed: seen in CI under load. Nothing is left to finalize.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
 if __name__ == "__main__":
     if sys.argv[1] == "--types":
         store = get_store_from_url(f"hfs://{sys.argv[2]}")
         print(json.dumps(write_type_datasets(lambda: store, store_dataframes_as_dataset)))
     else:
         main(*sys.argv[1:])
-    _exit_without_finalizing()
+    exit_without_finalizing()
