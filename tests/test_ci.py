@@ -1,4 +1,4 @@
-"""CI's own rules: the demo's check, the legs of .ci/run, the README's stated test time.
+"""CI's own rules: the demo's check, the legs of .ci/run, the README's stated test time, a quick start.
 
 .ci/check_demo.py fails CI unless the demo left tables that hold rows; every
 marker the default run deselects has a leg of .ci/run that runs it, and every
@@ -178,3 +178,22 @@ def test_ci_reads_the_test_time_the_readme_states() -> None:
     assert 1 <= int(done.stdout) <= 20
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "-n auto" in readme.split("## Quickstart")[1].split("## ")[0]
+
+
+def test_the_shared_fixtures_start_nothing_heavy() -> None:
+    """conftest files import no server, engine or Spark: a single test file starts in
+    about a second; the fixtures that need them import them when first used."""
+    heavy = ("moto", "werkzeug", "s3fs", "botocore", "pyspark", "duckdb", "pandas", "sqlalchemy")
+    code = (
+        "import sys, tests.conftest, tests.spark.conftest\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.strip() == "[]"
