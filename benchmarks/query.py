@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import trinity_dbapi
-from trinity_dbapi.sql.engine.session import DUCKDB_SETTINGS
+from trinity_dbapi.sql.engine.duckdb_pool import DUCKDB_SETTINGS
 from trinity_dbapi.tables import managed
 
 #: Runs per scan query on each side; the best counts (timings on a shared

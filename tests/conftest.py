@@ -22,13 +22,13 @@ errors, exceptions ignored at shutdown): scripts exit quietly.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import io
 import logging
 import os
 import re
 import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -294,6 +294,48 @@ def _bucket_maker(endpoint_url: str) -> Any:
     return s3fs.S3FileSystem(**options, skip_instance_cache=True)
 
 
+def _memory_store() -> Any:
+    """fsspec's process-wide memory file system class, if anything imported it."""
+    module = sys.modules.get("fsspec.implementations.memory")
+    return None if module is None else module.MemoryFileSystem
+
+
+def _top_folders(memory: Any) -> set[str]:
+    return {path.split("/", 2)[1] for path in [*memory.store, *memory.pseudo_dirs] if path}
+
+
+def forget_memory_folders(memory: Any, folders: set[str]) -> None:
+    """Remove every file and folder of fsspec's memory store under ``/<folder>``."""
+    if not folders:
+        return
+    for path in [path for path in memory.store if path.split("/", 2)[1] in folders]:
+        del memory.store[path]
+    memory.pseudo_dirs[:] = [
+        path for path in memory.pseudo_dirs if not path or path.split("/", 2)[1] not in folders
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _memory_store_as_found() -> Iterator[None]:
+    """Remove the top-level ``memory://`` folders a test made, when it ends.
+
+    ``memory://`` is one dict per process, and fsspec's ``MemoryFileSystem``
+    answers ``info``, ``exists`` and ``rm`` by scanning all of it (even for a
+    file's own path). Whatever a test leaves there makes every later
+    ``memory://`` operation of its worker slower: left alone, the store grew
+    to tens of thousands of entries and those scans took 8 % of tests/sql's
+    CPU. Only folders that did not exist when the test started go, so a
+    module-scoped fixture's lakehouse (made before this function-scoped
+    fixture runs) stays whole, with whatever its tests committed into it.
+    """
+    memory = _memory_store()
+    before = set() if memory is None else _top_folders(memory)
+    yield
+    memory = _memory_store()
+    if memory is not None:
+        forget_memory_folders(memory, _top_folders(memory) - before)
+
+
 @pytest.fixture(
     params=[
         pytest.param("local", id="local"),
@@ -308,12 +350,10 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
         # Not Path.as_uri(): it percent-encodes, and root URIs are taken literally.
         yield f"file://{tmp_path / 'lake'}", {}
     elif kind == "memory":
-        import fsspec
-
-        root = f"test-{uuid.uuid4().hex}"
-        yield f"memory://{root}/lake", {}
-        with contextlib.suppress(FileNotFoundError):  # nothing was ever written
-            fsspec.filesystem("memory").rm(f"/{root}", recursive=True)
+        # Its folder goes when the test ends (_memory_store_as_found), in one
+        # pass over the store: fsspec's own recursive rm asks exists() of every
+        # file, a scan of the whole store each.
+        yield f"memory://test-{uuid.uuid4().hex}/lake", {}
     else:
         endpoint = request.getfixturevalue("moto_server")
         yield f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)

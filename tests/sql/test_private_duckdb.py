@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 import trinity_dbapi
-from trinity_dbapi.sql.engine.session import DUCKDB_SETTINGS
+from trinity_dbapi.sql.engine.duckdb_pool import DUCKDB_SETTINGS
 
 
 @pytest.fixture

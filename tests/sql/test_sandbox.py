@@ -30,6 +30,7 @@ from sqlglot import exp
 
 import trinity_dbapi
 from trinity_dbapi import errors
+from trinity_dbapi.sql.engine import duckdb_pool
 
 #: Root names DuckDB must not misread: a backslash (a separator to DuckDB),
 #: ``..`` inside a name, glob characters, URL escapes, quotes, unicode, and
@@ -301,9 +302,45 @@ def test_the_private_directory_is_not_readable_and_is_removed_on_close(tmp_path:
     _refused(cur, _read("read_text", str(private / "planted")))
     _refused(cur, _read("glob", f"{private}/*"))
     _wall_refuses(conn, _read("read_text", str(private / "planted")))
+    (private / "planted").unlink()
     conn.close()
+    # The database stays for the next session on this root, with its directory...
+    again = trinity_dbapi.connect(str(tmp_path / "lakes" / "plain"))
+    assert Path(again.session.duckdb_root()).parent == private
+    again.close()
+    # ...until it is closed (at most duckdb_pool.MAX_IDLE idle ones are kept).
+    duckdb_pool.close_idle()
     assert not private.exists()
     assert (tmp_path / "lakes" / "plain").is_dir()  # the link went, not its target
+
+
+def test_each_root_has_a_database_and_directory_of_its_own(tmp_path: Path) -> None:
+    one, two = _lake(tmp_path, "one"), _lake(tmp_path, "two")
+    assert one.cursor().execute("SELECT count(*) FROM t").fetchone() == (3,)
+    first, second = Path(one.session.duckdb_root()), Path(two.session.duckdb_root())
+    assert first.parent != second.parent
+    assert first.resolve() == (tmp_path / "lakes" / "one").resolve()
+    assert second.resolve() == (tmp_path / "lakes" / "two").resolve()
+    # Each database reads its own root's files only, by its link or real path.
+    hint = "_latest_hint.txt"
+    assert one.session.duckdb().execute(_read("read_text", str(first / hint))).fetchall()
+    _wall_refuses(two, _read("read_text", str(first / hint)))
+    _wall_refuses(two, _read("read_text", str(first.resolve() / hint)))
+    _wall_refuses(one, _read("read_text", str(second.resolve() / hint)))
+    one.close()
+    two.close()
+
+
+def test_the_idle_databases_are_bounded(tmp_path: Path) -> None:
+    duckdb_pool.close_idle()
+    private = []
+    for number in range(duckdb_pool.MAX_IDLE + 2):
+        conn = _lake(tmp_path, f"lake{number}")
+        private.append(Path(conn.session.duckdb_root()).parent)
+        conn.close()
+    # The least recently used went first.
+    assert [path.exists() for path in private] == [False, False] + [True] * duckdb_pool.MAX_IDLE
+    duckdb_pool.close_idle()
 
 
 def test_the_private_directory_goes_with_a_connection_never_closed(tmp_path: Path) -> None:
@@ -313,6 +350,8 @@ def test_the_private_directory_goes_with_a_connection_never_closed(tmp_path: Pat
     assert private.is_dir()
     del conn
     gc.collect()
+    # Its connection was given back: the database is idle, closed with the idle ones.
+    duckdb_pool.close_idle()
     assert not private.exists()
 
 
@@ -392,10 +431,8 @@ def test_out_of_memory_says_there_is_no_spilling(
     # The memory consequence of the sandbox (docs/sql.md): no temporary
     # directory, so a working set over memory_limit fails instead of
     # spilling, and DuckDB's advice to set temp_directory is answered.
-    from trinity_dbapi.sql.engine import session
-
-    monkeypatch.setitem(session.DUCKDB_CONFIG, "memory_limit", "16MB")
-    monkeypatch.setitem(session.DUCKDB_CONFIG, "threads", 1)
+    monkeypatch.setitem(duckdb_pool.DUCKDB_CONFIG, "memory_limit", "16MB")
+    monkeypatch.setitem(duckdb_pool.DUCKDB_CONFIG, "threads", 1)
     conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
     cur = conn.cursor()
     big_sort = "SELECT count(*) FROM (SELECT md5(i::VARCHAR) s FROM range(1000000) r(i) ORDER BY s)"
@@ -404,6 +441,7 @@ def test_out_of_memory_says_there_is_no_spilling(
     assert "Out of Memory" in str(caught.value)
     assert cur.execute("SELECT 1").fetchone() == (1,)  # still usable
     conn.close()
+    duckdb_pool.close_idle()  # no later session gets the small database
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -426,6 +464,7 @@ def test_a_forked_child_exiting_leaves_the_parents_private_directory(tmp_path: P
     assert private.is_dir()
     assert cur.execute("SELECT count(*) FROM t").fetchone() == (3,)
     conn.close()
+    duckdb_pool.close_idle()
     assert not private.exists()
 
 

@@ -41,9 +41,9 @@ from trinity_dbapi.lakehouse.transaction import (
 )
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql.engine import duckdb_pool
 from trinity_dbapi.sql.engine.control import StatementControl
 from trinity_dbapi.sql.engine.progress import NodeFileProgress, ProgressHandler, Task
-from trinity_dbapi.sql.engine.sandbox import SANDBOX_CONFIG, Sandbox
 from trinity_dbapi.sql.nesting import recursion_budget
 
 if TYPE_CHECKING:
@@ -51,23 +51,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
-
-#: Settings of each session's private DuckDB connection.
-DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-}
-
-#: Settings applied to the private DuckDB before its configuration is locked.
-#: Every file of a lakehouse is immutable once written (its name is a fresh
-#: UUID), so DuckDB may keep Parquet footers and file blocks without checking
-#: them again: repeated scans skip re-reading metadata.
-DUCKDB_SETTINGS: dict[str, str | bool] = {
-    "parquet_metadata_cache": True,
-    "validate_external_file_cache": "NO_VALIDATION",
-    # Time zone rules (docs/sql.md) are UTC's whatever the host's TZ is.
-    "TimeZone": "UTC",
-}
 
 #: The namespace unqualified names resolve in until ``USE`` changes it.
 DEFAULT_NAMESPACE = "default"
@@ -92,6 +75,7 @@ def _release_at_exit() -> None:
     """
     for session in list(_WITH_DUCKDB):
         session.abandon(wait=EXIT_WAIT_SECONDS)
+    duckdb_pool.close_all()
 
 
 #: DuckDB objects a forked child inherited: kept, never closed (see below).
@@ -109,6 +93,7 @@ def _forget_in_child() -> None:
     for session in list(_WITH_DUCKDB):
         _INHERITED.extend(session.inherited())
     _WITH_DUCKDB.clear()
+    duckdb_pool.forget_in_child()
 
 
 if hasattr(os, "register_at_fork"):
@@ -169,7 +154,8 @@ class Session:
         self._txn: Transaction | None = None
         self._explicit = False  # a BEGIN opened the transaction
         self._duck: duckdb.DuckDBPyConnection | None = None
-        self._sandbox: Sandbox | None = None
+        self._lease: duckdb_pool.Lease | None = None
+        self._drop_lease: weakref.finalize[[duckdb_pool.Lease], Session] | None = None
         #: Streamed results still being read; each holds a DuckDB cursor.
         self._streams: weakref.WeakSet[Generator[Any, None, None]] = weakref.WeakSet()
         #: Interrupts and times out the running statement (``Connection.interrupt``).
@@ -329,50 +315,48 @@ class Session:
         return cursor
 
     def duckdb(self) -> duckdb.DuckDBPyConnection:
-        """The session's private in-memory DuckDB connection (created on first use)."""
-        if self._duck is None:
-            import duckdb
+        """The session's own DuckDB connection (opened on first use).
 
-            # DuckDB sees only what the session gives it: the files under a
-            # local lakehouse root (it reads their Parquet natively), nothing
-            # else, no extensions, no ATTACH, no spilling, and SQL cannot
-            # switch that back on (sandbox.py: the exact rule and mechanism).
-            sandbox = Sandbox(self.local_root())
-            try:
-                duck = duckdb.connect(":memory:", config={**DUCKDB_CONFIG, **SANDBOX_CONFIG})
-                sandbox.confine(duck)
-                for name, value in DUCKDB_SETTINGS.items():
-                    duck.execute(f"SET GLOBAL {name} = ?", [value])
-                duck.execute("SET enable_external_access = false")
-                duck.execute("SET lock_configuration = true")
-            except BaseException:
-                sandbox.close()
-                raise
-            self._duck, self._sandbox = duck, sandbox
+        A connection of its own on the sandboxed database that serves the
+        lakehouse's root, shared with the other sessions on that root
+        (:mod:`.duckdb_pool`: what is shared and why nothing leaks). DuckDB
+        sees only what the session gives it: the files under a local
+        lakehouse root (it reads their Parquet natively), nothing else, no
+        extensions, no ATTACH, no spilling, and SQL cannot switch that back
+        on (:mod:`.sandbox`: the exact rule and mechanism).
+        """
+        if self._duck is None:
+            lease = duckdb_pool.lease(self.local_root())
+            # A session dropped unclosed gives its connection back when collected.
+            self._drop_lease = weakref.finalize(self, duckdb_pool.drop, lease)
+            self._lease, self._duck = lease, lease.connection
             _WITH_DUCKDB.add(self)
         return self._duck
 
     def duckdb_root(self) -> str | None:
-        """The path the private DuckDB reads the local root's files through (None: remote).
+        """The path the session's DuckDB reads the local root's files through (None: remote).
 
         Not the root's own name, which DuckDB may misread: see :mod:`.sandbox`.
         """
         self.duckdb()
-        return None if self._sandbox is None else self._sandbox.visible_root
+        assert self._lease is not None
+        return self._lease.database.visible_root
 
     def track_stream(self, stream: Generator[Any, None, None]) -> None:
         """Close ``stream`` (and so its DuckDB cursor) when the session releases DuckDB."""
         self._streams.add(stream)
 
     def inherited(self) -> list[Any]:
-        """Forget the DuckDB objects (and sandbox) a forked child inherited; return them."""
-        objects = [*self._streams, *self._cursors, self._duck, self._sandbox]
+        """Forget the DuckDB objects a forked child inherited; return them."""
+        objects = [*self._streams, *self._cursors, self._duck, self._lease]
         self._streams, self._cursors = weakref.WeakSet(), weakref.WeakSet()
-        self._duck, self._sandbox = None, None
+        self._duck, self._lease = None, None
+        if self._drop_lease is not None:
+            self._drop_lease.detach()  # the parent's lease: never given back here
         return [obj for obj in objects if obj is not None]
 
     def _release_duckdb(self, wait: float = 0.0) -> None:
-        """Close the streams still being read, then the private DuckDB connection.
+        """Close the streams still being read, then the session's DuckDB connection.
 
         Closing a stream's generator runs its ``finally`` (which closes its
         DuckDB cursor) and drops its frame, so no DuckDB object stays
@@ -397,7 +381,9 @@ class Session:
         self._streams = weakref.WeakSet()
         self._cursors = weakref.WeakSet()
         self._duck = None
-        sandbox, self._sandbox = self._sandbox, None
+        lease, self._lease = self._lease, None
+        if self._drop_lease is not None:
+            self._drop_lease.detach()
         _WITH_DUCKDB.discard(self)
         deadline = time.monotonic() + wait
         lock = self.statement_lock
@@ -406,10 +392,11 @@ class Session:
         # no thread is inside DuckDB, or holds its objects, as Python finalizes.
         if wait > 0 and lock is not None and lock.acquire(timeout=wait):
             lock.release()
+        closed = True
         for handle in handles:  # the cursors first, their connection last
-            _close_duckdb(handle, deadline)
-        if sandbox is not None:
-            sandbox.close()
+            closed = _close_duckdb(handle, deadline) and closed
+        if lease is not None:
+            duckdb_pool.give_back(lease, closed)
 
     def local_root(self) -> str | None:
         """The lakehouse root directory when it is on the local file system."""
@@ -577,17 +564,21 @@ def _what(parsed: st.Parsed) -> str:
     return f"the {keyword} statement"
 
 
-def _close_duckdb(handle: duckdb.DuckDBPyConnection, deadline: float) -> None:
-    """Close a DuckDB connection or cursor, retrying while another thread uses it."""
+def _close_duckdb(handle: duckdb.DuckDBPyConnection, deadline: float) -> bool:
+    """Close a DuckDB connection or cursor, retrying while another thread uses it.
+
+    Returns:
+        Whether it closed (False: still busy at the deadline, left to its thread).
+    """
     import duckdb
 
     while True:
         try:
             handle.close()
-            return
+            return True
         except duckdb.Error:
             # "connection is busy with another call": its interrupted statement
             # has not returned yet. Past the deadline, leave it to the thread.
             if time.monotonic() >= deadline:
-                return
+                return False
             time.sleep(0.005)
