@@ -17,15 +17,17 @@ directory -- was read by DuckDB as ``/`` and allowed every file; a root with
 ``*`` or ``[`` in its name turns the table scans' paths into globs, and one
 with ``=`` adds a bogus hive partition column.
 
-The mechanism: each session makes a private directory (``mkdtemp``: mode 0700,
+The mechanism: each DuckDB database (:mod:`.duckdb_pool`: one per root,
+shared by its sessions) makes a private directory (``mkdtemp``: mode 0700,
 a generated name of letters, digits and ``_``, checked to be plain text) holding
 one symbolic link, ``lake``, to the root's real path. DuckDB is given that
 link as the allowed directory: the link's name reads the same as text and to
 the OS, and DuckDB's ``realpath`` turns it into the root's exact real path,
 whatever characters it has. Table scans name their files through the link
-too (:attr:`Sandbox.visible_root`). The directory is removed when the session
-releases its DuckDB (on close and at interpreter exit) or is collected
-unclosed, only ever by the process that made it (not by a forked child).
+too (:attr:`Sandbox.visible_root`). The directory is removed when its
+database closes (an idle one evicted, or at interpreter exit) or is
+collected unclosed, only ever by the process that made it (not by a forked
+child).
 
 What no configuration of DuckDB can close: ``..`` right after a symbolic link
 *inside* the root (``<root>/link/../x``) is removed as text before the check,
@@ -71,7 +73,7 @@ _PLAIN_PATH = re.compile(r"(/[A-Za-z0-9_][A-Za-z0-9_.+-]*)+")
 
 
 class Sandbox:
-    """What one session's private DuckDB may read (see the module docstring).
+    """What one DuckDB database may read (see the module docstring).
 
     Args:
         root: the local lakehouse root directory, or None for a remote
