@@ -93,6 +93,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: Where the tests' temporary folders go when the machine has it: a RAM file system.
+MEMORY_TEMP_ROOT = "/dev/shm"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Put ``tmp_path`` folders on a RAM file system (``/dev/shm``) where there is one.
+
+    Local storage syncs every file it commits and the folders that hold them
+    (durability: storage/local.py), a dozen ``fsync`` calls for a table's first
+    row; on the machine's disk each one waits about a millisecond, and a worker
+    spends that time idle. On tmpfs the same calls return at once, and every
+    code path runs the same. pytest's own ``PYTEST_DEBUG_TEMPROOT`` says where
+    its numbered ``pytest-of-<user>`` folders go (three kept, as in /tmp), and
+    xdist hands each worker a folder under it. Set it, or ``--basetemp``, to
+    choose another place.
+    """
+    if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
+        return
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller chose
+        return
+    if os.path.isdir(MEMORY_TEMP_ROOT) and os.access(MEMORY_TEMP_ROOT, os.W_OK | os.X_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = MEMORY_TEMP_ROOT
+
+
 #: Markers of heavy environments the default run leaves out: each has its own
 #: leg in .ci/run (tests/test_ci.py checks it), and runs where ``-m`` names it
 #: (``-m superset``, ``-m "kartothek or bench"``); any other ``-m``, such as

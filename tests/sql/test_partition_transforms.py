@@ -278,6 +278,43 @@ def test_pruned_scans_equal_full_scans(
         assert conn.cursor().execute(sql.format(t="ns.t")).fetchall() == expected, where
 
 
+@pytest.mark.parametrize("now", ["v", ""])
+def test_files_of_an_earlier_partitioning_are_pruned_by_their_own_directories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, now: str
+) -> None:
+    from trinity_dbapi.tables import scan
+
+    conn = _connect(str(tmp_path / "lake"))
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE ns.t ({COLUMNS}) PARTITIONED BY (day(ts))")
+    data = _data()
+    cur.executemany("INSERT INTO ns.t VALUES (?, ?, ?, ?, ?)", data[:150])
+    by_day = len(_all_labels(conn))
+    cur.execute(f"ALTER TABLE ns.t SET PARTITIONED BY ({now})")
+    cur.executemany("INSERT INTO ns.t VALUES (?, ?, ?, ?, ?)", data[150:])
+    later = len(_all_labels(conn)) - by_day
+    assert (by_day, later) == (7, 5 if now else 1)  # six days and the NULLs; v's 5 values
+    chosen: list[int] = []
+    real = scan.prune_labels
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        labels = real(*args, **kwargs)
+        chosen.append(-1 if labels is None else len(labels))
+        return labels
+
+    monkeypatch.setattr(scan, "prune_labels", recording)
+    duck = _duck(data)
+    day = START + datetime.timedelta(days=2)
+    sql = "SELECT id FROM {t} WHERE ts >= ? AND ts < ? ORDER BY id"
+    params = [day, day + datetime.timedelta(days=1)]
+    assert cur.execute(sql.format(t="ns.t"), params).fetchall() == (
+        duck.execute(sql.format(t="t"), params).fetchall()
+    )
+    # One of the day files, and every file of the later partitioning (which has no ts_day).
+    assert chosen == [1 + later]
+    conn.close()
+
+
 def test_bucket_and_truncate_follow_the_iceberg_spec() -> None:
     # The spec's examples (appendix B): murmur3_x86_32 hashes of the value's bytes.
     def bucket(values: list[Any], type_: pa.DataType) -> list[int]:

@@ -208,17 +208,27 @@ def prune_labels(
 ) -> list[str] | None:
     """The files (labels) that can hold rows matching ``predicate``; None: all of them."""
     from trinity_dbapi.tables.indices import lookup
-    from trinity_dbapi.tables.partitions import ValueRange, prune
+    from trinity_dbapi.tables.partitions import (
+        ValueRange,
+        earlier_specs,
+        prune,
+        recorded_transforms,
+    )
 
     if not predicate:
         return None
     partition_by = definition.partition_columns
     schema = managed.schema(definition)
     predicate = _castable(predicate, schema)
-    transforms = managed.partition_transforms(definition)
+    # Files of earlier partitionings are pruned by their own directories too
+    # (as Iceberg prunes each file by the spec it was written with): the
+    # dataset records every transform its files use, and a directory name
+    # never means two transforms (ALTER ... SET PARTITIONED BY refuses that).
+    transforms = {**recorded_transforms(meta), **managed.partition_transforms(definition)}
     sources = {t.source for t in transforms.values()}
+    partitioned = {*partition_by, *(name for spec in earlier_specs(meta) for name in spec)}
     labels: list[str] | None = None
-    if any(column in partition_by or column in sources for column in predicate):
+    if any(column in partitioned or column in sources for column in predicate):
         labels = prune(meta, schema, partition_by, predicate, transforms)
     indexed = set(managed.indexes(definition).values())
     for column, values in predicate.items():
