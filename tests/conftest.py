@@ -40,6 +40,14 @@ from hypothesis import HealthCheck, settings
 
 from trinity_dbapi.storage import Storage, open_storage
 
+# pytest rewrites every test module's asserts, and caches the result beside it
+# (__pycache__, which git ignores) unless bytecode writing is off, as
+# PYTHONDONTWRITEBYTECODE turns it off. Without the cache every pytest process
+# rewrites all 240 modules again: 13 s to collect the suite instead of 4, in
+# each worker and in each pytest that tests/test_ci.py and the CI legs start.
+# Subprocesses keep the environment's setting; they read the cache.
+sys.dont_write_bytecode = False
+
 # Hypothesis' timing checks measure the machine, not the code: on two shared
 # cores under a parallel run a draw or an example can take seconds. Tests that
 # need a bound on time are benchmarks (benchmarks/), never examples here.
