@@ -327,8 +327,11 @@ class Session:
         """
         if self._duck is None:
             lease = duckdb_pool.lease(self.local_root())
-            # A session dropped unclosed gives its connection back when collected.
+            # A session dropped unclosed gives its connection back when collected;
+            # at interpreter exit the session's own release does (it interrupts
+            # and waits for a running statement first: _release_at_exit).
             self._drop_lease = weakref.finalize(self, duckdb_pool.drop, lease)
+            self._drop_lease.atexit = False
             self._lease, self._duck = lease, lease.connection
             _WITH_DUCKDB.add(self)
         return self._duck
