@@ -332,18 +332,23 @@ def _memory_store() -> Any:
     return None if module is None else module.MemoryFileSystem
 
 
+def _top(path: str) -> str:
+    """The top-level folder of a memory store path (``/<folder>/...``)."""
+    return path.split("/", 2)[1]
+
+
 def _top_folders(memory: Any) -> set[str]:
-    return {path.split("/", 2)[1] for path in [*memory.store, *memory.pseudo_dirs] if path}
+    return {_top(path) for path in [*memory.store, *memory.pseudo_dirs] if path}
 
 
-def forget_memory_folders(memory: Any, folders: set[str]) -> None:
+def _forget_memory_folders(memory: Any, folders: set[str]) -> None:
     """Remove every file and folder of fsspec's memory store under ``/<folder>``."""
     if not folders:
         return
-    for path in [path for path in memory.store if path.split("/", 2)[1] in folders]:
+    for path in [path for path in memory.store if _top(path) in folders]:
         del memory.store[path]
     memory.pseudo_dirs[:] = [
-        path for path in memory.pseudo_dirs if not path or path.split("/", 2)[1] not in folders
+        path for path in memory.pseudo_dirs if not path or _top(path) not in folders
     ]
 
 
@@ -365,7 +370,7 @@ def _memory_store_as_found() -> Iterator[None]:
     yield
     memory = _memory_store()
     if memory is not None:
-        forget_memory_folders(memory, _top_folders(memory) - before)
+        _forget_memory_folders(memory, _top_folders(memory) - before)
 
 
 @pytest.fixture(

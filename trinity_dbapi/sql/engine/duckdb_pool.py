@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.sql.engine.sandbox import SANDBOX_CONFIG, Sandbox
@@ -82,8 +82,6 @@ class Database:
     duck: duckdb.DuckDBPyConnection
     sandbox: Sandbox
     users: int = 0
-    #: When the last session let go of it (a counter, for least recently used).
-    idle_since: int = 0
 
     @property
     def visible_root(self) -> str | None:
@@ -97,13 +95,13 @@ class Lease:
 
     database: Database
     connection: duckdb.DuckDBPyConnection
-    returned: bool = field(default=False)
+    returned: bool = False
 
 
 _lock = threading.Lock()
-#: The open databases by key: a local root's real path, or None for remote roots.
+#: The open databases by key: a local root's real path, or None for remote roots;
+#: in the order they last became idle (least recently used first).
 _databases: dict[str | None, Database] = {}
-_clock = 0
 #: Databases a forked child inherited: kept, never closed (see :func:`forget_in_child`).
 _INHERITED: list[Any] = []
 
@@ -164,18 +162,15 @@ def drop(handed: Lease) -> None:
 
 
 def _let_go(database: Database) -> None:
-    global _clock
     surplus: list[Database] = []
     with _lock:
         database.users -= 1
         if database.users == 0:
-            _clock += 1
-            database.idle_since = _clock
-            if _databases.get(database.key) is not database:
+            if _databases.get(database.key) is database:
+                _databases[database.key] = _databases.pop(database.key)  # the most recent
+            else:
                 surplus.append(database)  # taken out of the pool (a fork, an exit)
-            idle = sorted(
-                (db for db in _databases.values() if db.users == 0), key=lambda db: db.idle_since
-            )
+            idle = [db for db in _databases.values() if db.users == 0]
             for extra in idle[: max(0, len(idle) - MAX_IDLE)]:
                 del _databases[extra.key]
                 surplus.append(extra)

@@ -153,7 +153,7 @@ class Session:
         self.progress: ProgressHandler | None = progress
         self._txn: Transaction | None = None
         self._explicit = False  # a BEGIN opened the transaction
-        self._duck: duckdb.DuckDBPyConnection | None = None
+        #: The session's DuckDB connection, on a shared database (opened on first use).
         self._lease: duckdb_pool.Lease | None = None
         self._drop_lease: weakref.finalize[[duckdb_pool.Lease], Session] | None = None
         #: Streamed results still being read; each holds a DuckDB cursor.
@@ -304,8 +304,8 @@ class Session:
 
     def _open_duckdb(self) -> list[duckdb.DuckDBPyConnection]:
         """The private DuckDB connection if it is open (for interrupts: never opens it)."""
-        duck = self._duck
-        return [] if duck is None else [duck]
+        lease = self._lease
+        return [] if lease is None else [lease.connection]
 
     # Before duckdb(): below it, the method hides the module in annotations.
     def duckdb_cursor(self) -> duckdb.DuckDBPyConnection:
@@ -325,16 +325,16 @@ class Session:
         extensions, no ATTACH, no spilling, and SQL cannot switch that back
         on (:mod:`.sandbox`: the exact rule and mechanism).
         """
-        if self._duck is None:
+        if self._lease is None:
             lease = duckdb_pool.lease(self.local_root())
             # A session dropped unclosed gives its connection back when collected;
             # at interpreter exit the session's own release does (it interrupts
             # and waits for a running statement first: _release_at_exit).
             self._drop_lease = weakref.finalize(self, duckdb_pool.drop, lease)
             self._drop_lease.atexit = False
-            self._lease, self._duck = lease, lease.connection
+            self._lease = lease
             _WITH_DUCKDB.add(self)
-        return self._duck
+        return self._lease.connection
 
     def duckdb_root(self) -> str | None:
         """The path the session's DuckDB reads the local root's files through (None: remote).
@@ -351,9 +351,10 @@ class Session:
 
     def inherited(self) -> list[Any]:
         """Forget the DuckDB objects a forked child inherited; return them."""
-        objects = [*self._streams, *self._cursors, self._duck, self._lease]
+        lease = self._lease
+        objects = [*self._streams, *self._cursors, *([] if lease is None else [lease.connection])]
         self._streams, self._cursors = weakref.WeakSet(), weakref.WeakSet()
-        self._duck, self._lease = None, None
+        self._lease = None
         if self._drop_lease is not None:
             self._drop_lease.detach()  # the parent's lease: never given back here
         return [obj for obj in objects if obj is not None]
@@ -373,7 +374,8 @@ class Session:
                 through DuckDB's C++ frames, which aborts the process
                 ("terminate called without an active exception").
         """
-        handles = [*list(self._cursors), *([self._duck] if self._duck is not None else [])]
+        lease = self._lease
+        handles = [*list(self._cursors), *([] if lease is None else [lease.connection])]
         if wait > 0:
             for handle in handles:
                 with contextlib.suppress(Exception):  # already closed
@@ -383,8 +385,7 @@ class Session:
                 stream.close()
         self._streams = weakref.WeakSet()
         self._cursors = weakref.WeakSet()
-        self._duck = None
-        lease, self._lease = self._lease, None
+        self._lease = None
         if self._drop_lease is not None:
             self._drop_lease.detach()
         _WITH_DUCKDB.discard(self)
