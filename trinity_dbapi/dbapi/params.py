@@ -368,9 +368,16 @@ def _decimals_fit(values: list[decimal.Decimal]) -> bool:
     """
     for value in values:
         _, digits, exponent = value.as_tuple()
-        if type(exponent) is not int or exponent < -MAX_DIGITS:
+        if type(exponent) is not int:
             return False
-        if len(digits) + (max(0, exponent)) > MAX_DIGITS:
+        width = len(digits)
+        if exponent >= 0:
+            precision = width + exponent
+        elif width >= -exponent:
+            precision = width
+        else:  # fewer digits than the scale: DuckDB counts a leading zero
+            precision = 1 - exponent
+        if precision > MAX_DIGITS:
             return False
     return True
 
