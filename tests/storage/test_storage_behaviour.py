@@ -348,6 +348,7 @@ def test_counters_count_each_operation_and_byte(storage: Storage) -> None:
         bytes_read=6,
         bytes_written=9,
         cache_hits=0,
+        rounds=9,  # one after another
     )
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from trinity_dbapi.storage.base import DEFAULT_CACHE_BYTES, Storage, StorageStats
+from trinity_dbapi.storage.base import Storage, StorageStats
 from trinity_dbapi.storage.uri import normalize_root_uri
 
 
@@ -28,7 +28,7 @@ def open_storage(
     uri: str,
     *,
     storage_options: Mapping[str, Any] | None = None,
-    cache_bytes: int = DEFAULT_CACHE_BYTES,
+    cache_bytes: int | None = None,
 ) -> Storage:
     """Open the storage at a root URI.
 
@@ -38,7 +38,7 @@ def open_storage(
         storage_options: passed unchanged to the fsspec file system (for S3:
             ``key``, ``secret``, ``token``, ``endpoint_url``, ``client_kwargs``...);
             ignored by ``file://`` and ``memory://``. Never shown in messages.
-        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+        cache_bytes: the immutable-file cache (:class:`~trinity_dbapi.storage.Storage`).
 
     Returns:
         A :class:`Storage` rooted at the normalised URI.
@@ -96,7 +96,7 @@ def open_beside(storage: Storage, uri: str) -> Storage:
     return open_storage(root)
 
 
-def _open_generic(root: str, scheme: str, options: dict[str, Any], cache_bytes: int) -> Storage:
+def _open_generic(root: str, scheme: str, options: dict[str, Any], cache_bytes: int | None) -> Storage:
     import fsspec
 
     from trinity_dbapi.errors import NotSupportedError

@@ -6,33 +6,51 @@ write (overwrite; used only for the latest-version hint), create-exclusive
 file is never seen half-written), delete, exists and list by prefix.
 
 Backends implement the ``_``-prefixed primitives; this base class adds what all
-of them share: operation counters (so tests and benchmarks can assert request
-counts) and a bounded LRU cache of immutable files. Every TrinityLake file
-except ``_latest_hint.txt`` is immutable once created, so only the hint is
-never cached.
+of them share: request counters and rounds (so tests and benchmarks can
+assert what an operation costs on object storage), batch calls that put
+many requests in one round (``read_many``, ``exists_many``,
+``create_unique_many``, ``write_many``), and the cache of immutable files
+(:mod:`trinity_dbapi.storage.cache`). Every TrinityLake file except
+``_latest_hint.txt`` is immutable once created, so only the hint is never
+cached.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
+import os
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from trinity_dbapi.errors import FileAlreadyExistsError, StorageFileNotFoundError
+from trinity_dbapi.storage.cache import SHARED_CACHE_BYTES, ImmutableCache, shared_cache
+
+_T = TypeVar("_T")
 
 #: Files that may be overwritten and therefore must never be served from cache.
 MUTABLE_FILES = frozenset({"_latest_hint.txt"})
 
-DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+#: Capacity of the process-wide cache every storage uses by default.
+DEFAULT_CACHE_BYTES = SHARED_CACHE_BYTES
 
 
 @dataclass
 class StorageStats:
-    """Counts of the operations a backend really performed (cache hits excluded)."""
+    """Counts of the requests a backend really performed (cache hits excluded).
+
+    ``exists`` counts every metadata request (an existence check or a size:
+    one ``HEAD`` on object storage). ``rounds`` counts request rounds: the
+    longest chain of requests that waited on one another, which is what a
+    store's round trip multiplies. A request that starts while another is in
+    flight is in that one's round; one that starts after a request ended is
+    in the round after it. ``requests`` is the sum of the six kinds.
+    """
 
     reads: int = 0
     writes: int = 0
@@ -43,6 +61,12 @@ class StorageStats:
     bytes_read: int = 0
     bytes_written: int = 0
     cache_hits: int = 0
+    rounds: int = 0
+
+    @property
+    def requests(self) -> int:
+        """Every request of the six kinds."""
+        return self.reads + self.writes + self.creates + self.deletes + self.exists + self.lists
 
     def snapshot(self) -> StorageStats:
         """A copy of the current counts."""
@@ -60,45 +84,34 @@ class StorageStats:
             setattr(self, f.name, 0)
 
 
-class _LRUCache:
-    """A byte-bounded LRU map from path to file content; thread-safe."""
+#: Requests one batch call (:meth:`Storage.read_many` and its kin) has in
+#: flight at once on a backend without an asynchronous client.
+BATCH_THREADS = 32
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[str, bytes] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
+#: Bytes of background creates (:meth:`Storage.create_unique_later`) one
+#: storage holds before a new one waits for the oldest.
+PENDING_BYTES = 128 * 1024 * 1024
 
-    def get(self, path: str) -> bytes | None:
-        with self._lock:
-            data = self._items.get(path)
-            if data is not None:
-                self._items.move_to_end(path)
-            return data
+_POOL_PREFIX = "trinity-storage"
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
-    def put(self, path: str, data: bytes) -> None:
-        if len(data) > self.max_bytes:
-            return
-        with self._lock:
-            old = self._items.pop(path, None)
-            if old is not None:
-                self._size -= len(old)
-            self._items[path] = data
-            self._size += len(data)
-            while self._size > self.max_bytes:
-                _, evicted = self._items.popitem(last=False)
-                self._size -= len(evicted)
 
-    def discard(self, path: str) -> None:
-        with self._lock:
-            old = self._items.pop(path, None)
-            if old is not None:
-                self._size -= len(old)
+def _batch_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix=_POOL_PREFIX)
+        return _pool
 
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._size = 0
+
+def _forget_pool_in_child() -> None:
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()  # the parent's threads are not ours
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 class Storage(ABC):
@@ -109,19 +122,81 @@ class Storage(ABC):
 
     Args:
         root_uri: the normalized root URI, always ending in ``/``.
-        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+        cache_bytes: None (the default): immutable files are kept in the
+            process-wide cache (:mod:`trinity_dbapi.storage.cache`) under
+            :attr:`cache_identity`; a number: a cache of this storage's own
+            with that capacity; 0: no cache.
     """
 
     #: Whether ``create_exclusive`` really guarantees a single winner.
     supports_exclusive_create: bool = True
 
-    def __init__(self, root_uri: str, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    #: Seconds every request waits before it reaches the store. Tests and
+    #: benchmarks set it to model a store's round trip on a fast one;
+    #: concurrent requests wait side by side, as on a network.
+    latency: float = 0.0
+
+    def __init__(self, root_uri: str, *, cache_bytes: int | None = None) -> None:
         self.root_uri = root_uri
         self.stats = StorageStats()
-        self._cache = _LRUCache(cache_bytes) if cache_bytes > 0 else None
+        if cache_bytes is None:
+            self._cache: ImmutableCache | None = shared_cache()
+        else:
+            self._cache = ImmutableCache(cache_bytes) if cache_bytes > 0 else None
+        self._stats_lock = threading.Lock()
+        self._frontier = 0
+        #: Files being created in the background (:meth:`create_unique_later`).
+        self._pending: dict[str, tuple[bytes, Future[None]]] = {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.root_uri!r})"
+
+    @property
+    def cache_identity(self) -> str:
+        """Who reads through this storage: the key its files are cached under.
+
+        The root URI, plus (for stores opened with options) a digest of the
+        options: two storages share cached bytes only when they would read
+        the same bytes with the same rights.
+        """
+        return self.root_uri
+
+    # -- requests: counters and rounds ---------------------------------------------
+
+    def _begin(self) -> int:
+        """Start a request; its round is one past the last round that has ended."""
+        with self._stats_lock:
+            depth = self._frontier + 1
+        if self.latency:
+            time.sleep(self.latency)
+        return depth
+
+    def _end(self, depth: int, kind: str, read: int = 0, written: int = 0) -> None:
+        with self._stats_lock:
+            if depth > self._frontier:
+                self._frontier = depth
+            stats = self.stats
+            setattr(stats, kind, getattr(stats, kind) + 1)
+            stats.bytes_read += read
+            stats.bytes_written += written
+            stats.rounds = self._frontier
+
+    @contextlib.contextmanager
+    def _request(self, kind: str, written: int = 0) -> Iterator[list[int]]:
+        """Count one request of ``kind`` (a :class:`StorageStats` field) around its I/O.
+
+        Yields a one-item list the caller sets to the bytes it read.
+        """
+        depth = self._begin()
+        read = [0]
+        try:
+            yield read
+        finally:
+            self._end(depth, kind, read[0], written)
+
+    def _hit(self) -> None:
+        with self._stats_lock:
+            self.stats.cache_hits += 1
 
     # -- public operations ----------------------------------------------------
 
@@ -131,28 +206,98 @@ class Storage(ABC):
         Raises:
             StorageFileNotFoundError: there is no such file.
         """
-        cacheable = self._cache is not None and _is_immutable(path)
-        if cacheable:
-            assert self._cache is not None
-            data = self._cache.get(path)
-            if data is not None:
-                self.stats.cache_hits += 1
-                return data
-        self.stats.reads += 1
-        data = self._read(path)
-        self.stats.bytes_read += len(data)
-        if cacheable:
-            assert self._cache is not None
-            self._cache.put(path, data)
+        cached = self._cached(path)
+        if cached is not None:
+            return cached
+        with self._request("reads") as read:
+            data = self._read(path)
+            read[0] = len(data)
+        self._keep(path, data)
         return data
+
+    def read_many(self, paths: Sequence[str]) -> builtins.list[bytes]:
+        """The contents of ``paths``, in order: cached ones from the cache, the rest in one round.
+
+        The requests go out together (:data:`BATCH_THREADS` at a time, or
+        all at once on a store with an asynchronous client), so N files cost
+        one round trip, not N.
+
+        Raises:
+            StorageFileNotFoundError: one of the files does not exist.
+        """
+        found: builtins.list[bytes | None] = [self._cached(path) for path in paths]
+        missing = list(dict.fromkeys(p for p, data in zip(paths, found) if data is None))
+        if missing:
+            fetched = dict(zip(missing, self._read_many(missing)))
+            for path, data in fetched.items():
+                self._keep(path, data)
+            found = [data if data is not None else fetched[p] for p, data in zip(paths, found)]
+        return [data for data in found if data is not None]
+
+    def read_tails(self, paths: Sequence[str], limit: int) -> builtins.list[tuple[bytes, bool]]:
+        """Each file whole when it holds under ``limit`` bytes, else its last ``limit``; one round.
+
+        One request per file (a suffix-range GET on object storage), with no
+        size asked first: ``(data, True)`` is the whole file (and is cached
+        like :meth:`read`), ``(tail, False)`` the last ``limit`` bytes of a
+        bigger one, whose footer a Parquet reader finds there.
+
+        Raises:
+            StorageFileNotFoundError: one of the files does not exist.
+        """
+        out: builtins.list[tuple[bytes, bool] | None] = []
+        for path in paths:
+            cached = self._cached(path)
+            out.append(None if cached is None else (cached, True))
+        missing = list(dict.fromkeys(p for p, got in zip(paths, out) if got is None))
+        if missing:
+            fetched = dict(zip(missing, self._read_tails(missing, limit)))
+            for path, data in fetched.items():
+                if len(data) < limit:
+                    self._keep(path, data)
+            out = [
+                got if got is not None else (fetched[p], len(fetched[p]) < limit)
+                for p, got in zip(paths, out)
+            ]
+        return [got for got in out if got is not None]
+
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        """Bytes ``start`` to ``end`` (exclusive) of ``path``, in one request.
+
+        A cached file answers from memory. ``start`` may be negative (with
+        ``end`` 0) for the last ``-start`` bytes.
+        """
+        cached = self._cached(path)
+        if cached is not None:
+            return cached[start:] if end == 0 and start < 0 else cached[start:end]
+        with self._request("reads") as read:
+            data = self._read_range(path, start, end)
+            read[0] = len(data)
+        return data
+
+    def size(self, path: str) -> int:
+        """The size of ``path`` in bytes (one metadata request unless cached).
+
+        Raises:
+            StorageFileNotFoundError: there is no such file.
+        """
+        cached = self._cached(path)
+        if cached is not None:
+            return len(cached)
+        with self._request("exists"):
+            return self._size(path)
 
     def write(self, path: str, data: bytes) -> None:
         """Create or overwrite ``path``; only for mutable files such as the hint."""
-        self.stats.writes += 1
-        self.stats.bytes_written += len(data)
-        if self._cache is not None:
-            self._cache.discard(path)
-        self._write(path, data)
+        self._forget(path)
+        with self._request("writes", len(data)):
+            self._write(path, data)
+
+    def write_many(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """:meth:`write` for each ``(path, data)``, in one round."""
+        for path, _ in items:
+            self._forget(path)
+        self._batch([lambda p=p, d=d: self.write(p, d) for p, d in items])
 
     def create_exclusive(
         self,
@@ -179,14 +324,13 @@ class Storage(ABC):
             FileAlreadyExistsError: the file existed, or another creator won.
             ExclusiveCreateNotSupportedError: the backend cannot guarantee it.
         """
-        self.stats.creates += 1
-        self.stats.bytes_written += len(data)
         if before_publish is None:
-            self._create_exclusive(path, data)
+            with self._request("creates", len(data)):
+                self._create_exclusive(path, data)
         else:
             self._create_exclusive_staged(path, data, before_publish)
-        if self._cache is not None and _is_immutable(path):
-            self._cache.put(path, data)
+        if _is_immutable(path):
+            self._keep(path, data)
 
     def create_unique(self, path: str, data: bytes) -> None:
         """Create a file whose name nobody else will ever create (a fresh UUID name).
@@ -201,35 +345,78 @@ class Storage(ABC):
                 file with exactly ``data`` is taken as this call's own create
                 whose reply was lost).
         """
-        self.stats.creates += 1
-        self.stats.bytes_written += len(data)
         try:
-            self._create_unique(path, data)
+            with self._request("creates", len(data)):
+                self._create_unique(path, data)
         except FileAlreadyExistsError:
             # Nobody else creates this name: an object store lost the reply to
             # our own create and its retry failed the precondition.
-            self.stats.reads += 1
-            if self._read(path) != data:
-                raise
-        if self._cache is not None:
-            self._cache.put(path, data)
+            with self._request("reads"):
+                if self._read(path) != data:
+                    raise
+        self._keep(path, data)
+
+    def create_unique_later(self, path: str, data: bytes) -> None:
+        """Start :meth:`create_unique` in the background and return at once.
+
+        Until it is done, this storage reads the file from ``data``. A commit
+        calls :meth:`settle` before its root is created, so no version ever
+        points at a file that is not complete: the file's request overlaps
+        everything else the commit writes instead of waiting in front of it.
+        """
+        with self._stats_lock:
+            self._pending[path] = (data, _batch_pool().submit(self.create_unique, path, data))
+            held = sum(len(waiting) for waiting, _ in self._pending.values())
+            oldest = [future for _, future in self._pending.values()]
+        # A big write must not hold all its files in memory: past the bound,
+        # wait for the oldest ones (they stay pending until settled).
+        for future in oldest:
+            if held <= PENDING_BYTES:
+                break
+            wait([future])
+            held -= len(next(d for d, f in self._pending.values() if f is future))
+
+    def settle(self) -> None:
+        """Wait for every :meth:`create_unique_later`; raise the first failure.
+
+        Raises:
+            StorageError: a background create failed (the commit waiting on
+                it must not happen).
+        """
+        with self._stats_lock:
+            pending, self._pending = self._pending, {}
+        wait([future for _, future in pending.values()])
+        for _, future in pending.values():
+            future.result()
+
+    def forget_pending(self) -> None:
+        """Wait for the background creates and drop their failures (the transaction ended)."""
+        with contextlib.suppress(Exception):
+            self.settle()
+
+    def create_unique_many(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """:meth:`create_unique` for each ``(path, data)``, in one round."""
+        self._batch([lambda p=p, d=d: self.create_unique(p, d) for p, d in items])
 
     def delete(self, path: str) -> None:
         """Delete ``path``; deleting a missing file is not an error."""
-        self.stats.deletes += 1
-        if self._cache is not None:
-            self._cache.discard(path)
-        self._delete(path)
+        self._forget(path)
+        with self._request("deletes"):
+            self._delete(path)
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` exists (always asks the backend)."""
-        self.stats.exists += 1
-        return self._exists(path)
+        with self._request("exists"):
+            return self._exists(path)
+
+    def exists_many(self, paths: Sequence[str]) -> builtins.list[bool]:
+        """:meth:`exists` for each path, in one round."""
+        return self._batch([lambda p=p: self.exists(p) for p in paths])
 
     def list(self, prefix: str = "") -> builtins.list[str]:
         """Sorted paths of every file whose path starts with ``prefix``."""
-        self.stats.lists += 1
-        return sorted(self._list(prefix))
+        with self._request("lists"):
+            return sorted(self._list(prefix))
 
     def list_with_times(self, prefix: str = "") -> builtins.list[tuple[str, float | None]]:
         """Like :meth:`list`, with each file's modification time (epoch seconds).
@@ -239,8 +426,41 @@ class Storage(ABC):
         writer killed before it linked them into place); the time is None
         where the store does not say.
         """
-        self.stats.lists += 1
-        return sorted(self._list_with_times(prefix))
+        with self._request("lists"):
+            return sorted(self._list_with_times(prefix))
+
+    # -- the cache -----------------------------------------------------------------
+
+    def _cached(self, path: str) -> bytes | None:
+        if self._pending:
+            with self._stats_lock:
+                waiting = self._pending.get(path)
+            if waiting is not None:
+                return waiting[0]
+        if self._cache is None or not _is_immutable(path):
+            return None
+        data = self._cache.get(self.cache_identity, path)
+        if data is not None:
+            self._hit()
+        return data
+
+    def _keep(self, path: str, data: bytes) -> None:
+        if self._cache is not None and _is_immutable(path):
+            self._cache.put(self.cache_identity, path, bytes(data))
+
+    def _forget(self, path: str) -> None:
+        if self._cache is not None:
+            self._cache.discard(self.cache_identity, path)
+
+    def _batch(self, calls: Sequence[Callable[[], _T]]) -> builtins.list[_T]:
+        """Run ``calls`` side by side on the storage pool; the first error is raised."""
+        if len(calls) <= 1 or threading.current_thread().name.startswith(_POOL_PREFIX):
+            # One call, or a batch inside a pool thread: waiting there on the
+            # same pool could leave no thread to run what it waits for.
+            return [call() for call in calls]
+        futures = [_batch_pool().submit(call) for call in calls]
+        wait(futures)  # every request settled before the first error is raised
+        return [future.result() for future in futures]
 
     # -- what readers that open files themselves need ---------------------------
 
@@ -267,9 +487,9 @@ class Storage(ABC):
         return None
 
     def clear_cache(self) -> None:
-        """Forget every cached file (benchmarks use it to measure cold reads)."""
+        """Forget every cached file of this storage (benchmarks use it to measure cold reads)."""
         if self._cache is not None:
-            self._cache.clear()
+            self._cache.clear(self.cache_identity)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release backend resources."""
@@ -306,10 +526,43 @@ class Storage(ABC):
         """An exclusive create that calls ``before_publish`` before the file appears.
 
         By default the hook runs first; backends with a private staging step
-        (a temp file) override this to run it in between.
+        (a temp file) override this to run it in between. Overrides count
+        the create with :meth:`_request` around their own I/O.
         """
         before_publish()
-        self._create_exclusive(path, data)
+        with self._request("creates", len(data)):
+            self._create_exclusive(path, data)
+
+    def _read_many(self, paths: Sequence[str]) -> builtins.list[bytes]:
+        """Read whole files side by side; backends with an async client override it."""
+
+        def one(path: str) -> bytes:
+            with self._request("reads") as read:
+                data = self._read(path)
+                read[0] = len(data)
+            return data
+
+        return self._batch([lambda p=p: one(p) for p in paths])
+
+    def _read_tails(self, paths: Sequence[str], limit: int) -> builtins.list[bytes]:
+        """The last ``limit`` bytes of each file, side by side."""
+
+        def one(path: str) -> bytes:
+            with self._request("reads") as read:
+                data = self._read_range(path, -limit, 0)
+                read[0] = len(data)
+            return data
+
+        return self._batch([lambda p=p: one(p) for p in paths])
+
+    def _read_range(self, path: str, start: int, end: int) -> bytes:
+        """A byte range; by default the whole file, sliced."""
+        data = self._read(path)
+        return data[start:] if end == 0 and start < 0 else data[start:end]
+
+    def _size(self, path: str) -> int:
+        """A file's size; by default the length of the whole file."""
+        return len(self._read(path))
 
     def _create_unique(self, path: str, data: bytes) -> None:
         """Create a uniquely named file; by default an exclusive create."""

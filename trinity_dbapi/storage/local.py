@@ -29,7 +29,7 @@ from trinity_dbapi.errors import (
     StorageError,
     StorageFileNotFoundError,
 )
-from trinity_dbapi.storage.base import DEFAULT_CACHE_BYTES, Storage
+from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.storage.uri import check_path, normalize_root_uri
 
 #: Name prefix of in-flight temp files; they are never listed.
@@ -54,12 +54,12 @@ class LocalStorage(Storage):
     Args:
         root_uri: a ``file://`` root URI or a plain local path; it is normalised
             with :func:`normalize_root_uri`.
-        cache_bytes: capacity of the immutable-file cache; 0 disables it.
+        cache_bytes: the immutable-file cache (:class:`~trinity_dbapi.storage.Storage`).
 
     The root directory is created lazily, by the first write.
     """
 
-    def __init__(self, root_uri: str, *, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(self, root_uri: str, *, cache_bytes: int | None = None) -> None:
         root_uri = normalize_root_uri(root_uri)
         if not root_uri.startswith("file://"):
             raise InvalidURIError(
@@ -143,6 +143,33 @@ class LocalStorage(Storage):
                     f"file {path!r} does not exist under {self.root_uri}", path=path
                 ) from exc
 
+    def _read_range(self, path: str, start: int, end: int) -> bytes:
+        full = self._os_path(path)
+        with self._errors("read", path):
+            try:
+                with open(full, "rb") as handle:
+                    if end == 0 and start < 0:
+                        handle.seek(max(0, os.fstat(handle.fileno()).st_size + start))
+                        return handle.read()
+                    handle.seek(start)
+                    return handle.read(max(0, end - start))
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+                raise StorageFileNotFoundError(
+                    f"file {path!r} does not exist under {self.root_uri}", path=path
+                ) from exc
+
+    def _size(self, path: str) -> int:
+        full = self._os_path(path)
+        with self._errors("size", path):
+            try:
+                if os.path.isdir(full):
+                    raise FileNotFoundError(full)
+                return os.path.getsize(full)
+            except (FileNotFoundError, NotADirectoryError) as exc:
+                raise StorageFileNotFoundError(
+                    f"file {path!r} does not exist under {self.root_uri}", path=path
+                ) from exc
+
     def _write(self, path: str, data: bytes) -> None:
         # Overwrites serve only the latest-version hint, which is best effort:
         # readers probe forward past a stale hint. The rename keeps it atomic
@@ -180,9 +207,16 @@ class LocalStorage(Storage):
             os.close(fd)
 
     def _create_exclusive(self, path: str, data: bytes) -> None:
-        self._create_exclusive_staged(path, data, None)
+        self._publish(path, data, None)
 
     def _create_exclusive_staged(
+        self, path: str, data: bytes, before_publish: Callable[[], None]
+    ) -> None:
+        # Counted from the link: the temp file is private work that overlaps
+        # the files the hook waits for.
+        self._publish(path, data, before_publish)
+
+    def _publish(
         self, path: str, data: bytes, before_publish: Callable[[], None] | None
     ) -> None:
         full = self._os_path(path)
@@ -192,7 +226,10 @@ class LocalStorage(Storage):
             try:
                 if before_publish is not None:
                     before_publish()  # the temp's sync overlapped the caller's I/O
-                os.link(temp, full)
+                    with self._request("creates", len(data)):
+                        os.link(temp, full)
+                else:
+                    os.link(temp, full)
             except FileExistsError as exc:
                 raise FileAlreadyExistsError(
                     f"file {path!r} already exists under {self.root_uri}: another "

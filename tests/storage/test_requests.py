@@ -1,0 +1,120 @@
+"""Request counts and rounds of the storage seam, and the process-wide cache's keys.
+
+A round is a set of requests in flight together: the counters call a request
+that starts after another ended part of the round after that one. The
+storages here wait ``LATENCY`` seconds per request, so requests sent
+together overlap for sure and the counts are deterministic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from trinity_dbapi.storage import Storage, open_storage
+from trinity_dbapi.storage.cache import ImmutableCache, shared_cache
+
+LATENCY = 0.02
+
+
+@pytest.fixture
+def slow(storage: Storage) -> Storage:
+    storage.latency = LATENCY
+    return storage
+
+
+def test_requests_one_after_another_are_one_round_each(slow: Storage) -> None:
+    before = slow.stats.snapshot()
+    slow.create_unique("a/1", b"1")
+    slow.exists("a/1")
+    slow.write("_latest_hint.txt", b"1")
+    used = slow.stats.since(before)
+    assert (used.requests, used.rounds) == (3, 3)
+
+
+def test_batches_are_one_round(slow: Storage) -> None:
+    items = [(f"b/{i}.parquet", bytes([i]) * 10) for i in range(12)]
+    before = slow.stats.snapshot()
+    slow.create_unique_many(items)
+    used = slow.stats.since(before)
+    assert (used.creates, used.rounds, used.bytes_written) == (12, 1, 120)
+
+    slow.clear_cache()
+    paths = [path for path, _ in items]
+    before = slow.stats.snapshot()
+    assert slow.read_many(paths) == [data for _, data in items]
+    assert slow.exists_many([*paths[:3], "b/none"]) == [True, True, True, False]
+    used = slow.stats.since(before)
+    assert (used.reads, used.exists, used.rounds, used.bytes_read) == (12, 4, 2, 120)
+
+
+def test_tails_bring_small_files_whole_and_big_ones_tail_first(slow: Storage) -> None:
+    slow.create_unique("t/small", b"s" * 10)
+    slow.create_unique("t/big", bytes(range(100)))
+    slow.clear_cache()
+    before = slow.stats.snapshot()
+    got = slow.read_tails(["t/small", "t/big"], 50)
+    used = slow.stats.since(before)
+    assert got == [(b"s" * 10, True), (bytes(range(50, 100)), False)]
+    assert (used.reads, used.exists, used.rounds) == (2, 0, 1)
+    # The whole small file is cached; the big one's tail is not the file.
+    before = slow.stats.snapshot()
+    assert slow.read("t/small") == b"s" * 10
+    assert slow.read_range("t/big", 10, 20) == bytes(range(10, 20))
+    assert slow.size("t/big") == 100
+    used = slow.stats.since(before)
+    assert (used.cache_hits, used.reads, used.exists) == (1, 1, 1)
+
+
+def test_a_background_create_is_read_back_and_settled_before_a_commit(slow: Storage) -> None:
+    slow.create_unique_later("p/data.parquet", b"pending")
+    slow.create_unique_later("p/meta.json", b"{}")
+    assert slow.read("p/data.parquet") == b"pending"  # served while in flight
+    before = slow.stats.snapshot()
+    slow.settle()
+    slow.clear_cache()
+    assert slow.read_many(["p/data.parquet", "p/meta.json"]) == [b"pending", b"{}"]
+    assert slow.stats.since(before).rounds <= 2
+
+
+def test_the_cache_is_shared_by_storages_of_one_identity(backend: tuple[str, dict[str, Any]]) -> None:
+    first = open_storage(backend[0], storage_options=backend[1])
+    first.create_unique("shared/file", b"bytes")
+    second = open_storage(backend[0], storage_options=backend[1])
+    before = second.stats.snapshot()
+    assert second.read("shared/file") == b"bytes"
+    assert second.stats.since(before).cache_hits == 1
+
+
+def test_different_credentials_never_share_cached_bytes(
+    moto_server: str, s3_bucket: str, s3_storage_options: dict[str, Any]
+) -> None:
+    uri = f"s3://{s3_bucket}/lake"
+    alice = open_storage(uri, storage_options=s3_storage_options)
+    alice.create_unique("secret.parquet", b"alice's")
+    assert alice.read("secret.parquet") == b"alice's"
+    bob_options = {**s3_storage_options, "key": "bob", "secret": "bobs-secret-value"}
+    bob = open_storage(uri, storage_options=bob_options)
+    assert bob.cache_identity != alice.cache_identity
+    assert "bobs-secret-value" not in bob.cache_identity
+    before = bob.stats.snapshot()
+    bob.read("secret.parquet")  # moto takes any key: the point is that it asked
+    used = bob.stats.since(before)
+    assert (used.reads, used.cache_hits) == (1, 0)
+    same = open_storage(uri, storage_options=dict(s3_storage_options))
+    assert same.cache_identity == alice.cache_identity
+
+
+def test_the_cache_is_bounded_and_keeps_no_file_over_a_quarter_of_it() -> None:
+    cache = ImmutableCache(100)
+    cache.put("id", "big", b"x" * 26)
+    assert cache.get("id", "big") is None
+    for i in range(10):
+        cache.put("id", f"f{i}", b"y" * 20)
+    assert cache.size <= 100
+    assert cache.get("id", "f9") == b"y" * 20 and cache.get("id", "f0") is None
+    cache.put("other", "f9", b"z")
+    cache.clear("id")
+    assert cache.get("id", "f9") is None and cache.get("other", "f9") == b"z"
+    assert shared_cache().max_bytes == 256 * 1024 * 1024
