@@ -92,6 +92,7 @@ def publish_tables(
     table_keys: Iterable[str] | None = None,
     *,
     staged: Mapping[str, bytes] | None = None,
+    base: Snapshot | None = None,
 ) -> list[Published]:
     """Write the derived files of the tables ``table_keys`` (every table when None).
 
@@ -101,6 +102,8 @@ def publish_tables(
         table_keys: tree keys of the tables to publish; keys of absent tables
             and of other objects are skipped.
         staged: definition files the commit just wrote, by path (not read again).
+        base: the version the commit was made on: a file that would hold
+            what it already holds is not written again (None: write all).
 
     Returns:
         One entry per table whose format derives files, in key order.
@@ -113,10 +116,22 @@ def publish_tables(
         found = derived_files_of(table.table_format)
         if found is None:
             continue
-        paths = found[0](lakehouse.storage, table)
+        previous = None if base is None else _definition_in(lakehouse, base, namespace, name)
+        paths = found[0](lakehouse.storage, table, previous)
         if paths:
             published.append(Published(namespace, name, table.table_format, tuple(paths)))
     return published
+
+
+def _definition_in(
+    lakehouse: Lakehouse, snapshot: Snapshot, namespace: str, name: str
+) -> TableDefinition | None:
+    """The table's definition in ``snapshot`` (already read by the commit), or None."""
+    key = keys.table_key(namespace, name, snapshot.definition.key_limits)
+    location = snapshot.get(key)
+    if location is None:
+        return None
+    return lakehouse.definition_cache.load(location, TableDefinition, lakehouse.read_location)
 
 
 def publish_after_commit(
@@ -124,6 +139,8 @@ def publish_after_commit(
     snapshot: Snapshot,
     table_keys: Iterable[str] | None,
     staged: Mapping[str, bytes] | None = None,
+    *,
+    base: Snapshot | None = None,
 ) -> None:
     """:func:`publish_tables`, best effort: a failure is logged, never raised.
 
@@ -133,12 +150,12 @@ def publish_after_commit(
     if table_keys == []:
         return
     try:
-        publish_tables(lakehouse, snapshot, table_keys, staged=staged)
+        publish_tables(lakehouse, snapshot, table_keys, staged=staged, base=base)
     except Exception as exc:  # noqa: BLE001 - the commit stands; the next one corrects it
         _log.warning(
             "version %d is committed, but writing the derived files of its tables "
-            "(Kartothek's main metadata files) failed: %s; the next commit of each table "
-            "or CALL system.sync_kartothek() rewrites them",
+            "(Kartothek's main metadata files) failed: %s; CALL system.sync_kartothek() "
+            "rewrites them (the next commit of each table rewrites its main metadata file)",
             snapshot.version,
             exc,
         )

@@ -52,6 +52,7 @@ from trinity_dbapi.lakehouse.transaction import (
     Progress,
     RetryPolicy,
     Transaction,
+    _io_pool,
 )
 from trinity_dbapi.storage import Storage, open_storage
 from trinity_dbapi.tree import btree
@@ -440,6 +441,7 @@ class Lakehouse:
         definition: LakehouseDefinition | None = None,
         progress: Callable[[int], None] | None = None,
         before_root: Callable[[], None] | None = None,
+        after_root: Callable[[Snapshot], None] | None = None,
     ) -> Snapshot:
         """Commit ``changes`` (key -> value, None deletes) on top of ``base``.
 
@@ -473,6 +475,7 @@ class Lakehouse:
             definition_path=def_path,
             progress=progress,
             before_root=before_root,
+            after_root=after_root,
         )
 
     def write_definition(self, base: Snapshot, definition: LakehouseDefinition) -> str:
@@ -502,6 +505,7 @@ class Lakehouse:
         extra_system: Mapping[str, str] | None = None,
         progress: Callable[[int], None] | None = None,
         before_root: Callable[[], None] | None = None,
+        after_root: Callable[[Snapshot], None] | None = None,
         recovering: bool = False,
     ) -> Snapshot:
         """Write ``new_root``'s dirty nodes, then exclusively create root ``base.version + 1``.
@@ -511,6 +515,9 @@ class Lakehouse:
         storage has staged it privately): a caller whose files are still being
         written in the background waits there, so a root never points at a
         file that is not complete and durable, and their syncs overlap.
+        ``after_root`` runs once the version is committed, while the hint is
+        written (a commit's derived files: their requests share its round);
+        it must not raise.
 
         With ``recovering`` (a rollback on a pinned lakehouse), ``base`` is the
         root after the newest existing one, which may be unreadable.
@@ -535,10 +542,26 @@ class Lakehouse:
             base, now=now, txn=txn, definition_path=definition_path, extra_system=extra_system
         )
         data = self.nodes.encode(new_root, system)
+        storage = self.storage
+        retained = None
         if not recovering:  # a recovery's base is the newest root, found by name
-            commit_point.check_base_retained(self.storage, base)
+            # Asked while the staged files are written: its round overlaps theirs.
+            retained = _io_pool().submit(commit_point.check_base_retained, storage, base)
+
+        def before_publish() -> None:
+            # Everything the root points at is complete before it appears:
+            # the caller's staged files, then the data and metadata files
+            # this storage is still creating in the background.
+            try:
+                if before_root is not None:
+                    before_root()
+                storage.settle()
+            finally:
+                if retained is not None:
+                    retained.result()
+
         try:
-            self.storage.create_exclusive(name, data, before_publish=before_root)
+            self.storage.create_exclusive(name, data, before_publish=before_publish)
         except FileAlreadyExistsError:
             if not commit_point.is_own_root(self.storage, name, data):
                 raise commit_point.conflict(self.storage, base, version) from None
@@ -546,8 +569,16 @@ class Lakehouse:
         new_root.system = system
         self.nodes.remember(new_root)  # the next transaction starts here: no decode
         self._known_latest = max(self._known_latest, version)
-        commit_point.write_hint(self.storage, version)
-        return Snapshot(version, new_root, self)
+        committed = Snapshot(version, new_root, self)
+        if after_root is None:
+            commit_point.write_hint(self.storage, version)
+            return committed
+        hint = _io_pool().submit(commit_point.write_hint, self.storage, version)
+        try:
+            after_root(committed)
+        finally:
+            hint.result()
+        return committed
 
     def require_known_features(
         self, operation: str, definition: LakehouseDefinition | None = None

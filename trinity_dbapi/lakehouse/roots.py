@@ -42,18 +42,38 @@ def find_latest_version(storage: Storage, *, known: int = 0) -> int:
 
 def find_latest(storage: Storage, *, known: int = 0) -> tuple[int, int | None]:
     """:func:`find_latest_version`, and the hint read on the way (None: none or not read)."""
-    if known and not storage.exists(root_node_file_name(known + 1)):
-        # The common case, without reading the hint. Only while ``known``
-        # still exists: once expired (other writers committed after it), the
-        # next version may be gone too, and ``known`` would be taken for the
-        # latest, a commit on it re-using an expired version's number.
-        if storage.exists(root_node_file_name(known)):
+    if known:
+        # The common case, without reading the hint, in one round: the next
+        # version is missing while ``known`` still exists. Once ``known`` is
+        # expired (other writers committed after it), the next version may be
+        # gone too, and ``known`` would be taken for the latest, a commit on
+        # it re-using an expired version's number.
+        following, still = storage.exists_many(
+            [root_node_file_name(known + 1), root_node_file_name(known)]
+        )
+        if following:
+            start = known + 1
+            while storage.exists(root_node_file_name(start + 1)):
+                start += 1
+            return start, None
+        if still:
             return known, None
         known = 0
     start = hint = read_hint(storage)
+    verified = False
     if known and (start is None or start <= known):
-        start = known  # known to exist: no need to check it
-    elif start is None or not storage.exists(root_node_file_name(start)):
+        start, verified = known, True  # known to exist: no need to check it
+    elif start is not None:
+        # The hinted root and the one after it, in one round: the common
+        # answer is "the hint is right".
+        present, following = storage.exists_many(
+            [root_node_file_name(start), root_node_file_name(start + 1)]
+        )
+        if present and not following:
+            return start, hint
+        if present:
+            start, verified = start + 1, True
+    if not verified:
         start = 0
         if not storage.exists(root_node_file_name(0)):
             listed = listed_versions(storage)  # version 0 may have been expired

@@ -52,9 +52,9 @@ ENTRY_POINT_GROUP = "trinity_dbapi.table_formats"
 #: Table formats known to reference no other files (external tables).
 FORMATS_WITHOUT_FILES = frozenset({"parquet", "csv", "json", "iceberg", "delta"})
 
-#: ``publish(storage, table)``: (re)write the files derived from this version
+#: ``publish(storage, table, previous)``: (re)write the files derived from this version
 #: of ``table``; returns their paths (relative to the lakehouse root).
-Publish = Callable[["Storage", "TableDefinition"], list[str]]
+Publish = Callable[["Storage", "TableDefinition", "TableDefinition | None"], list[str]]
 
 #: ``describe(storage, table)``: one row per live data file of this version of
 #: ``table`` (the columns of ``system.data_files`` after its two name columns).
@@ -140,7 +140,9 @@ def register_derived_files(name: str, publish: Publish, derived_files: Reference
 
     Args:
         name: the table format, as table definitions name it.
-        publish: writes the derived files of a table's version; returns their paths.
+        publish: writes the derived files of a table's version, given its
+            definition in the version before (None: unknown, write them
+            all); returns the paths written.
         derived_files: the paths :func:`publish` writes for a table, without
             writing them (what garbage collection keeps for the newest version).
     """

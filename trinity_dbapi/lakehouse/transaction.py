@@ -32,6 +32,7 @@ import enum
 import random
 import threading
 import time
+from functools import partial
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -131,7 +132,7 @@ def _io_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trinity-io")
+            _pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="trinity-io")
         return _pool
 
 
@@ -456,14 +457,15 @@ class Transaction(ViewOperations):
             raise
         self._state = _State.COMMITTED
         self.committed = snap
-        # After the commit point, best effort: Kartothek's main metadata files.
-        publish_after_commit(self.lakehouse, snap, self._writes, self._files)
         return snap
 
     def abort(self) -> None:
         """Discard the staged changes; nothing was written."""
         if self._state is _State.ACTIVE:
             self._state = _State.ABORTED
+            # Files this transaction began writing are garbage now: let them
+            # land (or fail) quietly, so no later commit waits on them.
+            self.lakehouse.storage.forget_pending()
 
     def _commit_with_retries(self, progress: Progress | None) -> Snapshot:
         # The staged files are written while the tree is updated and the root
@@ -498,6 +500,9 @@ class Transaction(ViewOperations):
                     definition=definition,
                     progress=each_file,
                     before_root=before_root,
+                    # After the commit point, best effort, beside the hint:
+                    # Kartothek's main metadata files.
+                    after_root=partial(self._publish, base),
                 )
             except CommitConflictError:
                 pass  # lost the race for base.version + 1: see who won
@@ -511,6 +516,9 @@ class Transaction(ViewOperations):
             self._rebase_merges(base)
             time.sleep(self.retry.delay(attempt, _rng()))
         raise AssertionError("unreachable: the last attempt raises")
+
+    def _publish(self, base: Snapshot, committed: Snapshot) -> None:
+        publish_after_commit(self.lakehouse, committed, self._writes, self._files, base=base)
 
     def _intervening(self, version: int) -> Snapshot:
         """Version ``version``, committed after this transaction's snapshot, to check.

@@ -70,14 +70,21 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+#: The check's own cache (a file two objects share is read once).
+_OWN_CACHE_BYTES = 64 * 1024 * 1024
+
+
 class _Checker:
     def __init__(self, lakehouse: Lakehouse, each_file: Callable[[int], None] | None) -> None:
         from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
-        # A fresh storage and node store: caches would hide a file changed
-        # or deleted after it was first read.
+        # A fresh storage with a cache of its own, and a fresh node store:
+        # the process's caches would hide a file changed or deleted after it
+        # was first read.
         storage = open_storage(
-            lakehouse.storage.root_uri, storage_options=dict(lakehouse.storage_options)
+            lakehouse.storage.root_uri,
+            storage_options=dict(lakehouse.storage_options),
+            cache_bytes=_OWN_CACHE_BYTES,
         )
         self.lake = Lakehouse(
             storage, lakehouse.definition, storage_options=lakehouse.storage_options

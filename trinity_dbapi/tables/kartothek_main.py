@@ -82,10 +82,15 @@ def common_schema(table: TableDefinition) -> pa.Schema:
     return result
 
 
-def publish(storage: Storage, table: TableDefinition) -> list[str]:
+def publish(
+    storage: Storage, table: TableDefinition, previous: TableDefinition | None = None
+) -> list[str]:
     """(Re)write ``_common_metadata`` and the main metadata file of ``table``'s dataset.
 
-    Returns the two paths (none for a table without a dataset).
+    Returns the paths written (none for a table without a dataset). With
+    ``previous``, the table's definition in the version before, whose
+    ``_common_metadata`` is in place, that file is written only when the
+    schema it holds changed; both writes share one round.
 
     A plain overwrite: a reader sees the old or the new file whole on every
     store whose single-object writes are atomic (object stores, and local
@@ -96,16 +101,30 @@ def publish(storage: Storage, table: TableDefinition) -> list[str]:
         # reads it where it is, from its own main metadata file (and another
         # lakehouse's table from that lakehouse's).
         return []
-    from trinity_dbapi.tables.writer import write_common_metadata
+    from trinity_dbapi.tables.writer import common_metadata_file
 
     dataset_uuid = table.format_properties[DATASET_UUID]
-    # Kartothek takes the table's columns from _common_metadata: it follows
-    # ALTER TABLE here (nothing of ours reads it; see writer.write_common_metadata).
-    common = write_common_metadata(storage, dataset_uuid, common_schema(table))
     path = main_metadata_path(dataset_uuid)
     body = main_metadata_body(storage, table)
-    storage.write(path, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
-    return [common, path]
+    files = [(path, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())]
+    # Kartothek takes the table's columns from _common_metadata: it follows
+    # ALTER TABLE here (nothing of ours reads it; see writer.write_common_metadata).
+    schema_now = common_schema(table)
+    if not _same_schema_file(previous, dataset_uuid, schema_now):
+        files.insert(0, common_metadata_file(dataset_uuid, schema_now))
+    storage.write_many(files)
+    return [written for written, _ in files]
+
+
+def _same_schema_file(
+    previous: TableDefinition | None, dataset_uuid: str, schema_now: pa.Schema
+) -> bool:
+    """Whether the version before wrote the ``_common_metadata`` ``schema_now`` would write."""
+    if previous is None or not has_dataset(previous) or files_elsewhere(previous):
+        return False
+    if previous.format_properties.get(DATASET_UUID) != dataset_uuid:
+        return False
+    return common_schema(previous).equals(schema_now, check_metadata=True)
 
 
 def published_files(storage: Storage, table: TableDefinition) -> list[str]:

@@ -584,7 +584,8 @@ def write_metadata(storage: Storage, meta: DatasetMetadata, *, format: str = "au
     """Write ``meta`` as a new immutable metadata file and return its path.
 
     The file is ``<uuid>/metadata/<meta.sequence + 1>-<uuid4>.by-dataset-metadata.<ext>``,
-    created with :meth:`Storage.create_unique`.
+    created with :meth:`Storage.create_unique_later` (a commit settles it
+    before its root appears; this storage reads it meanwhile).
 
     Args:
         storage: the lakehouse storage.
@@ -597,7 +598,9 @@ def write_metadata(storage: Storage, meta: DatasetMetadata, *, format: str = "au
     """
     used, data = encode_metadata(meta, format)
     path = layout.metadata_path(meta.dataset_uuid, meta.sequence + 1, used)
-    storage.create_unique(path, data)
+    # In the background: the commit that points at it waits for it just
+    # before its root is created, so its request shares the data files' round.
+    storage.create_unique_later(path, data)
     return path
 
 

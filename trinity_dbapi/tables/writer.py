@@ -4,10 +4,11 @@
 ``RecordBatchReader`` is never read whole), conforms each chunk to the schema,
 splits it by partition values and appends each piece to that partition's open
 Parquet file. A file is closed and stored once it holds ``target_rows_per_file``
-rows, or at the end. Files are written with :meth:`Storage.create_unique`
-under fresh UUID names, so nothing is visible to readers until a metadata file
-listing them is committed; a failed write leaves only unreferenced files,
-which garbage collection removes.
+rows, or at the end. Files are written with :meth:`Storage.create_unique_later`
+under fresh UUID names, in the background: the commit that lists them waits
+for them just before its root is created (a failed upload fails that commit),
+so nothing is visible to readers until they are complete; a failed write
+leaves only unreferenced files, which garbage collection removes.
 
 Parquet files: zstd compression, row groups of :data:`ROW_GROUP_ROWS` rows, and
 the Arrow schema stored in the file (``store_schema``), so every type and the
@@ -134,6 +135,13 @@ def pandas_metadata(schema: pa.Schema) -> bytes:
     return json.dumps(document).encode()
 
 
+def common_metadata_file(dataset_uuid: str, schema: pa.Schema) -> tuple[str, bytes]:
+    """The path and bytes of :func:`write_common_metadata`'s file."""
+    metadata = {**(schema.metadata or {}), b"pandas": pandas_metadata(schema)}
+    data = parquet_bytes(schema.with_metadata(metadata).empty_table())
+    return layout.common_metadata_path(dataset_uuid), data
+
+
 def write_common_metadata(
     storage: Storage, dataset_uuid: str, schema: pa.Schema, *, create: bool = False
 ) -> str:
@@ -153,9 +161,7 @@ def write_common_metadata(
     Returns:
         The file's path.
     """
-    path = layout.common_metadata_path(dataset_uuid)
-    metadata = {**(schema.metadata or {}), b"pandas": pandas_metadata(schema)}
-    data = parquet_bytes(schema.with_metadata(metadata).empty_table())
+    path, data = common_metadata_file(dataset_uuid, schema)
     if create:
         storage.create_unique(path, data)
     else:
@@ -339,7 +345,9 @@ class _Sink:
 
     def _store(self, path: str, part: _OpenFile, closed: tuple[bytes, int]) -> None:
         data, flushed = closed
-        self.storage.create_unique(path, data)
+        # In the background (the commit settles it before its root): the
+        # file's upload overlaps the next file's encoding and the metadata's.
+        self.storage.create_unique_later(path, data)
         groups = part.row_groups()
         if groups is not None:
             # Imported here: data_files reads tables through managed, which writes here.

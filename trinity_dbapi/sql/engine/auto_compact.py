@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import NoSuchTableError
 from trinity_dbapi.sql.engine.session import Session
+
+if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse.snapshot import Snapshot
+    from trinity_dbapi.lakehouse.transaction import Transaction
 
 __all__ = ["PROPERTY", "compact_after_write"]
 
@@ -37,13 +42,32 @@ def _min_files(text: str) -> int | None:
     return value if value >= 1 else None
 
 
-def compact_after_write(session: Session, tables: Iterable[tuple[str, str]]) -> None:
-    """Compact those of ``tables`` (just written and committed) whose property asks for it."""
+def _asks(view: Transaction, namespace: str, name: str) -> bool:
+    try:
+        return PROPERTY in view.peek_table(namespace, name).properties
+    except NoSuchTableError:
+        return False
+
+
+def compact_after_write(
+    session: Session, tables: Iterable[tuple[str, str]], committed: Snapshot | None = None
+) -> None:
+    """Compact those of ``tables`` (just written and committed) whose property asks for it.
+
+    ``committed``: the version the write made, read first to skip the tables
+    without the property.
+    """
     from trinity_dbapi.sql.engine.rewrite_files import rewrite_data_files
     from trinity_dbapi.tables.compaction import DEFAULT_TARGET_FILE_SIZE
 
     if session.read_only or session.in_transaction:
         return  # a later statement's transaction must not receive its changes
+    if committed is not None:
+        # The version just committed says whether any table asks for it,
+        # without a request: its root is in memory. Only a table that does
+        # pays for learning the latest version.
+        written = session.lakehouse.begin(version=committed.version, read_only=True)
+        tables = [table for table in tables if _asks(written, *table)]
     for namespace, name in sorted(tables):
         try:
             definition = session.transaction().peek_table(namespace, name)

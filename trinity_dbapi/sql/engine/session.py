@@ -215,7 +215,7 @@ class Session:
             if written:
                 from trinity_dbapi.sql.engine.auto_compact import compact_after_write
 
-                compact_after_write(self, written)
+                compact_after_write(self, written, snapshot)
             return snapshot
         return None
 
