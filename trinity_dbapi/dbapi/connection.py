@@ -179,7 +179,8 @@ def _open(
         if not create or read_only or version is not None:
             raise
         return _create(uri, storage_options, fields)
-    _check_definition(uri, lake.snapshot().definition, fields)
+    if fields:  # the definition read on opening: no request to learn the latest again
+        _check_definition(uri, lake.definition, fields)
     return lake
 
 
@@ -297,6 +298,17 @@ class Connection:
     @property
     def in_transaction(self) -> bool:
         return self.session.in_transaction
+
+    @property
+    def storage_stats(self) -> Any:
+        """What this connection's statements cost the store so far, as a copy.
+
+        A :class:`~trinity_dbapi.storage.StorageStats`: requests by kind,
+        request rounds (requests that waited on one another), bytes read and
+        written, and hits of the process's cache of immutable files. Take one
+        before and one after a statement and subtract with ``since``.
+        """
+        return self.lakehouse.storage.stats.snapshot()
 
     @property
     def progress(self) -> ProgressHandler | None:

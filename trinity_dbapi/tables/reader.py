@@ -89,6 +89,19 @@ class FileReader:
         self.out = pa.schema([schema.field(name) for name in columns])
         self._partitions: dict[str, dict[str, pa.Scalar]] = {}
         self._earlier = earlier_specs(meta)
+        #: Files fetched up front (:meth:`fetch`), by path.
+        self.held: dict[str, bytes] = {}
+
+    def fetch(self, labels: Sequence[str]) -> None:
+        """Fetch the files of ``labels`` side by side, up to a bound (a remote store's round)."""
+        from trinity_dbapi.errors import Error
+        from trinity_dbapi.tables.remote_files import fetch
+
+        try:
+            got = fetch(self.storage, [self.meta.partitions[label]["table"] for label in labels])
+        except Error:
+            return  # each file is read again on its own, which names what is wrong
+        self.held.update({path: data for path, (data, whole) in got.items() if whole})
 
     def _partition(self, label: str) -> dict[str, pa.Scalar]:
         directory = label.rpartition("/")[0]
@@ -101,7 +114,9 @@ class FileReader:
     def __call__(self, label: str) -> pa.Table:
         path = self.meta.partitions[label]["table"]
         try:
-            raw = read_referenced(self.storage, path, f"dataset {self.meta.dataset_uuid}")
+            raw = self.held.pop(path, None)
+            if raw is None:
+                raw = read_referenced(self.storage, path, f"dataset {self.meta.dataset_uuid}")
             parquet = pq.ParquetFile(pa.BufferReader(raw))
             if self.check is not None:
                 self.check(path, parquet.schema_arrow)
@@ -198,42 +213,26 @@ def read_table(
         # file on its own pool: 8 threads made 1,000 small files 3x slower.
         tables = [reader(label) for label in chosen]
     else:
+        reader.fetch(chosen)
         tables = read_each(reader, chosen)
     if not tables:
         return reader.out.empty_table()
     return pa.concat_tables(tables)
 
 
-class _MissingAsEmptyHandler(pafs.FSSpecHandler):  # type: ignore[misc]
-    """An fsspec handler that opens a missing file as an empty one.
+def _filesystem(storage: Storage, paths: Sequence[str] = ()) -> tuple[Any, str]:
+    """An Arrow file system reaching the storage's files, and the root's path on it.
 
-    pyarrow's threaded dataset scanner can deadlock when a Python file system
-    raises while it opens a fragment (pyarrow 26: a scan of a dataset with a
-    deleted file on a ``PyFileSystem`` hung in ``AsyncTaskScheduler`` about one
-    time in two). An empty file fails in C++ instead ("Parquet file size is 0
-    bytes"), which the query reports as that file's ``CorruptFileError``.
+    A local root is read by Arrow itself. Any other store is read through
+    the storage (:mod:`trinity_dbapi.tables.remote_files`), with ``paths``,
+    the files about to be scanned, fetched up front in one round.
     """
+    from trinity_dbapi.tables.remote_files import filesystem
 
-    def open_input_file(self, path: str) -> Any:
-        try:
-            return super().open_input_file(path)
-        except FileNotFoundError:
-            return pa.BufferReader(b"")
-
-
-def _filesystem(storage: Storage) -> tuple[Any, str]:
-    """An Arrow file system reaching the storage's files, and the root's path on it."""
     local_root = storage.local_root
     if local_root is not None:
         return pafs.LocalFileSystem(), local_root + "/"
-    reached = storage.fsspec_filesystem()
-    if reached is not None:
-        fs, base = reached
-        return pafs.PyFileSystem(_MissingAsEmptyHandler(fs)), base + "/"
-    raise NotSupportedError(
-        f"arrow_dataset needs a local or fsspec storage, not {type(storage).__name__}; "
-        "use read_table instead"
-    )
+    return filesystem(storage, paths), ""
 
 
 def arrow_filesystem(storage: Storage) -> tuple[Any, str] | None:
@@ -279,7 +278,7 @@ def arrow_dataset(
     check_partition_by(schema, partition_by, meta)
     chosen = _labels(meta, labels)
     earlier = earlier_specs(meta)
-    filesystem, base = _filesystem(storage)
+    filesystem, base = _filesystem(storage, [meta.partitions[label]["table"] for label in chosen])
     expressions: dict[str, ds.Expression] = {}
     partitions = []
     for label in chosen:
