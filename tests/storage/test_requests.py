@@ -78,7 +78,9 @@ def test_a_background_create_is_read_back_and_settled_before_a_commit(slow: Stor
     assert slow.stats.since(before).rounds <= 2
 
 
-def test_the_cache_is_shared_by_storages_of_one_identity(backend: tuple[str, dict[str, Any]]) -> None:
+def test_the_cache_is_shared_by_storages_of_one_identity(
+    backend: tuple[str, dict[str, Any]],
+) -> None:
     first = open_storage(backend[0], storage_options=backend[1])
     first.create_unique("shared/file", b"bytes")
     second = open_storage(backend[0], storage_options=backend[1])

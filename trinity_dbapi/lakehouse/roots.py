@@ -52,10 +52,10 @@ def find_latest(storage: Storage, *, known: int = 0) -> tuple[int, int | None]:
             [root_node_file_name(known + 1), root_node_file_name(known)]
         )
         if following:
-            start = known + 1
-            while storage.exists(root_node_file_name(start + 1)):
-                start += 1
-            return start, None
+            newest = known + 1
+            while storage.exists(root_node_file_name(newest + 1)):
+                newest += 1
+            return newest, None
         if still:
             return known, None
         known = 0
@@ -73,7 +73,7 @@ def find_latest(storage: Storage, *, known: int = 0) -> tuple[int, int | None]:
             return start, hint
         if present:
             start, verified = start + 1, True
-    if not verified:
+    if not verified or start is None:
         start = 0
         if not storage.exists(root_node_file_name(0)):
             listed = listed_versions(storage)  # version 0 may have been expired

@@ -32,11 +32,11 @@ import enum
 import random
 import threading
 import time
-from functools import partial
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import (

@@ -96,7 +96,9 @@ def open_beside(storage: Storage, uri: str) -> Storage:
     return open_storage(root)
 
 
-def _open_generic(root: str, scheme: str, options: dict[str, Any], cache_bytes: int | None) -> Storage:
+def _open_generic(
+    root: str, scheme: str, options: dict[str, Any], cache_bytes: int | None
+) -> Storage:
     import fsspec
 
     from trinity_dbapi.errors import NotSupportedError

@@ -26,6 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields
+from functools import partial
 from typing import Any, TypeVar
 
 from trinity_dbapi.errors import FileAlreadyExistsError, StorageFileNotFoundError
@@ -173,8 +174,7 @@ class Storage(ABC):
 
     def _end(self, depth: int, kind: str, read: int = 0, written: int = 0) -> None:
         with self._stats_lock:
-            if depth > self._frontier:
-                self._frontier = depth
+            self._frontier = max(self._frontier, depth)
             stats = self.stats
             setattr(stats, kind, getattr(stats, kind) + 1)
             stats.bytes_read += read
@@ -275,6 +275,14 @@ class Storage(ABC):
             read[0] = len(data)
         return data
 
+    def read_ranges(self, ranges: Sequence[tuple[str, int, int]]) -> builtins.list[bytes]:
+        """:meth:`read_range` for each ``(path, start, end)``, in one round."""
+        return self._batch([partial(self.read_range, p, start, end) for p, start, end in ranges])
+
+    def sizes(self, paths: Sequence[str]) -> builtins.list[int]:
+        """:meth:`size` for each path, in one round."""
+        return self._batch([partial(self.size, p) for p in paths])
+
     def size(self, path: str) -> int:
         """The size of ``path`` in bytes (one metadata request unless cached).
 
@@ -297,7 +305,7 @@ class Storage(ABC):
         """:meth:`write` for each ``(path, data)``, in one round."""
         for path, _ in items:
             self._forget(path)
-        self._batch([lambda p=p, d=d: self.write(p, d) for p, d in items])
+        self._batch([partial(self.write, p, d) for p, d in items])
 
     def create_exclusive(
         self,
@@ -396,7 +404,7 @@ class Storage(ABC):
 
     def create_unique_many(self, items: Sequence[tuple[str, bytes]]) -> None:
         """:meth:`create_unique` for each ``(path, data)``, in one round."""
-        self._batch([lambda p=p, d=d: self.create_unique(p, d) for p, d in items])
+        self._batch([partial(self.create_unique, p, d) for p, d in items])
 
     def delete(self, path: str) -> None:
         """Delete ``path``; deleting a missing file is not an error."""
@@ -411,7 +419,7 @@ class Storage(ABC):
 
     def exists_many(self, paths: Sequence[str]) -> builtins.list[bool]:
         """:meth:`exists` for each path, in one round."""
-        return self._batch([lambda p=p: self.exists(p) for p in paths])
+        return self._batch([partial(self.exists, p) for p in paths])
 
     def list(self, prefix: str = "") -> builtins.list[str]:
         """Sorted paths of every file whose path starts with ``prefix``."""
@@ -542,7 +550,7 @@ class Storage(ABC):
                 read[0] = len(data)
             return data
 
-        return self._batch([lambda p=p: one(p) for p in paths])
+        return self._batch([partial(one, p) for p in paths])
 
     def _read_tails(self, paths: Sequence[str], limit: int) -> builtins.list[bytes]:
         """The last ``limit`` bytes of each file, side by side."""
@@ -553,7 +561,7 @@ class Storage(ABC):
                 read[0] = len(data)
             return data
 
-        return self._batch([lambda p=p: one(p) for p in paths])
+        return self._batch([partial(one, p) for p in paths])
 
     def _read_range(self, path: str, start: int, end: int) -> bytes:
         """A byte range; by default the whole file, sliced."""

@@ -194,8 +194,13 @@ def partition_transforms(table: TableDefinition) -> dict[str, Transform]:
     )
 
 
-def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
+def create_dataset(
+    storage: Storage, table: TableDefinition, *, background: bool = False
+) -> TableDefinition:
     """Write a new, empty dataset for ``table``; return the definition that points at it.
+
+    ``background``: the metadata file's create is left for a commit through
+    this same storage to settle (:func:`~trinity_dbapi.tables.metadata.write_metadata`).
 
     The files are written at once under fresh names: until a commit points
     at them nobody sees them, and garbage collection removes them if none
@@ -236,7 +241,7 @@ def create_dataset(storage: Storage, table: TableDefinition) -> TableDefinition:
                 storage, schema(table), partition_by, transforms, dataset_uuid=dataset_uuid
             )
             claimed.result()
-    location = write_metadata(storage, meta)
+    location = write_metadata(storage, meta, background=background)
     properties = {
         **table.format_properties,
         DATASET_UUID: meta.dataset_uuid,
@@ -323,7 +328,7 @@ def change_files(
                 if label not in rows:
                     rows[label] = read_table(storage, meta, table_schema, by, labels=[label])
             meta = update_indices(storage, meta, table_schema, by, rows, gone)
-        location = write_metadata(storage, meta)
+        location = write_metadata(storage, meta, background=True)
         properties = {**table.format_properties, METADATA_LOCATION: location}
         return table.replace(format_properties=properties)
 
@@ -408,7 +413,7 @@ def with_metadata(
     """``table`` pointing at a new metadata file holding ``meta``."""
     from trinity_dbapi.tables.metadata import write_metadata
 
-    location = write_metadata(storage, meta)
+    location = write_metadata(storage, meta, background=True)
     return table.replace(format_properties={**table.format_properties, METADATA_LOCATION: location})
 
 

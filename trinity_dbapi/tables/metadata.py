@@ -580,27 +580,35 @@ def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
 # --- storage ----------------------------------------------------------------------
 
 
-def write_metadata(storage: Storage, meta: DatasetMetadata, *, format: str = "auto") -> str:
+def write_metadata(
+    storage: Storage, meta: DatasetMetadata, *, format: str = "auto", background: bool = False
+) -> str:
     """Write ``meta`` as a new immutable metadata file and return its path.
 
     The file is ``<uuid>/metadata/<meta.sequence + 1>-<uuid4>.by-dataset-metadata.<ext>``,
-    created with :meth:`Storage.create_unique_later` (a commit settles it
-    before its root appears; this storage reads it meanwhile).
+    created with :meth:`Storage.create_unique`.
 
     Args:
         storage: the lakehouse storage.
         meta: the state to write.
         format: ``"json"``, ``"msgpack.zstd"`` or ``"auto"`` (JSON up to
             :data:`COMPRESS_ABOVE_BYTES`, msgpack.zstd above).
+        background: leave the create running for a commit through this
+            same storage to settle before its root
+            (:meth:`Storage.create_unique_later`); otherwise the file is
+            stored when this returns.
 
     Raises:
         ProgrammingError: an unknown format or invalid metadata.
     """
     used, data = encode_metadata(meta, format)
     path = layout.metadata_path(meta.dataset_uuid, meta.sequence + 1, used)
-    # In the background: the commit that points at it waits for it just
-    # before its root is created, so its request shares the data files' round.
-    storage.create_unique_later(path, data)
+    if background:
+        # The commit that points at it waits for it just before its root is
+        # created, so its request shares the data files' round.
+        storage.create_unique_later(path, data)
+    else:
+        storage.create_unique(path, data)
     return path
 
 

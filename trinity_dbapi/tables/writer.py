@@ -4,11 +4,12 @@
 ``RecordBatchReader`` is never read whole), conforms each chunk to the schema,
 splits it by partition values and appends each piece to that partition's open
 Parquet file. A file is closed and stored once it holds ``target_rows_per_file``
-rows, or at the end. Files are written with :meth:`Storage.create_unique_later`
-under fresh UUID names, in the background: the commit that lists them waits
-for them just before its root is created (a failed upload fails that commit),
-so nothing is visible to readers until they are complete; a failed write
-leaves only unreferenced files, which garbage collection removes.
+rows, or at the end. Files are written under fresh UUID names, so nothing is
+visible to readers until a metadata file listing them is committed; a failed
+write leaves only unreferenced files, which garbage collection removes. With
+``background=True`` (the SQL engine's writes) they are created with
+:meth:`Storage.create_unique_later`: the commit that lists them waits for
+them just before its root is created (a failed upload fails that commit).
 
 Parquet files: zstd compression, row groups of :data:`ROW_GROUP_ROWS` rows, and
 the Arrow schema stored in the file (``store_schema``), so every type and the
@@ -302,6 +303,8 @@ class _Sink:
         self.lanes = Lanes()
         #: Files closing on their lanes, in the order they were closed.
         self.closing: list[tuple[str, _OpenFile]] = []
+        #: Leave the stores running for the commit to settle (write_data's ``background``).
+        self.background = False
 
     def add(self, directory: str, table: pa.Table) -> None:
         while table.num_rows:
@@ -345,9 +348,12 @@ class _Sink:
 
     def _store(self, path: str, part: _OpenFile, closed: tuple[bytes, int]) -> None:
         data, flushed = closed
-        # In the background (the commit settles it before its root): the
-        # file's upload overlaps the next file's encoding and the metadata's.
-        self.storage.create_unique_later(path, data)
+        if self.background:
+            # The commit settles it before its root: the file's upload
+            # overlaps the next file's encoding and the metadata's.
+            self.storage.create_unique_later(path, data)
+        else:
+            self.storage.create_unique(path, data)
         groups = part.row_groups()
         if groups is not None:
             # Imported here: data_files reads tables through managed, which writes here.
@@ -475,6 +481,7 @@ def write_data(
     *,
     target_rows_per_file: int = 1_000_000,
     progress: Callable[[int], None] | None = None,
+    background: bool = False,
 ) -> dict[str, str]:
     """Write ``data`` into new data files of the dataset; return ``{label: path}``.
 
@@ -492,6 +499,11 @@ def write_data(
         progress: called with the number of rows written so far, as rows are
             encoded into files; its last call, after the last file is
             stored, gives every row.
+        background: leave the files' creates running
+            (:meth:`Storage.create_unique_later`) for a commit through this
+            same storage to settle before its root; otherwise every file is
+            stored when this returns (a Spark task's files, which another
+            process commits).
 
     Returns:
         The new files, label -> path, in the order they were closed.
@@ -515,6 +527,7 @@ def write_data(
         if count > 1:
             target_rows_per_file = -(-data.num_rows // count)
     sink = _Sink(storage, meta.dataset_uuid, payload, target_rows_per_file, progress)
+    sink.background = background
     try:
         for chunk in _chunks(data):
             table = conform(chunk)

@@ -145,7 +145,7 @@ def create_table_definition(
     # txn.create_table checks this too; here it fails before a dataset is written.
     definition.check_new_names(namespace=namespace)
     if dataset is None:
-        definition = managed.create_dataset(session.lakehouse.storage, definition)
+        definition = managed.create_dataset(session.lakehouse.storage, definition, background=True)
     txn.create_table(namespace, definition)
     return True
 

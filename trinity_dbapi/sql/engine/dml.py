@@ -106,6 +106,7 @@ class Target:
                 self.partition_by,
                 rows,
                 progress=progress.update,
+                background=True,  # this session's commit settles them
             )
         progress.finish(rows.num_rows)
         return files, rows.num_rows
@@ -237,6 +238,7 @@ def insert_arrow(session: Session, table: model.TableName, data: Any) -> Result:
             target.partition_by,
             rows,
             progress=progress.update,
+            background=True,  # this session's commit settles them
         )
     progress.finish()  # before staging: a handler that raises still undoes it all
     target.stage(files)
