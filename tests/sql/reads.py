@@ -12,6 +12,7 @@ from typing import Any
 from trinity_dbapi.dbapi.connection import Connection
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.storage.cache import shared_cache
 
 
 def paths_read(con: Connection, sql: str, params: Any = ()) -> tuple[list[str], list[Any]]:
@@ -52,4 +53,5 @@ def lake_with_damaged_root(path: Path, damaged: int = 3, commits: int = 6) -> st
         with lake.begin() as txn:
             txn.create_namespace(f"v{i}")
     (path / root_node_file_name(damaged)).write_bytes(b"damaged")
+    shared_cache().clear()  # the damage is found as another process would find it
     return str(path)

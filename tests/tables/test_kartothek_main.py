@@ -92,7 +92,7 @@ def test_a_failure_after_the_commit_point_keeps_the_commit(
     path, _ = _expected(lake, "s", "t")
     publish, derived = table_formats._derived[managed.TABLE_FORMAT]
 
-    def broken(storage: Any, table: Any) -> list[str]:
+    def broken(storage: Any, table: Any, previous: Any) -> list[str]:
         raise OSError("disk full")
 
     monkeypatch.setitem(table_formats._derived, managed.TABLE_FORMAT, (broken, derived))

@@ -220,19 +220,18 @@ def read_table(
     return pa.concat_tables(tables)
 
 
-def _filesystem(storage: Storage, paths: Sequence[str] = ()) -> tuple[Any, str]:
+def _filesystem(storage: Storage) -> tuple[Any, str]:
     """An Arrow file system reaching the storage's files, and the root's path on it.
 
     A local root is read by Arrow itself. Any other store is read through
-    the storage (:mod:`trinity_dbapi.tables.remote_files`), with ``paths``,
-    the files about to be scanned, fetched up front in one round.
+    the storage (:mod:`trinity_dbapi.tables.remote_files`).
     """
     from trinity_dbapi.tables.remote_files import filesystem
 
     local_root = storage.local_root
     if local_root is not None:
         return pafs.LocalFileSystem(), local_root + "/"
-    return filesystem(storage, paths), ""
+    return filesystem(storage), ""
 
 
 def arrow_filesystem(storage: Storage) -> tuple[Any, str] | None:
@@ -278,7 +277,8 @@ def arrow_dataset(
     check_partition_by(schema, partition_by, meta)
     chosen = _labels(meta, labels)
     earlier = earlier_specs(meta)
-    filesystem, base = _filesystem(storage, [meta.partitions[label]["table"] for label in chosen])
+    paths = [meta.partitions[label]["table"] for label in chosen]
+    filesystem, base = _filesystem(storage)
     expressions: dict[str, ds.Expression] = {}
     partitions = []
     for label in chosen:
@@ -291,10 +291,26 @@ def arrow_dataset(
             )
             expressions[directory] = _partition_expression(scalars)
         partitions.append(expressions[directory])
-    return ds.FileSystemDataset.from_paths(
-        [base + meta.partitions[label]["table"] for label in chosen],
-        schema=schema,
-        format=ds.ParquetFileFormat(),
-        filesystem=filesystem,
-        partitions=partitions,
-    )
+    parquet = ds.ParquetFileFormat()
+    if storage.local_root is not None:
+        return ds.FileSystemDataset.from_paths(
+            [base + path for path in paths],
+            schema=schema,
+            format=parquet,
+            filesystem=filesystem,
+            partitions=partitions,
+        )
+    # A remote store's files are fetched first, in as few rounds as their sizes
+    # allow, and scanned from memory: no Arrow thread calls back into Python,
+    # which a scanner DuckDB drives while holding the interpreter lock would
+    # wait for forever (pyarrow 26 with DuckDB: a hang, not an error).
+    from trinity_dbapi.tables.remote_files import fetch_whole
+
+    held = fetch_whole(storage, paths)
+    fragments = [
+        parquet.make_fragment(pa.py_buffer(held[path]), partition_expression=expression)
+        if path in held
+        else parquet.make_fragment(base + path, filesystem, partition_expression=expression)
+        for path, expression in zip(paths, partitions, strict=True)
+    ]
+    return ds.FileSystemDataset(fragments, schema=schema, format=parquet, filesystem=filesystem)

@@ -3,17 +3,17 @@
 On object storage every request costs a round trip, so the files of a scan
 are fetched before the scan, all at once (:func:`fetch`): one request per
 file, a suffix-range GET of :data:`WHOLE_FILE_BYTES` that brings a small
-file whole and a big one's footer, with no HEAD to learn a size first. The
-scan then reads them from memory through :class:`StorageFiles`, an Arrow
-file system on the storage (so its counters, its cache and its credentials
-apply); what a big file needs beyond its tail is read in ranged requests.
-Data files are immutable, so the whole ones go into the process's cache
-(:mod:`trinity_dbapi.storage.cache`), keyed by who reads them: the next
-statement over the same version, on any connection with the same
-credentials, reads no data file at all.
-
-A fetch holds at most :data:`FETCH_BYTES` of a scan in memory; the files past
-that are read when the scan opens them.
+file whole and a big one's footer, with no HEAD to learn a size first; a big
+file's remainder then comes in one more round of ranged GETs
+(:func:`fetch_whole`). Arrow then scans the bytes in memory: no Arrow thread
+calls back into Python while DuckDB drives the scan. Files past
+:data:`FETCH_BYTES` are read when the scan opens them, through
+:class:`StorageFiles`, an Arrow file system on the storage (so its counters,
+its cache and its credentials apply), as are footers read alone
+(``system.data_files``). Data files are immutable, so the whole ones go into
+the process's cache (:mod:`trinity_dbapi.storage.cache`), keyed by who reads
+them: the next statement over the same version, on any connection with the
+same credentials, reads no data file at all.
 """
 
 from __future__ import annotations
@@ -27,7 +27,15 @@ import pyarrow.fs as pafs
 from trinity_dbapi.errors import StorageFileNotFoundError
 from trinity_dbapi.storage import Storage
 
-__all__ = ["FETCH_BYTES", "WHOLE_FILE_BYTES", "StorageFiles", "fetch", "filesystem"]
+__all__ = [
+    "FETCH_BYTES",
+    "WHOLE_FILE_BYTES",
+    "StorageFiles",
+    "fetch",
+    "fetch_whole",
+    "filesystem",
+    "ranged_file",
+]
 
 #: A file up to this size comes whole in its one request; a bigger one's last
 #: this many bytes (its footer, and often its last row groups).
@@ -38,6 +46,43 @@ FETCH_BYTES = 512 * 1024 * 1024
 
 #: Files asked for in one round.
 FETCH_BATCH = 256
+
+
+#: A big file's remainder is read in ranges of this size, side by side.
+RANGE_BYTES = 8 * 1024 * 1024
+
+
+def fetch_whole(storage: Storage, paths: Sequence[str]) -> dict[str, bytes]:
+    """The files of a scan, whole, in as few rounds as their sizes allow: path -> bytes.
+
+    Small files come in one round (:func:`fetch`); big ones then cost a
+    round of HEADs and a round of ranged GETs for what their tails left
+    out. At most :data:`FETCH_BYTES` are held; files past that are left out
+    (the caller reads them through :class:`StorageFiles`).
+    """
+    got = fetch(storage, paths)
+    whole = {path: data for path, (data, complete) in got.items() if complete}
+    partial = {path: data for path, (data, complete) in got.items() if not complete}
+    if not partial:
+        return whole
+    held = sum(len(data) for data in whole.values())
+    chosen = list(partial)
+    sizes = dict(zip(chosen, storage.sizes(chosen)))
+    ranges: list[tuple[str, int, int]] = []
+    for path in chosen:
+        if held + sizes[path] > FETCH_BYTES:
+            continue
+        held += sizes[path]
+        rest = sizes[path] - len(partial[path])
+        ranges.extend(
+            (path, start, min(start + RANGE_BYTES, rest)) for start in range(0, rest, RANGE_BYTES)
+        )
+    pieces: dict[str, list[bytes]] = {}
+    for (path, _, _), data in zip(ranges, storage.read_ranges(ranges)):
+        pieces.setdefault(path, []).append(data)
+    for path, parts in pieces.items():
+        whole[path] = b"".join([*parts, partial[path]])
+    return whole
 
 
 def fetch(storage: Storage, paths: Sequence[str]) -> dict[str, tuple[bytes, bool]]:
@@ -53,7 +98,13 @@ def fetch(storage: Storage, paths: Sequence[str]) -> dict[str, tuple[bytes, bool
         if size >= FETCH_BYTES:
             break
         batch = unique[start : start + FETCH_BATCH]
-        for path, got in zip(batch, storage.read_tails(batch, WHOLE_FILE_BYTES)):
+        try:
+            fetched = storage.read_tails(batch, WHOLE_FILE_BYTES)
+        except StorageFileNotFoundError:
+            # A file is gone (an expired version's, or damage): the scan opens
+            # each on its own, and the missing one fails as that file's error.
+            continue
+        for path, got in zip(batch, fetched):
             held[path] = got
             size += len(got[0])
     return held
@@ -202,6 +253,11 @@ class StorageFiles(pafs.FileSystemHandler):  # type: ignore[misc]
 
     def open_append_stream(self, path: str, metadata: Any = None) -> Any:
         raise NotImplementedError("read-only")
+
+
+def ranged_file(storage: Storage, path: str, tail: bytes) -> Any:
+    """A seekable binary file over a big file of ``storage`` whose tail is known."""
+    return _RangedFile(storage, path, tail)
 
 
 def filesystem(storage: Storage, paths: Sequence[str] = ()) -> pafs.PyFileSystem:

@@ -30,6 +30,7 @@ from trinity_dbapi.errors import (
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.snapshot import Snapshot
     from trinity_dbapi.sql.engine.query import NativeScan
+    from trinity_dbapi.storage import Storage
 
 
 # DuckDB's exception classes and the PEP 249 class each maps to; looked up by
@@ -171,6 +172,8 @@ class QueryFiles:
     def __init__(self, duck: duckdb.DuckDBPyConnection) -> None:
         self.paths: set[str] = set()
         self.scans: list[NativeScan] = []
+        #: Remote scans read from fetched bytes, whose errors name no file.
+        self.fetched: list[FetchedScan] = []
         self._duck = duck
         # The versions that read each file: a missing one is no damage when
         # every version reading it was expired and its files collected.
@@ -203,11 +206,17 @@ class QueryFiles:
         error = translate_duckdb_error(exc, self.paths)
         if isinstance(error, CorruptFileError) or not may_be_a_file(exc):
             return self.explain(error)
-        for scan in self.scans:
+        damaged = self.damaged_file()
+        return error if damaged is None else self.explain(damaged)
+
+    def damaged_file(self) -> CorruptFileError | None:
+        """The first file of the query's scans that cannot be read alone, or None."""
+        scans: list[NativeScan | FetchedScan] = [*self.scans, *self.fetched]
+        for scan in scans:
             damaged = scan.damaged_file(self._duck)
             if damaged is not None:
-                return self.explain(damaged)
-        return error
+                return damaged
+        return None
 
     def translate_stream(self, exc: OSError) -> Error:
         """Our error for a failure met while the query's rows were streamed.
@@ -223,9 +232,36 @@ class QueryFiles:
         message = str(exc)
         named = [path for path in self.paths if path in message]
         if not named:
-            return error
+            damaged = self.damaged_file() if self.fetched else None
+            return error if damaged is None else self.explain(damaged)
         message = _PRIVATE_STREAM.sub("", message)
         return self.explain(CorruptFileError(max(named, key=len), f"reading it failed: {message}"))
+
+
+class FetchedScan:
+    """A remote table's scan of fetched files, re-read file by file to blame a damaged one.
+
+    Arrow reads fetched bytes, so its errors say ``<Buffer>``, not a path;
+    after a failure each fragment is read alone (the files are immutable).
+    """
+
+    def __init__(self, storage: Storage, paths: Collection[str]) -> None:
+        self.storage = storage
+        self.paths = sorted(paths)
+
+    def damaged_file(self, duck: duckdb.DuckDBPyConnection) -> CorruptFileError | None:
+        import pyarrow.parquet as pq
+
+        from trinity_dbapi.errors import StorageFileNotFoundError
+
+        for path in self.paths:
+            try:
+                pq.read_table(pa.BufferReader(self.storage.read(path)))
+            except StorageFileNotFoundError:
+                return CorruptFileError(path, "the file is missing")
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                return CorruptFileError(path, f"not a readable Parquet file ({exc})")
+        return None
 
 
 def is_one_of(exc: duckdb.Error, names: Sequence[str]) -> bool:

@@ -33,6 +33,7 @@ from trinity_dbapi.sql.compat import duckdb_sql
 from trinity_dbapi.sql.engine import catalog_pushdown
 from trinity_dbapi.sql.engine.duck_errors import (
     NOT_FILE_ERRORS,
+    FetchedScan,
     QueryFiles,
     arrow_error,
     is_one_of,
@@ -437,11 +438,16 @@ def _materialise(
     if namespace in catalog.RESERVED_NAMESPACES:
         return catalog.catalog_table(view, snapshot, namespace, table, predicate)
     paths: set[str] = set()
+    storage = session.lakehouse.storage
     try:
-        relation = table_scan(session.lakehouse.storage, view, namespace, table, predicate, paths)
+        relation = table_scan(storage, view, namespace, table, predicate, paths)
     except CorruptFileError as exc:  # damage, or the version read was expired meanwhile
         snapshot.raise_explained(exc)
     files.add(snapshot, paths)
+    if storage.local_root is None and paths:
+        # Read from fetched bytes: an error names no file, so the files are
+        # re-read one by one after a failure to name the damaged one.
+        files.fetched.append(FetchedScan(storage, paths))
     return relation
 
 
