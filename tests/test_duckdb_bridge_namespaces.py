@@ -85,6 +85,7 @@ def _definition_paths(path: str) -> dict[str, set[str]]:
 def _recording(path: str) -> tuple[Lakehouse, Counter[str]]:
     """A fresh lakehouse handle whose storage reads are counted per path."""
     lake = Lakehouse.open(path)
+    lake.storage.clear_cache()  # as a fresh process finds it
     seen: Counter[str] = Counter()
     original = lake.storage._read
 

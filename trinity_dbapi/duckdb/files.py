@@ -6,6 +6,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+from fsspec import AbstractFileSystem
 
 from trinity_dbapi.errors import NotSupportedError
 
@@ -59,6 +60,16 @@ class FileAccess:
     def _filesystem(self) -> Any:
         from fsspec.implementations.dirfs import DirFileSystem
 
+        if self.storage.local_root is None:
+            # Through the storage: one request per file (its tail, or the
+            # whole file, which the process's cache then serves to every
+            # later query), no HEADs, and the storage's credentials and counters.
+            cls = type(
+                "TrinityRootFileSystem",
+                (_KnownFiles, _StorageFileSystem),
+                {"protocol": self.protocol, "cachable": False},
+            )
+            return cls(self.storage)
         reached = self.storage.fsspec_filesystem()
         if reached is None:
             raise NotSupportedError(
@@ -89,3 +100,52 @@ class _KnownFiles:
         if GLOB_CHARS & set(stripped):
             return super().glob(path, **kwargs)  # type: ignore[misc]
         return [stripped]
+
+
+class _StorageFileSystem(AbstractFileSystem):  # type: ignore[misc]
+    """A read-only fsspec file system over a storage's files (paths relative to its root).
+
+    DuckDB asks a file's size, then opens it: the size comes from the file's
+    one request (a suffix-range GET bringing a small file whole), and the
+    open from the bytes that request cached; a big file is read in ranges.
+    """
+
+    def __init__(self, storage: Storage, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.storage = storage
+
+    def _fetched(self, path: str) -> tuple[bytes, bool]:
+        from trinity_dbapi.errors import StorageFileNotFoundError
+        from trinity_dbapi.tables.remote_files import WHOLE_FILE_BYTES
+
+        try:
+            return self.storage.read_tails([path], WHOLE_FILE_BYTES)[0]
+        except StorageFileNotFoundError as exc:
+            raise FileNotFoundError(path) from exc
+
+    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        path = self._strip_protocol(path)
+        data, whole = self._fetched(path)
+        size = len(data) if whole else self.storage.size(path)
+        return {"name": path, "size": size, "type": "file"}
+
+    def modified(self, path: str) -> Any:
+        import datetime
+
+        # Every file DuckDB reads here is immutable: one time is always true.
+        return datetime.datetime.fromtimestamp(0, tz=datetime.timezone.utc)
+
+    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+        info = self.info(path)
+        return [info] if detail else [info["name"]]
+
+    def _open(self, path: str, mode: str = "rb", **kwargs: Any) -> Any:
+        import io
+
+        from trinity_dbapi.tables.remote_files import ranged_file
+
+        if mode != "rb":
+            raise NotSupportedError(f"the lakehouse's files are read-only here, not {mode!r}")
+        path = self._strip_protocol(path)
+        data, whole = self._fetched(path)
+        return io.BytesIO(data) if whole else ranged_file(self.storage, path, data)
