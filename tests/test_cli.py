@@ -13,6 +13,7 @@ import decimal
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -683,7 +684,11 @@ def test_timing_option(tmp_path: Path) -> None:
     result = _run(str(tmp_path / "lake"), "--timing", "--format", "json", "-c", "SELECT 1 AS a")
     assert result.returncode == 0, result.stderr
     assert result.stdout == '[{"a": 1}]\n'
-    assert result.stderr.startswith("Time: ")
+    # The timer says what the statement cost the store, too.
+    assert re.fullmatch(
+        r"Time: [\d.]+ ms \(\d+ requests in \d+ rounds, \d+ bytes read, \d+ cache hits\)\n",
+        result.stderr,
+    ), result.stderr
 
 
 def test_interactive_through_stdin(lake: str) -> None:
@@ -713,7 +718,7 @@ def test_interactive_through_stdin(lake: str) -> None:
     )
     errors = result.stderr.splitlines()
     assert errors[0].startswith("Time: ")
-    assert errors[0].endswith(" ms")
+    assert errors[0].endswith(" cache hits)")
     assert errors[1].startswith("Error: ")
     assert "nope" in result.stderr
 

@@ -135,6 +135,7 @@ class Shell:
         from trinity_dbapi import Error
 
         started = time.perf_counter()
+        served = self._storage_stats()
         self._sigint = False
         try:
             try:
@@ -158,9 +159,24 @@ class Shell:
             self._print(output)
         if self.timing:
             self.out.flush()
-            self.err.write(f"Time: {elapsed * 1000:.3f} ms\n")
+            self.err.write(f"Time: {elapsed * 1000:.3f} ms{self._storage_cost(served)}\n")
             self.err.flush()
         return True
+
+    def _storage_stats(self) -> Any:
+        stats = getattr(self.connection, "storage_stats", None)
+        return stats if self.timing else None
+
+    def _storage_cost(self, served: Any) -> str:
+        """What the statement cost the store, for the timer: requests, rounds, bytes, hits."""
+        now = self._storage_stats()
+        if served is None or now is None:
+            return ""
+        used = now.since(served)
+        return (
+            f" ({used.requests} requests in {used.rounds} rounds, "
+            f"{used.bytes_read} bytes read, {used.cache_hits} cache hits)"
+        )
 
     def _stop_if_interrupted(self, *, force: bool = False) -> None:
         """A script stops after Ctrl-C (``KeyboardInterrupt``: exit status 130)."""

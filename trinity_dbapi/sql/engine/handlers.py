@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pyarrow as pa
+
 from trinity_dbapi.errors import NoSuchNamespaceError
 from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine import catalog_answer, ddl, procedures, show, views
 from trinity_dbapi.sql.engine import dml as data
@@ -59,8 +62,28 @@ def _query(session: Session, stmt: model.Query) -> Result:
     table = catalog_answer.answer(session, stmt.expression, stmt.tables, stmt.params)
     if table is not None:
         return Result(table, -1)  # -1 as for every query: the rows are counted as read
+    if isinstance(stmt.expression, texp.Explain) and stmt.expression.args.get("analyze"):
+        plan = run_query(session, stmt.expression, stmt.tables, stmt.params)
+        return Result(_with_storage_cost(session, plan), -1)
     reader = run_query(session, stmt.expression, stmt.tables, stmt.params, stream=True)
     return Result(reader, -1)
+
+
+def _with_storage_cost(session: Session, plan: pa.Table) -> pa.Table:
+    """DuckDB's analyzed plan, and a row of what the statement cost the store."""
+    used = session.lakehouse.storage.stats.since(session.statement_stats)
+    text = (
+        f"requests: {used.requests} (reads {used.reads}, metadata {used.exists}, "
+        f"lists {used.lists}, writes {used.writes + used.creates}), "
+        f"request rounds: {used.rounds}, bytes read: {used.bytes_read}, "
+        f"cache hits: {used.cache_hits}"
+    )
+    row: dict[str, list[str | None]] = {name: [None] for name in plan.schema.names}
+    names = plan.schema.names
+    row[names[0]] = ["trinity_storage"]
+    if len(names) > 1:
+        row[names[-1]] = [text]
+    return pa.concat_tables([plan, pa.table(row, schema=plan.schema)])
 
 
 def _use(session: Session, stmt: model.Use) -> Result:

@@ -170,6 +170,7 @@ class Session:
         self.statement_lock: Any = None
         #: Tables whose files the open transaction changed (automatic compaction).
         self.written_tables: set[tuple[str, str]] = set()
+        self.statement_stats = lakehouse.storage.stats.snapshot()
 
     # -- transactions -----------------------------------------------------------
 
@@ -421,6 +422,8 @@ class Session:
         from trinity_dbapi.sql.engine.handlers import CONTROL, HANDLERS
 
         with recursion_budget(), self.control.running(_what(parsed)):
+            # What the store had served when this statement began (EXPLAIN ANALYZE).
+            self.statement_stats = self.lakehouse.storage.stats.snapshot()
             statement = st.to_statement(parsed, params)
             control = CONTROL.get(type(statement))
             if control is not None:
