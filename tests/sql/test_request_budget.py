@@ -1,0 +1,139 @@
+"""What statements cost a remote store: requests and request rounds, counted.
+
+The budgets of docs/storage.md ("What each operation costs"), on memory://
+and on S3 (moto): the readers read both through the storage, as they read
+any store that is not a local disk. Every request waits ``LATENCY`` seconds,
+so the requests a statement sends together overlap for sure and the rounds
+counted are the statement's chain of requests that waited on one another;
+a change that adds a sequential request fails here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+import trinity_dbapi
+from trinity_dbapi.storage import Storage
+from trinity_dbapi.storage.cache import shared_cache
+
+LATENCY = 0.02
+
+pytestmark = pytest.mark.usefixtures("_no_cached_bytes")
+
+
+@pytest.fixture
+def _no_cached_bytes() -> Any:
+    shared_cache().clear()
+    yield
+    shared_cache().clear()
+
+
+@pytest.fixture(params=["memory", "s3"])
+def lake(request: pytest.FixtureRequest, tmp_path: Any) -> tuple[str, dict[str, Any]]:
+    if request.param == "memory":
+        return f"memory://budget-{tmp_path.name}/lake", {}
+    endpoint = request.getfixturevalue("moto_server")
+    from tests.conftest import create_bucket, s3_options
+
+    return f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)
+
+
+def _connect(lake: tuple[str, dict[str, Any]]) -> Any:
+    con = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
+    con.lakehouse.storage.latency = LATENCY
+    return con
+
+
+def _cost(con: Any, sql: str, params: Any = None) -> tuple[Any, Any]:
+    before = con.storage_stats
+    cur = con.cursor()
+    cur.execute(sql, params)
+    rows = cur.fetchall() if cur.description else None
+    return rows, con.storage_stats.since(before)
+
+
+def _thirty_files(con: Any) -> None:
+    cur = con.cursor()
+    cur.execute("CREATE TABLE t (id INT8, v FLOAT8)")
+    for i in range(30):
+        cur.execute("INSERT INTO t VALUES (?, ?), (?, ?)", [2 * i, i, 2 * i + 1, i])
+
+
+def test_an_autocommit_single_row_insert_costs_at_most_four_rounds(lake: Any) -> None:
+    con = _connect(lake)
+    con.execute("CREATE TABLE t (id INT8, v FLOAT8)")
+    con.execute("INSERT INTO t VALUES (0, 0)")
+    _, used = _cost(con, "INSERT INTO t VALUES (?, ?)", [1, 1.0])
+    # The latest version; data file, dataset metadata, definition and the
+    # check that the base still exists; the root; the hint and Kartothek's
+    # main file (the schema did not change: no _common_metadata).
+    assert used.rounds <= 4, used
+    assert used.writes == 2 and used.creates == 4, used
+    rows, _ = _cost(con, "SELECT count(*), sum(v) FROM t")
+    assert rows == [(2, 1.0)]
+
+
+def test_a_warm_query_on_an_unchanged_table_costs_one_round_and_no_read(lake: Any) -> None:
+    con = _connect(lake)
+    _thirty_files(con)
+    first, _ = _cost(con, "SELECT count(*), sum(v) FROM t WHERE id < 10")
+    again, used = _cost(con, "SELECT count(*), sum(v) FROM t WHERE id < 10")
+    assert first == again == [(10, 20.0)]
+    # Only learning that no newer version exists (two HEADs at once).
+    assert (used.rounds, used.requests, used.reads) == (1, 2, 0), used
+    rows, used = _cost(con, "SELECT count(*) FROM t")
+    assert rows == [(60,)] and used.reads == 0, used
+
+
+def test_a_fresh_connection_reads_a_table_in_depth_plus_five_rounds(
+    lake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = _connect(lake)
+    _thirty_files(writer)
+    shared_cache().clear()  # as a fresh process finds it
+    monkeypatch.setattr(Storage, "latency", LATENCY)  # connect's requests too
+    reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
+    opened = reader.storage_stats
+    # The hint; the check that its root exists and no newer one does; the
+    # root; the lakehouse definition.
+    assert (opened.rounds, opened.requests) == (4, 5), opened
+    rows, used = _cost(reader, "SELECT * FROM t WHERE id = 7")
+    assert rows == [(7, 3.0)]
+    depth = 1  # a lakehouse of a few keys is a root node alone
+    # Opening (hint, then the root and the check that no newer root exists)
+    # is counted by connect; the query: definition, dataset metadata, the 30
+    # files at once, plus the check for a newer version.
+    assert used.rounds <= depth + 5, used  # 4 measured
+    assert used.reads <= 34, used
+
+
+def test_a_commit_by_another_connection_is_read_by_the_next_statement(lake: Any) -> None:
+    reader = _connect(lake)
+    _thirty_files(reader)
+    reader.execute("SELECT count(*) FROM t").fetchall()
+    writer = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
+    writer.execute("INSERT INTO t VALUES (100, 100)")
+    rows, used = _cost(reader, "SELECT count(*), max(id) FROM t")
+    assert rows == [(61, 100)]
+    assert used.rounds <= 4, used
+
+
+def test_explain_analyze_and_the_connection_report_what_a_statement_cost(lake: Any) -> None:
+    con = _connect(lake)
+    _thirty_files(con)
+    shared_cache().clear()
+    rows = con.execute("EXPLAIN ANALYZE SELECT sum(v) FROM t").fetchall()
+    key, text = rows[-1][0], rows[-1][-1]
+    assert key == "trinity_storage"
+    found = {name.strip(): value for name, value in re.findall(r"([a-z ]+):? (\d+)", text)}
+    # Learning the latest version, the dataset metadata, then the 30 files at
+    # once (the table's definition came from the connection's own cache).
+    assert int(found["request rounds"]) <= 3, text
+    assert int(found["reads"]) == 31 and int(found["bytes read"]) > 0, text
+    before = con.storage_stats
+    con.execute("SELECT sum(v) FROM t").fetchall()
+    again = con.storage_stats.since(before)
+    assert (again.reads, again.cache_hits >= 30) == (0, True), again
