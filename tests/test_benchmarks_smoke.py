@@ -274,3 +274,22 @@ def test_peers_benchmark_quick(tmp_path: Path) -> None:
         f"trinity_faster_{row}_than_{peer}" for row in rows for peer in ("delta_rs", "pyiceberg")
     } <= set(checks)
     assert all(isinstance(value, bool) for value in checks.values())
+
+
+def test_object_store_benchmark_quick(tmp_path: Path) -> None:
+    """The S3 benchmark runs the three systems behind its latency layer and they agree."""
+    pytest.importorskip("moto.server")
+    pytest.importorskip("deltalake")
+    if not _pyiceberg_sqlcatalog():
+        pytest.skip("pyiceberg's SqlCatalog does not import here (it needs SQLAlchemy 2)")
+    script = SCRIPT.parent / "object_store.py"
+    done = _quick(script, tmp_path, timeout=600)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    run = report["latency"]["20"]
+    assert run["results_agree"] is True
+    for operation in ("append_1", "count_30", "point_30", "sum_1m", "scan_100", "warm_filtered"):
+        assert set(run["figures"][operation]) == {"trinity", "delta", "iceberg"}
+        assert run["requests"][operation]["trinity"]["requests"] > 0
+    # Warm, nothing changed: learning the latest version is all trinity asks.
+    assert run["requests"]["warm_filtered"]["trinity"]["requests"] == 2
+    assert report["checks"]["results_agree_20ms"] is True
