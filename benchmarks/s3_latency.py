@@ -95,9 +95,14 @@ def _serialize_conditional_puts() -> None:
         setattr(S3Response, name, functools.wraps(original)(locked))
 
 
-def make_server(latency_ms: float, port: int = 0) -> Any:
-    """A werkzeug server (not started) serving moto's S3 behind the latency."""
-    _serialize_conditional_puts()
+def make_server(latency_ms: float, port: int = 0, *, serialize: bool = True) -> Any:
+    """A werkzeug server (not started) serving moto's S3 behind the latency.
+
+    ``serialize``: make moto's conditional PUTs atomic (the test suite's
+    fixture does it itself, undoing it after).
+    """
+    if serialize:
+        _serialize_conditional_puts()
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,

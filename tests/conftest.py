@@ -23,7 +23,6 @@ errors, exceptions ignored at shutdown): scripts exit quietly.
 from __future__ import annotations
 
 import functools
-import io
 import logging
 import os
 import re
@@ -33,7 +32,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -192,66 +191,25 @@ def _locked(method: Callable[..., Any], lock: threading.Lock) -> Callable[..., A
 def _serve_moto() -> Any:
     """Start moto's S3 server on a free port of 127.0.0.1 in a daemon thread.
 
-    What ``moto.server.ThreadedMotoServer`` does, with two changes that make
-    each request cheaper (S3 tests are a third of the suite's time) and the
-    server more like S3:
-
-    - Connections are kept alive, as S3 keeps them. werkzeug closes every
-      connection after one response (``http.server`` cannot skip an unread
-      request body), so each request cost a new TCP connection and a new
-      server thread. Here the body is read whole before moto sees it.
-    - The dispatcher remembers which service a ``Host`` header names. moto
-      works it out again for every request, listing its own package folder on
-      disk (175 ``isdir`` calls) and matching hundreds of URL patterns.
+    The benchmarks' server (``benchmarks/s3_latency.py``) without its wait:
+    what ``moto.server.ThreadedMotoServer`` does, with changes that make each
+    request cheaper (S3 tests are a third of the suite's time) and the server
+    more like S3: connections are kept alive, as S3 keeps them (werkzeug
+    closes every connection after one response, so each request cost a new
+    TCP connection and a new server thread), and the dispatcher remembers
+    which service a ``Host`` header names (moto works it out again for every
+    request, listing its own package folder on disk).
     """
-    from moto.moto_server.werkzeug_app import (
-        DomainDispatcherApplication,
-        MotoRequestHandler,
-        create_backend_app,
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "s3_latency", Path(__file__).resolve().parents[1] / "benchmarks" / "s3_latency.py"
     )
-    from werkzeug.serving import make_server
-
-    class Dispatcher(DomainDispatcherApplication):
-        hosts: ClassVar[dict[str | None, Any]] = {}
-
-        def get_backend_for_host(self, host: str | None) -> Any:
-            # A pure function of the host for one moto install.
-            if host not in self.hosts:
-                self.hosts[host] = super().get_backend_for_host(host)
-            return self.hosts[host]
-
-    class KeepAliveHandler(MotoRequestHandler):
-        # Headers and body go out in separate writes: with Nagle's algorithm the
-        # body would wait for the client's delayed ACK (40 ms) on a kept connection.
-        disable_nagle_algorithm = True
-        keep_alive = False
-
-        def handle_one_request(self) -> None:
-            self.keep_alive = False  # until this request's body is known read
-            connection_reader = self.rfile
-            try:
-                super().handle_one_request()
-            finally:
-                self.rfile = connection_reader
-
-        def make_environ(self) -> dict[str, Any]:
-            environ = super().make_environ()
-            length = environ.get("CONTENT_LENGTH") or "0"
-            if not environ.get("wsgi.input_terminated") and length.isdigit():
-                environ["wsgi.input"] = io.BytesIO(self.rfile.read(int(length)))
-                self.keep_alive = True
-                # werkzeug drains the socket after each response, which would
-                # swallow the next request: it drains this empty reader instead.
-                self.rfile = io.BytesIO()
-            return environ  # a chunked or odd body: the connection closes after
-
-        def send_header(self, keyword: str, value: str) -> None:
-            if self.keep_alive and keyword.lower() == "connection" and value.lower() == "close":
-                return
-            super().send_header(keyword, value)
-
-    app = Dispatcher(create_backend_app)
-    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=KeepAliveHandler)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # Conditional PUTs are serialised by the fixture, which undoes it after.
+    server = module.make_server(0, serialize=False)
     threading.Thread(target=server.serve_forever, name="moto", daemon=True).start()
     return server
 
