@@ -362,7 +362,7 @@ def run_latency(latency_ms: float, args: argparse.Namespace) -> dict[str, Any]:
         engines = {name: CLASSES[name](server.endpoint, work) for name in SYSTEMS}
         for name, engine in engines.items():
             print(f"  building {name} ...", flush=True)
-            for table in ("t30", "t1m", "t100", "tconc"):
+            for table in ("t30", "t1m", "t100", "tconc", "tappend"):
                 engine.create(table)
             for i in range(30):
                 engine.append("t30", rows(i * 10, 10))
@@ -380,7 +380,7 @@ def run_latency(latency_ms: float, args: argparse.Namespace) -> dict[str, Any]:
             for i in range(args.appends):
                 server.reset()
                 started = time.perf_counter()
-                engine.append("t30", rows(10_000 + i, 1))
+                engine.append("tappend", rows(10_000 + i, 1))
                 times.append(time.perf_counter() - started)
                 counts = server.counts()
             record("append_1", name, statistics.median(times), counts)
@@ -388,7 +388,6 @@ def run_latency(latency_ms: float, args: argparse.Namespace) -> dict[str, Any]:
             started = time.perf_counter()
             engine.append("t1m", rows(big, big))
             record("append_1m", name, time.perf_counter() - started, server.counts())
-            # The 30-file table again, as the reads find it: 30 small files.
         for name in SYSTEMS:
             engine = CLASSES[name](server.endpoint, work)
             engines[name] = engine
