@@ -303,8 +303,6 @@ class Storage(ABC):
 
     def write_many(self, items: Sequence[tuple[str, bytes]]) -> None:
         """:meth:`write` for each ``(path, data)``, in one round."""
-        for path, _ in items:
-            self._forget(path)
         self._batch([partial(self.write, p, d) for p, d in items])
 
     def create_exclusive(
@@ -374,15 +372,15 @@ class Storage(ABC):
         """
         with self._stats_lock:
             self._pending[path] = (data, _batch_pool().submit(self.create_unique, path, data))
-            held = sum(len(waiting) for waiting, _ in self._pending.values())
-            oldest = [future for _, future in self._pending.values()]
+            oldest = list(self._pending.values())
+        held = sum(len(waiting) for waiting, _ in oldest)
         # A big write must not hold all its files in memory: past the bound,
         # wait for the oldest ones (they stay pending until settled).
-        for future in oldest:
+        for waiting, future in oldest:
             if held <= PENDING_BYTES:
                 break
             wait([future])
-            held -= len(next(d for d, f in self._pending.values() if f is future))
+            held -= len(waiting)
 
     def settle(self) -> None:
         """Wait for every :meth:`create_unique_later`; raise the first failure.

@@ -164,9 +164,9 @@ class _RangedFile:
 class StorageFiles(pafs.FileSystemHandler):  # type: ignore[misc]
     """An Arrow file system handler reading a storage's files through the storage.
 
-    Paths are relative to the storage's root. Files fetched beforehand
-    (``held``) are served from memory; any other one costs one request to
-    open (its tail, or the whole file), then ranged reads if it is big.
+    Paths are relative to the storage's root. A file the storage has cached
+    opens from memory; any other one costs one request to open (its tail, or
+    the whole file), then ranged reads if it is big.
 
     A missing file opens as an empty one: pyarrow's threaded scanner can
     deadlock when a Python file system raises while it opens a fragment
@@ -174,10 +174,9 @@ class StorageFiles(pafs.FileSystemHandler):  # type: ignore[misc]
     0 bytes"), which the query reports as that file's ``CorruptFileError``.
     """
 
-    def __init__(self, storage: Storage, held: dict[str, tuple[bytes, bool]] | None = None):
+    def __init__(self, storage: Storage) -> None:
         super().__init__()
         self.storage = storage
-        self.held = dict(held or {})
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StorageFiles) and other.storage is self.storage
@@ -192,13 +191,10 @@ class StorageFiles(pafs.FileSystemHandler):  # type: ignore[misc]
         return path
 
     def _open(self, path: str) -> Any:
-        got = self.held.get(path)
-        if got is None:
-            try:
-                got = self.storage.read_tails([path], WHOLE_FILE_BYTES)[0]
-            except StorageFileNotFoundError:
-                return pa.BufferReader(b"")
-        data, whole = got
+        try:
+            data, whole = self.storage.read_tails([path], WHOLE_FILE_BYTES)[0]
+        except StorageFileNotFoundError:
+            return pa.BufferReader(b"")
         if whole:
             return pa.BufferReader(data)
         return pa.PythonFile(_RangedFile(self.storage, path, data), mode="r")
@@ -212,10 +208,6 @@ class StorageFiles(pafs.FileSystemHandler):  # type: ignore[misc]
     def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
         infos = []
         for path in paths:
-            got = self.held.get(path)
-            if got is not None and got[1]:
-                infos.append(pafs.FileInfo(path, pafs.FileType.File, size=len(got[0])))
-                continue
             try:
                 size = self.storage.size(path)
             except StorageFileNotFoundError:
@@ -260,6 +252,6 @@ def ranged_file(storage: Storage, path: str, tail: bytes) -> Any:
     return _RangedFile(storage, path, tail)
 
 
-def filesystem(storage: Storage, paths: Sequence[str] = ()) -> pafs.PyFileSystem:
-    """An Arrow file system over ``storage``, with ``paths`` fetched up front."""
-    return pafs.PyFileSystem(StorageFiles(storage, fetch(storage, paths) if paths else None))
+def filesystem(storage: Storage) -> pafs.PyFileSystem:
+    """An Arrow file system over ``storage`` (:class:`StorageFiles`)."""
+    return pafs.PyFileSystem(StorageFiles(storage))
