@@ -97,17 +97,16 @@ def test_a_fresh_connection_reads_a_table_in_depth_plus_five_rounds(
     monkeypatch.setattr(Storage, "latency", LATENCY)  # connect's requests too
     reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
     opened = reader.storage_stats
-    # The hint; the check that its root exists and no newer one does; the
-    # root; the lakehouse definition.
-    assert (opened.rounds, opened.requests) == (4, 5), opened
+    # The hint; its root read and the check that no newer root exists, at
+    # once; the lakehouse definition.
+    assert (opened.rounds, opened.requests) == (3, 4), opened
     rows, used = _cost(reader, "SELECT * FROM t WHERE id = 7")
     assert rows == [(7, 3.0)]
     depth = 1  # a lakehouse of a few keys is a root node alone
-    # Opening (hint, then the root and the check that no newer root exists)
-    # is counted by connect; the query: definition, dataset metadata, the 30
-    # files at once, plus the check for a newer version.
-    assert used.rounds <= depth + 5, used  # 4 measured
-    assert used.reads <= 34, used
+    # The check for a newer version with the table's definition read ahead;
+    # the dataset metadata; the 30 files at once.
+    assert used.rounds == 3 and used.reads == 32, used
+    assert opened.rounds + used.rounds <= depth + 5
 
 
 def test_a_commit_by_another_connection_is_read_by_the_next_statement(lake: Any) -> None:

@@ -14,7 +14,7 @@ names, definitions and transactions with isolation levels build on it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format import features
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.definitions import LakehouseDefinition, TableDefinition
 from trinity_dbapi.format.locations import is_uri
 from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION
 from trinity_dbapi.format.paths import (
@@ -183,7 +183,7 @@ class Lakehouse:
         storage = _storage(uri, storage_options)
         pinned = version is not None
         if version is None:
-            version, hint = roots.find_latest(storage)
+            version, hint = roots.find_latest(storage, read_root=storage.caches_reads)
             # A hint above every root names a committed version whose root is
             # gone: opening the one below would let the next commit re-use its
             # number silently, so it is damage, like an unreadable root.
@@ -244,23 +244,69 @@ class Lakehouse:
 
     # -- versions ------------------------------------------------------------------
 
-    def latest_version(self) -> int:
-        """The latest committed version (hint, then probe forward; the pinned one if pinned)."""
+    def latest_version(self, *, prefetch: Sequence[tuple[str, str]] = ()) -> int:
+        """The latest committed version (hint, then probe forward; the pinned one if pinned).
+
+        Args:
+            prefetch: ``(namespace, table)`` pairs a statement is about to
+                load: their definitions in the version known so far are read
+                into the caches in the round that checks for a newer version
+                (:meth:`_prefetch`), so an unchanged table's definition costs
+                no round of its own.
+        """
         if self.pinned_version is not None:
             return self.pinned_version
-        version = roots.find_latest_version(self.storage, known=self._known_latest)
+        known = self._known_latest
+        find = partial(roots.find_latest_version, self.storage, known=known)
+        if prefetch and known and self.storage.caches_reads:
+            # The check runs here, the prefetch beside it: both batches go
+            # out at once, each side by side within itself.
+            ahead = _io_pool().submit(
+                self.storage.this_round(partial(self._prefetch, known, prefetch))
+            )
+            try:
+                version = find()
+            finally:
+                ahead.result()  # never raises: a prefetch is best effort
+        else:
+            version = find()
         self._known_latest = version
         return version
 
-    def snapshot(self, version: int | None = None) -> Snapshot:
+    def _prefetch(self, version: int, tables: Sequence[tuple[str, str]]) -> None:
+        """Read the definitions of ``tables`` at ``version`` into the caches, best effort.
+
+        Only immutable files are read (node files, definition files), and
+        nothing is decided from them: a table missing, a version expired
+        meanwhile or a damaged file is left for the statement's own read to
+        find and report.
+        """
+        try:
+            snapshot = self.load_version(version)
+            limits = snapshot.definition.key_limits
+            for namespace, table in tables:
+                path = snapshot.get(system_keys.table_key(namespace, table, limits))
+                if path is not None:
+                    self.definition_cache.load(path, TableDefinition, self.read_location)
+        except Exception:  # noqa: BLE001, S110 - a prefetch never fails a statement
+            pass
+
+    def snapshot(
+        self, version: int | None = None, *, prefetch: Sequence[tuple[str, str]] = ()
+    ) -> Snapshot:
         """A pinned snapshot of ``version`` (the latest when None).
+
+        Args:
+            version: the version; None for the latest.
+            prefetch: tables to read ahead while the latest is looked up
+                (see :meth:`latest_version`).
 
         Raises:
             NoSuchVersionError: the version does not exist (its message says
                 when it was expired).
         """
         if version is None:
-            version = self.latest_version()
+            version = self.latest_version(prefetch=prefetch)
         try:
             return self.load_version(version)
         except StorageFileNotFoundError:
@@ -400,6 +446,7 @@ class Lakehouse:
         read_only: bool = False,
         version: int | None = None,
         retry: RetryPolicy | None = None,
+        prefetch: Sequence[tuple[str, str]] = (),
     ) -> Transaction:
         """Begin a transaction pinned to ``version`` (the latest when None).
 
@@ -408,10 +455,11 @@ class Lakehouse:
             read_only: refuse writes (a time-travel read, a report).
             version: the version to pin; any retained version can be read.
             retry: how a commit retries after losing the race for a version.
+            prefetch: ``(namespace, table)`` pairs the first statement reads
+                (see :meth:`latest_version`).
         """
-        return Transaction(
-            self, self.snapshot(version), isolation=isolation, read_only=read_only, retry=retry
-        )
+        snapshot = self.snapshot(version, prefetch=prefetch)
+        return Transaction(self, snapshot, isolation=isolation, read_only=read_only, retry=retry)
 
     def read_definition(self, path: str, *, referrer: str | None = None) -> LakehouseDefinition:
         """The lakehouse definition stored at ``path`` (cached: definitions are immutable).
@@ -546,7 +594,8 @@ class Lakehouse:
         retained = None
         if not recovering:  # a recovery's base is the newest root, found by name
             # Asked while the staged files are written: its round overlaps theirs.
-            retained = _io_pool().submit(commit_point.check_base_retained, storage, base)
+            check = partial(commit_point.check_base_retained, storage, base)
+            retained = _io_pool().submit(storage.this_round(check))
 
         def before_publish() -> None:
             # Everything the root points at is complete before it appears:
@@ -573,7 +622,8 @@ class Lakehouse:
         if after_root is None:
             commit_point.write_hint(self.storage, version)
             return committed
-        hint = _io_pool().submit(commit_point.write_hint, self.storage, version)
+        write = partial(commit_point.write_hint, self.storage, version)
+        hint = _io_pool().submit(self.storage.this_round(write))
         try:
             after_root(committed)
         finally:

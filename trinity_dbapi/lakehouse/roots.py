@@ -8,6 +8,7 @@ so that recovery (``recovery.py``) can find versions without opening one.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from trinity_dbapi.errors import (
     CorruptFileError,
@@ -40,8 +41,17 @@ def find_latest_version(storage: Storage, *, known: int = 0) -> int:
     return find_latest(storage, known=known)[0]
 
 
-def find_latest(storage: Storage, *, known: int = 0) -> tuple[int, int | None]:
-    """:func:`find_latest_version`, and the hint read on the way (None: none or not read)."""
+def find_latest(
+    storage: Storage, *, known: int = 0, read_root: bool = False
+) -> tuple[int, int | None]:
+    """:func:`find_latest_version`, and the hint read on the way (None: none or not read).
+
+    With ``read_root`` (a caller about to open the latest root), the hinted
+    root is read whole instead of asked about, in the round that asks for the
+    one after it: when the hint is right, which it almost always is, the
+    root's bytes are in the storage's cache (root files are immutable) and
+    opening costs no round of its own.
+    """
     if known:
         # The common case, without reading the hint, in one round: the next
         # version is missing while ``known`` still exists. Once ``known`` is
@@ -66,9 +76,13 @@ def find_latest(storage: Storage, *, known: int = 0) -> tuple[int, int | None]:
     elif start is not None:
         # The hinted root and the one after it, in one round: the common
         # answer is "the hint is right".
-        present, following = storage.exists_many(
-            [root_node_file_name(start), root_node_file_name(start + 1)]
-        )
+        hinted, after = root_node_file_name(start), root_node_file_name(start + 1)
+        if read_root:
+            present, following = storage.concurrently(
+                [partial(_readable, storage, hinted), partial(storage.exists, after)]
+            )
+        else:
+            present, following = storage.exists_many([hinted, after])
         if present and not following:
             return start, hint
         if present:
@@ -84,6 +98,15 @@ def find_latest(storage: Storage, *, known: int = 0) -> tuple[int, int | None]:
     while storage.exists(root_node_file_name(version + 1)):
         version += 1
     return version, hint
+
+
+def _readable(storage: Storage, path: str) -> bool:
+    """Read ``path`` into the storage's cache; whether it exists."""
+    try:
+        storage.read(path)
+    except StorageFileNotFoundError:
+        return False
+    return True
 
 
 def read_hint(storage: Storage) -> int | None:

@@ -476,9 +476,14 @@ class Transaction(ViewOperations):
 
         def submit_files() -> None:
             # Merges re-run on rebase may stage new files: each is written once.
-            for path, data in self._files.items():
-                if path not in pending:
-                    pending[path] = _io_pool().submit(storage.create_unique, path, data)
+            # All pinned to this round before any starts (see Storage.concurrently).
+            creates = {
+                path: storage.this_round(partial(storage.create_unique, path, data))
+                for path, data in self._files.items()
+                if path not in pending
+            }
+            for path, create in creates.items():
+                pending[path] = _io_pool().submit(create)
 
         def files_written() -> None:
             for future in pending.values():

@@ -50,7 +50,10 @@ class StorageStats:
     longest chain of requests that waited on one another, which is what a
     store's round trip multiplies. A request that starts while another is in
     flight is in that one's round; one that starts after a request ended is
-    in the round after it. ``requests`` is the sum of the six kinds.
+    in the round after it. The requests a batch call sends together are in
+    one round however late the thread carrying one of them starts
+    (:meth:`Storage.this_round`), so the count follows what waits on what,
+    not how busy the machine is. ``requests`` is the sum of the six kinds.
     """
 
     reads: int = 0
@@ -96,6 +99,9 @@ PENDING_BYTES = 128 * 1024 * 1024
 _POOL_PREFIX = "trinity-storage"
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+#: Per thread, ``id(storage) -> round`` for the first request a call handed
+#: to this thread makes (:meth:`Storage.this_round`).
+_pinned = threading.local()
 
 
 def _batch_pool() -> ThreadPoolExecutor:
@@ -153,6 +159,11 @@ class Storage(ABC):
         return f"{type(self).__name__}({self.root_uri!r})"
 
     @property
+    def caches_reads(self) -> bool:
+        """Whether immutable files read once are served from memory afterwards."""
+        return self._cache is not None
+
+    @property
     def cache_identity(self) -> str:
         """Who reads through this storage: the key its files are cached under.
 
@@ -166,11 +177,39 @@ class Storage(ABC):
 
     def _begin(self) -> int:
         """Start a request; its round is one past the last round that has ended."""
-        with self._stats_lock:
-            depth = self._frontier + 1
+        depth = self._next_round()
         if self.latency:
             time.sleep(self.latency)
         return depth
+
+    def _next_round(self, *, keep: bool = False) -> int:
+        """The round of a request starting now in this thread (``keep``: only look)."""
+        pins: dict[int, int] | None = getattr(_pinned, "rounds", None)
+        if pins and id(self) in pins:
+            return pins[id(self)] if keep else pins.pop(id(self))
+        with self._stats_lock:
+            return self._frontier + 1
+
+    def this_round(self, call: Callable[[], _T]) -> Callable[[], _T]:
+        """``call``, for another thread, its first request counted in the current round.
+
+        A thread may start after the other requests of its round have ended
+        (on a busy machine); nothing waited for its request all the same.
+        """
+        depth = self._next_round(keep=True)
+        key = id(self)
+
+        def pinned() -> _T:
+            pins = getattr(_pinned, "rounds", None)
+            if pins is None:
+                pins = _pinned.rounds = {}
+            pins[key] = depth
+            try:
+                return call()
+            finally:
+                pins.pop(key, None)
+
+        return pinned
 
     def _end(self, depth: int, kind: str, read: int = 0, written: int = 0) -> None:
         with self._stats_lock:
@@ -277,11 +316,13 @@ class Storage(ABC):
 
     def read_ranges(self, ranges: Sequence[tuple[str, int, int]]) -> builtins.list[bytes]:
         """:meth:`read_range` for each ``(path, start, end)``, in one round."""
-        return self._batch([partial(self.read_range, p, start, end) for p, start, end in ranges])
+        return self.concurrently(
+            [partial(self.read_range, p, start, end) for p, start, end in ranges]
+        )
 
     def sizes(self, paths: Sequence[str]) -> builtins.list[int]:
         """:meth:`size` for each path, in one round."""
-        return self._batch([partial(self.size, p) for p in paths])
+        return self.concurrently([partial(self.size, p) for p in paths])
 
     def size(self, path: str) -> int:
         """The size of ``path`` in bytes (one metadata request unless cached).
@@ -303,7 +344,7 @@ class Storage(ABC):
 
     def write_many(self, items: Sequence[tuple[str, bytes]]) -> None:
         """:meth:`write` for each ``(path, data)``, in one round."""
-        self._batch([partial(self.write, p, d) for p, d in items])
+        self.concurrently([partial(self.write, p, d) for p, d in items])
 
     def create_exclusive(
         self,
@@ -370,8 +411,9 @@ class Storage(ABC):
         points at a file that is not complete: the file's request overlaps
         everything else the commit writes instead of waiting in front of it.
         """
+        create = self.this_round(partial(self.create_unique, path, data))
         with self._stats_lock:
-            self._pending[path] = (data, _batch_pool().submit(self.create_unique, path, data))
+            self._pending[path] = (data, _batch_pool().submit(create))
             oldest = list(self._pending.values())
         held = sum(len(waiting) for waiting, _ in oldest)
         # A big write must not hold all its files in memory: past the bound,
@@ -402,7 +444,7 @@ class Storage(ABC):
 
     def create_unique_many(self, items: Sequence[tuple[str, bytes]]) -> None:
         """:meth:`create_unique` for each ``(path, data)``, in one round."""
-        self._batch([partial(self.create_unique, p, d) for p, d in items])
+        self.concurrently([partial(self.create_unique, p, d) for p, d in items])
 
     def delete(self, path: str) -> None:
         """Delete ``path``; deleting a missing file is not an error."""
@@ -417,7 +459,7 @@ class Storage(ABC):
 
     def exists_many(self, paths: Sequence[str]) -> builtins.list[bool]:
         """:meth:`exists` for each path, in one round."""
-        return self._batch([partial(self.exists, p) for p in paths])
+        return self.concurrently([partial(self.exists, p) for p in paths])
 
     def list(self, prefix: str = "") -> builtins.list[str]:
         """Sorted paths of every file whose path starts with ``prefix``."""
@@ -458,13 +500,21 @@ class Storage(ABC):
         if self._cache is not None:
             self._cache.discard(self.cache_identity, path)
 
-    def _batch(self, calls: Sequence[Callable[[], _T]]) -> builtins.list[_T]:
-        """Run ``calls`` side by side on the storage pool; the first error is raised."""
+    def concurrently(self, calls: Sequence[Callable[[], _T]]) -> builtins.list[_T]:
+        """Run ``calls`` side by side on the storage pool, their results in order.
+
+        Requests that different callers need at the same moment (a check for
+        a newer version and the reads that assume there is none) then share
+        one round. Every call settles before the first error is raised.
+        """
         if len(calls) <= 1 or threading.current_thread().name.startswith(_POOL_PREFIX):
             # One call, or a batch inside a pool thread: waiting there on the
             # same pool could leave no thread to run what it waits for.
             return [call() for call in calls]
-        futures = [_batch_pool().submit(call) for call in calls]
+        # Every call pinned before the first is submitted: starting threads
+        # takes time, and the first request may be done before the last starts.
+        pinned = [self.this_round(call) for call in calls]
+        futures = [_batch_pool().submit(call) for call in pinned]
         wait(futures)  # every request settled before the first error is raised
         return [future.result() for future in futures]
 
@@ -548,7 +598,7 @@ class Storage(ABC):
                 read[0] = len(data)
             return data
 
-        return self._batch([partial(one, p) for p in paths])
+        return self.concurrently([partial(one, p) for p in paths])
 
     def _read_tails(self, paths: Sequence[str], limit: int) -> builtins.list[bytes]:
         """The last ``limit`` bytes of each file, side by side."""
@@ -559,7 +609,7 @@ class Storage(ABC):
                 read[0] = len(data)
             return data
 
-        return self._batch([partial(one, p) for p in paths])
+        return self.concurrently([partial(one, p) for p in paths])
 
     def _read_range(self, path: str, start: int, end: int) -> bytes:
         """A byte range; by default the whole file, sliced."""

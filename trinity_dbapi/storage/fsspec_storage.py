@@ -23,7 +23,8 @@ import hashlib
 import random
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from trinity_dbapi.errors import (
@@ -332,15 +333,14 @@ class S3Storage(FsspecStorage):
     def _read_many(self, paths: Sequence[str]) -> list[bytes]:
         # Every GET at once on s3fs's event loop: one round trip for all of
         # them, where threads would each hold a connection and a stack.
-        return self._gather([self._get(path, max_concurrency=1) for path in paths])
+        return self._gather([partial(self._get, path, max_concurrency=1) for path in paths])
 
     def _read_tails(self, paths: Sequence[str], limit: int) -> list[bytes]:
         # Range: bytes=-<limit> answers with the whole object when it is smaller.
-        return self._gather([self._get(path, start=-limit) for path in paths])
+        return self._gather([partial(self._get, path, start=-limit) for path in paths])
 
-    async def _get(self, path: str, **options: Any) -> bytes:
+    async def _get(self, path: str, depth: int, **options: Any) -> bytes:
         full = self._full(path)
-        depth = self._begin_async()
         if self.latency:
             await asyncio.sleep(self.latency)
         data = b""
@@ -360,9 +360,8 @@ class S3Storage(FsspecStorage):
     def exists_many(self, paths: Sequence[str]) -> list[bool]:
         """Every HEAD at once on s3fs's event loop: one round."""
 
-        async def one(path: str) -> bool:
+        async def one(path: str, depth: int) -> bool:
             full = self._full(path)
-            depth = self._begin_async()
             if self.latency:
                 await asyncio.sleep(self.latency)
             try:
@@ -377,25 +376,24 @@ class S3Storage(FsspecStorage):
             finally:
                 self._end(depth, "exists")
 
-        return self._gather([one(path) for path in paths])
+        return self._gather([partial(one, path) for path in paths])
 
-    def _begin_async(self) -> int:
-        # _begin without its sleep: a coroutine waits with asyncio instead.
-        with self._stats_lock:
-            return self._frontier + 1
-
-    def _gather(self, coroutines: list[Any]) -> list[Any]:
+    def _gather(self, requests: list[Callable[[int], Awaitable[Any]]]) -> list[Any]:
+        """Run one request per item at once on s3fs's loop; each is given its round."""
         from fsspec.asyn import sync
 
+        if not requests:
+            return []
+        depth = self._next_round()  # one round for them all, counted from this thread
+
         async def run() -> list[Any]:
+            coroutines = [request(depth) for request in requests]
             results = await asyncio.gather(*coroutines, return_exceptions=True)
             for result in results:
                 if isinstance(result, BaseException):
                     raise result
             return results
 
-        if len(coroutines) == 0:
-            return []
         return list(sync(self.fs.loop, run))
 
     def _write(self, path: str, data: bytes) -> None:

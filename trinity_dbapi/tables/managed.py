@@ -214,6 +214,7 @@ def create_dataset(
             :func:`~trinity_dbapi.tables.partitions.check_partition_name`).
     """
     from concurrent.futures import ThreadPoolExecutor
+    from functools import partial
 
     from trinity_dbapi.lakehouse.ownership import write_claim
     from trinity_dbapi.tables.layout import new_dataset_uuid
@@ -236,7 +237,8 @@ def create_dataset(
         # side (one round trip, not two): at worst a crash leaves the small
         # schema file unclaimed, and no data file is written before both.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            claimed = pool.submit(write_claim, storage, TABLE_FORMAT, dataset_uuid)
+            claim = partial(write_claim, storage, TABLE_FORMAT, dataset_uuid)
+            claimed = pool.submit(storage.this_round(claim))
             meta = new_dataset(
                 storage, schema(table), partition_by, transforms, dataset_uuid=dataset_uuid
             )

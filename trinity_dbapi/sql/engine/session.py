@@ -179,11 +179,19 @@ class Session:
         """Whether a transaction is open (begun and not yet committed or rolled back)."""
         return self._txn is not None
 
-    def transaction(self) -> Transaction:
-        """The open transaction, beginning one when none is."""
+    def transaction(self, prefetch: Sequence[tuple[str, str]] = ()) -> Transaction:
+        """The open transaction, beginning one when none is.
+
+        Args:
+            prefetch: the tables the first statement reads, whose definitions
+                are read while the latest version is looked up.
+        """
         if self._txn is None:
             self._txn = self.lakehouse.begin(
-                isolation=self.isolation, read_only=self.read_only, retry=self.retry
+                isolation=self.isolation,
+                read_only=self.read_only,
+                retry=self.retry,
+                prefetch=prefetch,
             )
         return self._txn
 
@@ -433,7 +441,8 @@ class Session:
                 raise NotSupportedError(
                     f"{type(statement).__name__} statements are not supported yet: {parsed.sql!r}"
                 )
-            return self._atomically(lambda: handler(self, statement))
+            prefetch = _tables_named(parsed, self.namespace) if self._txn is None else ()
+            return self._atomically(lambda: handler(self, statement), prefetch)
 
     def execute_many(self, parsed: st.Parsed, seq_of_params: Sequence[Sequence[Any]]) -> Result:
         """Execute one statement once per parameter set, as one statement.
@@ -508,9 +517,11 @@ class Session:
         self._atomically(look_up)
         return found[0]
 
-    def _atomically(self, work: Callable[[], Result]) -> Result:
+    def _atomically(
+        self, work: Callable[[], Result], prefetch: Sequence[tuple[str, str]] = ()
+    ) -> Result:
         """Run one statement's work: undone on failure, committed in autocommit mode."""
-        txn = self.transaction()
+        txn = self.transaction(prefetch)
         savepoint = txn.savepoint()
         try:
             result = work()
@@ -589,3 +600,27 @@ def _close_duckdb(handle: duckdb.DuckDBPyConnection, deadline: float) -> bool:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.005)
+
+
+#: Tables a statement names whose definitions are read ahead, at most.
+PREFETCH_TABLES = 16
+
+
+def _tables_named(parsed: st.Parsed, namespace: str) -> list[tuple[str, str]]:
+    """The user tables a statement's text names, as ``(namespace, table)``.
+
+    A guess, not a resolution: a CTE's name or a view counts too, and costs
+    a lookup that finds nothing. Only used to read ahead.
+    """
+    from sqlglot import exp
+
+    found: dict[tuple[str, str], None] = {}
+    for node in parsed.expression.find_all(exp.Table):
+        if node.args.get("catalog") is not None or not node.name:
+            continue
+        where = node.db or namespace
+        if where not in catalog.RESERVED_NAMESPACES:
+            found[(where, node.name)] = None
+            if len(found) == PREFETCH_TABLES:
+                break
+    return list(found)
