@@ -121,9 +121,26 @@ def test_what_the_writer_remembers_is_what_the_footers_say(cur: Any) -> None:
     cur.execute("INSERT INTO n.u SELECT range FROM range(300000)")  # several row groups
     query = "SELECT file, record_count, file_size_in_bytes, row_group_count FROM system.data_files"
     remembered = sorted(cur.execute(query).fetchall())
-    data_files._cache.clear()
-    assert sorted(cur.execute(query).fetchall()) == remembered  # read from the footers now
+    storage = cur.connection.lakehouse.storage
+    footers = sorted((path, *data_files._read_facts(storage, path)) for path, *_ in remembered)
+    assert footers == remembered
     assert max(groups for *_, groups in remembered) > 1
+
+
+def test_a_fresh_process_knows_the_facts_from_the_dataset_metadata(
+    cur: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trinity_dbapi.tables import file_facts
+
+    cur.execute("INSERT INTO n.u SELECT range FROM range(1000)")
+    query = "SELECT file, record_count, file_size_in_bytes, row_group_count FROM system.data_files"
+    expected = sorted(cur.execute(query).fetchall())
+    monkeypatch.setattr(file_facts, "_cache", {})  # as a fresh process finds it
+    read: list[str] = []
+    original = data_files._read_facts
+    monkeypatch.setattr(data_files, "_read_facts", lambda s, p: read.append(p) or original(s, p))
+    assert sorted(cur.execute(query).fetchall()) == expected
+    assert read == []  # every file's facts are in the metadata
 
 
 def test_every_backend_reports_footer_counts_and_sizes(backend: tuple[str, dict[str, Any]]) -> None:

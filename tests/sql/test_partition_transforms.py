@@ -163,7 +163,7 @@ def test_a_one_day_range_reads_only_that_days_files(
     assert scanned.pop() == days["ts_day=2024-01-02"]
     cur.execute("SELECT count(*) FROM ns.t WHERE ts = '2024-01-03 10:00:00'")
     assert scanned.pop() == days["ts_day=2024-01-03"]
-    cur.execute("SELECT count(*) FROM ns.t")
+    cur.execute("SELECT count(id) FROM ns.t")  # count(*) alone is answered from file facts
     assert scanned.pop() == sum(days.values())
     # After SET PARTITIONED BY, files of both partitionings are pruned by their own directories.
     first = conn.lakehouse.latest_version()

@@ -30,10 +30,12 @@ from trinity_dbapi.spark.options import Location, SourceOptions
 
 @dataclass
 class FilesWritten(WriterCommitMessage):
-    """What one task wrote: label -> path of its new data files, and its row count."""
+    """What one task wrote: label -> path of its new data files, their facts, its row count."""
 
     files: dict[str, str] = field(default_factory=dict)
     rows: int = 0
+    #: label -> (rows, bytes, row groups) of each file, for the dataset metadata.
+    facts: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -177,25 +179,26 @@ class TrinityLakeWriter(DataSourceArrowWriter):
         def progress(rows: int) -> None:
             counted[0] = rows
 
+        from trinity_dbapi.tables import file_facts
+
         plan = self.plan
+        storage = plan.location.storage()
         files = write_data(
-            plan.location.storage(),
-            plan.meta,
-            plan.schema,
-            list(plan.partition_by),
-            batches,
-            progress=progress,
+            storage, plan.meta, plan.schema, list(plan.partition_by), batches, progress=progress
         )
-        return FilesWritten(files=files, rows=counted[0])
+        facts = file_facts.for_added(storage, files)
+        return FilesWritten(files=files, rows=counted[0], facts=facts)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         from trinity_dbapi.tables import managed
 
         plan = self.plan
         added: dict[str, str] = {}
+        facts: dict[str, tuple[int, int, int]] = {}
         for message in messages:
             if isinstance(message, FilesWritten):
                 added.update(message.files)
+                facts.update(message.facts)
         lakehouse = plan.location.lakehouse()
         txn = lakehouse.begin()
         if plan.create:
@@ -214,6 +217,7 @@ class TrinityLakeWriter(DataSourceArrowWriter):
             added=added,
             removed=removed,
             columns=plan.definition.columns,
+            facts=facts,
         )
         txn.commit()
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from trinity_dbapi.errors import ProgrammingError
+from trinity_dbapi.tables import file_facts as known_facts
 from trinity_dbapi.tables import managed
 from trinity_dbapi.tables.data_files import file_facts
 from trinity_dbapi.tables.reader import read_table
@@ -107,7 +108,8 @@ def plan(
     """
     _check(target_size, min_input_files)
     files = meta.files()
-    facts = dict(zip(files, file_facts(storage, list(files.values())), strict=True))
+    recorded = known_facts.recorded(meta)
+    facts = dict(zip(files, file_facts(storage, list(files.values()), recorded), strict=True))
     small: dict[str, list[str]] = {}
     for label in files:
         directory = label.rpartition("/")[0]

@@ -1,22 +1,17 @@
 """The live data files of a managed table, for ``system.data_files``.
 
-The dataset metadata (seed 004) records each file's label and path and
-nothing else, so the counts come from the files themselves: the Parquet
-footer of each file (``num_rows``, the row groups) and its size, read with
-ranged reads through the storage's Arrow file system (a footer and a size,
-not the file), :data:`FOOTER_THREADS` files at a time. Data files are never
-rewritten in place (a new file has a new UUID label), so what a footer says
-is cached for the life of the process by ``(store root, path)``
-(:data:`CACHE_ENTRIES` at most): a second query over the same version, or a
-later one sharing most files, reads only the new files' footers. The
-writer tells the cache what it wrote (:func:`remember`), so a process that
-wrote a file never reads its footer back: compaction right after a thousand
-small appends plans from memory.
+Each file's counts (``num_rows``, its size, its row groups) come from what
+is known of it (:mod:`~trinity_dbapi.tables.file_facts`: the dataset
+metadata's ``trinity.file_facts``, then what this process wrote or read),
+and for the files nothing is known of, from the Parquet footer of each,
+read with ranged reads through the storage's Arrow file system (a footer
+and a size, not the file), :data:`FOOTER_THREADS` files at a time; what a
+footer says is remembered for the life of the process. Compaction plans
+from the same facts: right after a thousand small appends it reads none.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -27,7 +22,9 @@ import pyarrow.parquet as pq
 
 from trinity_dbapi.errors import CorruptFileError
 from trinity_dbapi.lakehouse.table_formats import register_data_files
+from trinity_dbapi.tables import file_facts as known_facts
 from trinity_dbapi.tables import managed
+from trinity_dbapi.tables.file_facts import FileFacts
 from trinity_dbapi.tables.partitions import directory_texts, earlier_specs, partition_scalars
 
 if TYPE_CHECKING:
@@ -35,24 +32,14 @@ if TYPE_CHECKING:
     from trinity_dbapi.storage import Storage
 
 __all__ = [
-    "CACHE_ENTRIES",
     "FOOTER_THREADS",
     "FileFacts",
     "describe_files",
     "file_facts",
-    "remember",
 ]
 
 #: Footers read at the same time.
 FOOTER_THREADS = 8
-#: Files whose facts the process remembers (about 100 bytes each).
-CACHE_ENTRIES = 200_000
-
-#: ``(record_count, file_size_in_bytes, row_group_count)`` of one data file.
-FileFacts = tuple[int, int, int]
-
-_cache: dict[tuple[str, str], FileFacts] = {}
-_lock = threading.Lock()
 
 
 def _read_facts(storage: Storage, path: str) -> FileFacts:
@@ -73,30 +60,26 @@ def _read_facts(storage: Storage, path: str) -> FileFacts:
         raise CorruptFileError(path, f"cannot read the Parquet footer of data file: {exc}") from exc
 
 
-def remember(storage: Storage, path: str, facts: FileFacts) -> None:
-    """Record the facts of a data file this process just wrote (what its footer says)."""
-    with _lock:
-        if len(_cache) >= CACHE_ENTRIES:
-            _cache.clear()
-        _cache[(storage.root_uri, path)] = facts
+def file_facts(
+    storage: Storage, paths: Sequence[str], recorded: dict[str, FileFacts] | None = None
+) -> list[FileFacts]:
+    """The facts of each data file of ``paths`` (relative to ``storage``'s root), in order.
 
-
-def file_facts(storage: Storage, paths: Sequence[str]) -> list[FileFacts]:
-    """The facts of each data file of ``paths`` (relative to ``storage``'s root), in order."""
-    root = storage.root_uri
-    with _lock:
-        found = [_cache.get((root, path)) for path in paths]
-    missing = [path for path, facts in zip(paths, found, strict=True) if facts is None]
+    Args:
+        storage: the store the files are in.
+        paths: the files.
+        recorded: what the dataset metadata records (path -> facts), if read.
+    """
+    found = dict(recorded or {})
+    found.update(known_facts.cached(storage, (p for p in paths if p not in found)))
+    missing = [path for path in dict.fromkeys(paths) if path not in found]
     if missing:
         threads = min(FOOTER_THREADS, len(missing))
         with ThreadPoolExecutor(threads, thread_name_prefix="trinity-footer") as pool:
             read = dict(zip(missing, pool.map(lambda p: _read_facts(storage, p), missing)))
-        with _lock:
-            if len(_cache) + len(read) > CACHE_ENTRIES:
-                _cache.clear()
-            _cache.update({(root, path): facts for path, facts in read.items()})
-        found = [facts if facts is not None else read[p] for p, facts in zip(paths, found)]
-    return [facts for facts in found if facts is not None]
+        known_facts.remember(storage, read)
+        found.update(read)
+    return [found[path] for path in paths]
 
 
 def _value_text(scalar: pa.Scalar) -> str | None:
@@ -118,7 +101,7 @@ def describe_files(storage: Storage, table: TableDefinition) -> Iterator[dict[st
     meta = managed.metadata(storage, table)
     files = meta.files()
     store = managed.data_storage(storage, table)
-    facts = file_facts(store, list(files.values()))
+    facts = file_facts(store, list(files.values()), known_facts.recorded(meta))
     schema, by = managed.schema(table), table.partition_columns
     external = table.format_properties.get(managed.EXTERNAL_LOCATION)
     # Files written before ALTER TABLE ... SET PARTITIONED BY keep their own layout.

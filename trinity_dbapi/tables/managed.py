@@ -283,6 +283,7 @@ def change_files(
     added_rows: Mapping[str, pa.Table] | None = None,
     removed: Iterable[str] = (),
     columns: Sequence[Column] | None = None,
+    facts: Mapping[str, tuple[int, int, int]] | None = None,
 ) -> TableDefinition:
     """Stage adding and removing data files of a table, as a merge.
 
@@ -298,12 +299,17 @@ def change_files(
             still be in the newest version, or the commit conflicts.
         columns: the columns the new files were written with; if a
             concurrent commit changed them, the commit conflicts.
+        facts: label -> ``(rows, bytes, row_groups)`` of added files, recorded
+            in the dataset metadata (:mod:`~trinity_dbapi.tables.file_facts`);
+            by default what this process knows of the files it wrote.
     """
+    from trinity_dbapi.tables import file_facts
     from trinity_dbapi.tables.indices import update_indices
     from trinity_dbapi.tables.metadata import write_metadata
     from trinity_dbapi.tables.reader import read_table
 
     gone = frozenset(removed)
+    known = dict(file_facts.for_added(storage, added) if facts is None else facts)
 
     def change(table: TableDefinition) -> TableDefinition:
         if columns is not None and tuple(table.columns) != tuple(columns):
@@ -321,7 +327,7 @@ def change_files(
             )
         table_schema, by = schema(table), table.partition_columns
         _check_partitioning(meta, by, added, f"{namespace}.{name}")
-        meta = meta.with_partitions(added, gone)
+        meta = file_facts.with_recorded(meta.with_partitions(added, gone), known, sorted(gone))
         if gone:
             meta, table = _without_unused_partitionings(meta, table)
         if meta.indices:

@@ -52,7 +52,7 @@ from trinity_dbapi.errors import (
     UnsupportedFormatVersionError,
 )
 from trinity_dbapi.storage.base import Storage
-from trinity_dbapi.tables import layout
+from trinity_dbapi.tables import file_facts, layout
 
 __all__ = [
     "COMPRESS_ABOVE_BYTES",
@@ -74,8 +74,8 @@ DATASET_METADATA_VERSION = 4
 #: ``format="auto"`` switches from JSON to msgpack.zstd above this JSON size.
 COMPRESS_ABOVE_BYTES = 256 * 1024
 #: The most bytes a metadata file may hold once decoded (JSON text, inflated
-#: msgpack): 256 MiB, about 1.5 million data files of ours (171 bytes each in
-#: msgpack), far above any real dataset; a file beyond it is refused, so a
+#: msgpack): 256 MiB, about 1.3 million data files of ours (203 bytes each in
+#: msgpack with their file facts), far above any real dataset; a file beyond it is refused, so a
 #: small file inflating to gigabytes costs at most this much memory and work.
 MAX_METADATA_BYTES = 256 * 1024 * 1024
 #: The deepest nesting of maps and lists a metadata file may have. The seed's
@@ -256,7 +256,7 @@ def encode_metadata(meta: DatasetMetadata, format: str = "auto") -> tuple[str, b
     Raises:
         ProgrammingError: an unknown format, or metadata breaking a seed rule.
         OperationalError: the file would hold more than :data:`MAX_METADATA_BYTES`
-            decoded, which no reader would read back (about 1.5 million files).
+            decoded, which no reader would read back (about 1.3 million files).
     """
     if format not in _FORMATS:
         raise ProgrammingError(f"unknown metadata format {format!r}; use one of {_FORMATS}")
@@ -531,6 +531,18 @@ def _partition_by_problem(recorded: Any) -> str | None:
     )
 
 
+def _facts_problem(recorded: Any) -> str | None:
+    if recorded is None:
+        return None
+    if type(recorded) is not str:
+        return f"metadata {file_facts.FACTS_KEY!r} must be a STRING"
+    try:
+        file_facts.parse(recorded)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
     """The first seed-004 rule ``body`` breaks, or None."""
     unknown = sorted(set(body) - {*_REQUIRED, *_OPTIONAL}, key=str)
@@ -558,6 +570,8 @@ def _problem(body: dict[str, Any], uuid_in_name: str) -> str | None:
         problem = _string_map_problem(body["metadata"], "metadata", any_value=True)
         if problem is None:
             problem = _partition_by_problem(body["metadata"].get(PARTITION_BY_KEY))
+        if problem is None:
+            problem = _facts_problem(body["metadata"].get(file_facts.FACTS_KEY))
         if problem is not None:
             return problem
     if "partition_keys" in body:

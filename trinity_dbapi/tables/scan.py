@@ -101,6 +101,29 @@ class ScanPlan:
             self.data or storage, self.meta, self.schema, self.partition_by, self.labels
         )
 
+    def row_count(self, storage: Storage) -> int | None:
+        """How many rows the chosen files hold, from what is known of them; None if unknown.
+
+        No data file is read: the counts come from the dataset metadata's
+        ``trinity.file_facts`` and what this process wrote or read
+        (:mod:`~trinity_dbapi.tables.file_facts`). None when any chosen file
+        is known to neither (its footer would have to be read).
+        """
+        from trinity_dbapi.tables import file_facts
+
+        if self.form is ScanForm.EMPTY:
+            return 0
+        assert self.meta is not None
+        chosen = list(self.meta.partitions) if self.labels is None else self.labels
+        paths = [self.meta.partitions[label]["table"] for label in chosen]
+        known = file_facts.recorded(self.meta)
+        unknown = [path for path in paths if path not in known]
+        if unknown:
+            known.update(file_facts.cached(self.data or storage, unknown))
+            if any(path not in known for path in unknown):
+                return None
+        return sum(known[path][0] for path in paths)
+
     def read_table(self, storage: Storage) -> pa.Table:
         """The chosen files' rows, columns matched by column ID (``storage``: the lakehouse's)."""
         from trinity_dbapi.tables.reader import read_table

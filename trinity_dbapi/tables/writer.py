@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.storage.base import Storage
-from trinity_dbapi.tables import layout
+from trinity_dbapi.tables import file_facts, layout
 from trinity_dbapi.tables.conform import Conformer
 from trinity_dbapi.tables.encode_lanes import THREADS, Lane, Lanes
 from trinity_dbapi.tables.encoding import DICTIONARY_PAGE_LIMIT, dictionary_columns
@@ -356,10 +356,7 @@ class _Sink:
             self.storage.create_unique(path, data)
         groups = part.row_groups()
         if groups is not None:
-            # Imported here: data_files reads tables through managed, which writes here.
-            from trinity_dbapi.tables.data_files import remember
-
-            remember(self.storage, path, (part.rows, len(data), groups))
+            file_facts.remember(self.storage, {path: (part.rows, len(data), groups)})
         self._wrote(flushed)
 
     def _wrote(self, rows: int) -> None:

@@ -142,6 +142,7 @@ def _copy(
 ) -> tuple[int, int | None]:
     """Stage a new table holding copies of every file; return files and rows written."""
     from trinity_dbapi.sql.engine.ddl import create_table_definition
+    from trinity_dbapi.tables import file_facts
     from trinity_dbapi.tables.kartothek_import import build_indices, copy_rows
 
     txn = session.writable()
@@ -152,7 +153,10 @@ def _copy(
     meta, schema = managed.metadata(storage, created), managed.schema(created)
     with _source_errors(source.meta.dataset_uuid, finding=False):
         added, rows = copy_rows(source, storage, meta, schema, each_file=each_file)
-    meta = build_indices(source, storage, meta.with_partitions(added, ()), schema)
+    copied = file_facts.with_recorded(
+        meta.with_partitions(added, ()), file_facts.for_added(storage, added)
+    )
+    meta = build_indices(source, storage, copied, schema)
     properties = {**created.format_properties, **_index_properties(source)}
     created = managed.with_metadata(storage, created.replace(format_properties=properties), meta)
     txn.replace_table(namespace, created)

@@ -30,7 +30,7 @@ from trinity_dbapi.format import type_mapping
 from trinity_dbapi.format.sql_text import quote_identifier, quote_string
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql.compat import duckdb_sql
-from trinity_dbapi.sql.engine import catalog_pushdown
+from trinity_dbapi.sql.engine import catalog_pushdown, row_count
 from trinity_dbapi.sql.engine.duck_errors import (
     NOT_FILE_ERRORS,
     FetchedScan,
@@ -126,6 +126,8 @@ def execute_marked(
     files = QueryFiles(session.duckdb())
     natives: dict[str, str] = {}
     unaliased: set[tuple[str, str]] = set()
+    # A query of row counts only (count(*)) reads no data file when the counts are known.
+    counted = not overrides and row_count.reads_no_column(query)
     try:
         resolved: dict[Any, str] = {}
         clashing = _clashing_names(query, refs, session.namespace)
@@ -147,20 +149,28 @@ def execute_marked(
             name = resolved.get(key)
             if name is None:
                 name = f"__trinity_{next(_names)}_{uuid.uuid4().hex[:8]}"
-                if key[0] == "override":
-                    relation = overrides[index]  # type: ignore[index]
+                rows = None
+                if counted and namespace not in catalog.RESERVED_NAMESPACES:
+                    view, _ = session.view_for(ref.as_of)
+                    storage = session.lakehouse.storage
+                    rows = row_count.table_rows(storage, view, namespace, ref.table.name)
+                if rows is not None:
+                    natives[name] = row_count.rows_relation(rows)
                 else:
-                    relation = _materialise(
-                        session, namespace, ref.table.name, ref.as_of, predicate, files
-                    )
-                if isinstance(relation, NativeScan):
-                    files.scans.append(relation)
-                    # Spliced into the SQL text below (our own identifier, so
-                    # the replacement is exact): DuckDB binds the scan once.
-                    natives[name] = relation.subquery(duck, session.duckdb_root())
-                else:
-                    duck.register(name, relation)
-                    registered.append(name)
+                    if key[0] == "override":
+                        relation = overrides[index]  # type: ignore[index]
+                    else:
+                        relation = _materialise(
+                            session, namespace, ref.table.name, ref.as_of, predicate, files
+                        )
+                    if isinstance(relation, NativeScan):
+                        files.scans.append(relation)
+                        # Spliced into the SQL text below (our own identifier, so
+                        # the replacement is exact): DuckDB binds the scan once.
+                        natives[name] = relation.subquery(duck, session.duckdb_root())
+                    else:
+                        duck.register(name, relation)
+                        registered.append(name)
                 resolved[key] = name
             written = (ref.table.namespace, ref.table.name)
             _rewrite(node, name, namespace if written in clashing else None)
