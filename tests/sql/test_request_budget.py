@@ -18,6 +18,7 @@ import pytest
 import trinity_dbapi
 from trinity_dbapi.storage import Storage
 from trinity_dbapi.storage.cache import shared_cache
+from trinity_dbapi.tables import file_facts
 
 LATENCY = 0.02
 
@@ -109,6 +110,20 @@ def test_a_fresh_connection_reads_a_table_in_depth_plus_five_rounds(
     assert opened.rounds + used.rounds <= depth + 5
 
 
+def test_a_fresh_count_reads_no_data_file(lake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = _connect(lake)
+    _thirty_files(writer)
+    shared_cache().clear()
+    monkeypatch.setattr(file_facts, "_cache", {})  # as a fresh process finds it
+    monkeypatch.setattr(Storage, "latency", LATENCY)
+    reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
+    rows, used = _cost(reader, "SELECT count(*) FROM t")
+    assert rows == [(60,)]
+    # The check for a newer version with the definition read ahead; the
+    # dataset metadata, whose file facts give the count: no data file.
+    assert (used.rounds, used.reads) == (2, 2), used
+
+
 def test_a_commit_by_another_connection_is_read_by_the_next_statement(lake: Any) -> None:
     reader = _connect(lake)
     _thirty_files(reader)
@@ -136,3 +151,59 @@ def test_explain_analyze_and_the_connection_report_what_a_statement_cost(lake: A
     con.execute("SELECT sum(v) FROM t").fetchall()
     again = con.storage_stats.since(before)
     assert (again.reads, again.cache_hits >= 30) == (0, True), again
+
+
+def test_a_bridge_query_reads_each_file_once_and_a_warm_one_nothing(
+    lake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import duckdb
+
+    from trinity_dbapi.duckdb import attach
+
+    writer = _connect(lake)
+    _thirty_files(writer)
+    shared_cache().clear()
+    monkeypatch.setattr(Storage, "latency", LATENCY)
+    duck = duckdb.connect()
+    attached = attach(duck, lake[0], storage_options=lake[1])
+    storage = attached.lakehouse.storage
+    opened = storage.stats.snapshot()
+    # Opening (3), the latest version with the definitions ahead, the table's
+    # dataset metadata, the namespace, then system.versions' 32 roots read
+    # 64 at a time instead of one after another.
+    assert opened.rounds <= 9, opened
+    before = storage.stats.snapshot()
+    assert duck.execute('SELECT count(*), sum(v) FROM "default".t').fetchall() == [(60, 870.0)]
+    first = storage.stats.since(before)
+    # One suffix-range GET per file, no HEAD; DuckDB's threads open several at once.
+    assert (first.reads, first.exists) == (30, 0), first
+    assert first.rounds < 30, first
+    before = storage.stats.snapshot()
+    duck.execute('SELECT count(*), sum(v) FROM "default".t').fetchall()
+    assert storage.stats.since(before).requests == 0  # immutable files, from the cache
+    attached.detach()
+
+
+def test_a_commit_by_another_process_is_read_by_the_next_statement(lake: Any) -> None:
+    import subprocess
+    import sys
+
+    reader = _connect(lake)
+    _thirty_files(reader)
+    assert reader.execute("SELECT count(*) FROM t").fetchall() == [(60,)]
+    script = (
+        "import json, sys, trinity_dbapi\n"
+        "uri, options = sys.argv[1], json.loads(sys.argv[2])\n"
+        "con = trinity_dbapi.connect(uri, storage_options=options or None, autocommit=True)\n"
+        "con.execute('INSERT INTO t VALUES (100, 100)')\n"
+    )
+    if lake[0].startswith("memory://"):
+        pytest.skip("memory:// is one process's store")
+    import json
+
+    subprocess.run([sys.executable, "-c", script, lake[0], json.dumps(lake[1])], check=True)
+    rows, used = _cost(reader, "SELECT count(*), max(id) FROM t")
+    assert rows == [(61, 100)]
+    # The check finds the new root; the root, the new definition and
+    # metadata, then the new file (the 30 others are cached).
+    assert used.rounds <= 5, used

@@ -25,6 +25,7 @@ from trinity_dbapi.errors import (
     StorageFileNotFoundError,
 )
 from trinity_dbapi.format.paths import root_node_version
+from trinity_dbapi.lakehouse import read_ahead
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse
@@ -92,6 +93,9 @@ def history(lakehouse: Lakehouse, *, since: int = 0) -> Iterator[VersionInfo]:
     latest = lakehouse.latest_version()
     damaged: list[tuple[int, CorruptFileError]] = []  # not yet known to be recovered past
     for version in range(since, latest + 1):
+        if (version - since) % read_ahead.ROOTS_AT_ONCE == 0:
+            upto = min(version + read_ahead.ROOTS_AT_ONCE, latest + 1)
+            read_ahead.roots_of(lakehouse, range(version, upto))
         try:
             snap = _try_snapshot(lakehouse, version)
         except CorruptFileError as exc:

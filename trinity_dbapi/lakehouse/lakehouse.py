@@ -30,7 +30,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format import features
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.definitions import LakehouseDefinition, TableDefinition
+from trinity_dbapi.format.definitions import LakehouseDefinition
 from trinity_dbapi.format.locations import is_uri
 from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION
 from trinity_dbapi.format.paths import (
@@ -39,7 +39,7 @@ from trinity_dbapi.format.paths import (
     root_node_file_name,
     root_node_version,
 )
-from trinity_dbapi.lakehouse import commit_point, expired, history, recovery, roots
+from trinity_dbapi.lakehouse import commit_point, expired, history, read_ahead, recovery, roots
 from trinity_dbapi.lakehouse.definition_cache import DefinitionCache
 from trinity_dbapi.lakehouse.expiration import ExpireResult
 from trinity_dbapi.lakehouse.export import ExportResult
@@ -249,47 +249,14 @@ class Lakehouse:
 
         Args:
             prefetch: ``(namespace, table)`` pairs a statement is about to
-                load: their definitions in the version known so far are read
-                into the caches in the round that checks for a newer version
-                (:meth:`_prefetch`), so an unchanged table's definition costs
-                no round of its own.
+                load, whose definitions are read in the round of the check
+                (:mod:`~trinity_dbapi.lakehouse.read_ahead`).
         """
         if self.pinned_version is not None:
             return self.pinned_version
-        known = self._known_latest
-        find = partial(roots.find_latest_version, self.storage, known=known)
-        if prefetch and known and self.storage.caches_reads:
-            # The check runs here, the prefetch beside it: both batches go
-            # out at once, each side by side within itself.
-            ahead = _io_pool().submit(
-                self.storage.this_round(partial(self._prefetch, known, prefetch))
-            )
-            try:
-                version = find()
-            finally:
-                ahead.result()  # never raises: a prefetch is best effort
-        else:
-            version = find()
+        version = read_ahead.latest_version(self, self._known_latest, prefetch)
         self._known_latest = version
         return version
-
-    def _prefetch(self, version: int, tables: Sequence[tuple[str, str]]) -> None:
-        """Read the definitions of ``tables`` at ``version`` into the caches, best effort.
-
-        Only immutable files are read (node files, definition files), and
-        nothing is decided from them: a table missing, a version expired
-        meanwhile or a damaged file is left for the statement's own read to
-        find and report.
-        """
-        try:
-            snapshot = self.load_version(version)
-            limits = snapshot.definition.key_limits
-            for namespace, table in tables:
-                path = snapshot.get(system_keys.table_key(namespace, table, limits))
-                if path is not None:
-                    self.definition_cache.load(path, TableDefinition, self.read_location)
-        except Exception:  # noqa: BLE001, S110 - a prefetch never fails a statement
-            pass
 
     def snapshot(
         self, version: int | None = None, *, prefetch: Sequence[tuple[str, str]] = ()

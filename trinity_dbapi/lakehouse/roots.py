@@ -23,7 +23,7 @@ from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name, ro
 from trinity_dbapi.storage import Storage
 
 
-def find_latest_version(storage: Storage, *, known: int = 0) -> int:
+def find_latest_version(storage: Storage, *, known: int = 0, read_root: bool = False) -> int:
     """The latest root version: start at the hint (or the oldest root) and probe forward.
 
     The hint may be missing, garbage, stale or point at a version that no
@@ -34,11 +34,13 @@ def find_latest_version(storage: Storage, *, known: int = 0) -> int:
         storage: the lakehouse storage.
         known: a version the caller has seen exist (0: none), used as the
             starting point when the hint is older.
+        read_root: read the latest root into the storage's cache on the way
+            (see :func:`find_latest`).
 
     Raises:
         LakehouseNotFoundError: there is no root node file at all.
     """
-    return find_latest(storage, known=known)[0]
+    return find_latest(storage, known=known, read_root=read_root)[0]
 
 
 def find_latest(
@@ -47,8 +49,9 @@ def find_latest(
     """:func:`find_latest_version`, and the hint read on the way (None: none or not read).
 
     With ``read_root`` (a caller about to open the latest root), the hinted
-    root is read whole instead of asked about, in the round that asks for the
-    one after it: when the hint is right, which it almost always is, the
+    root (or each newer root found after ``known``) is read whole instead of
+    asked about, in the round that asks for the one after it: when the hint
+    is right, which it almost always is, the
     root's bytes are in the storage's cache (root files are immutable) and
     opening costs no round of its own.
     """
@@ -63,7 +66,7 @@ def find_latest(
         )
         if following:
             newest = known + 1
-            while storage.exists(root_node_file_name(newest + 1)):
+            while _present_and_next(storage, newest, read_root):
                 newest += 1
             return newest, None
         if still:
@@ -98,6 +101,20 @@ def find_latest(
     while storage.exists(root_node_file_name(version + 1)):
         version += 1
     return version, hint
+
+
+def _present_and_next(storage: Storage, version: int, read_root: bool) -> bool:
+    """Whether the root after ``version`` exists; with ``read_root``, ``version``'s is read too.
+
+    The root just found is the one a reader opens next: its bytes come in
+    the round that asks about the one after it.
+    """
+    after = partial(storage.exists, root_node_file_name(version + 1))
+    if not read_root:
+        return after()
+    return bool(
+        storage.concurrently([after, partial(_readable, storage, root_node_file_name(version))])[0]
+    )
 
 
 def _readable(storage: Storage, path: str) -> bool:

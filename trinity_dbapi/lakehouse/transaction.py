@@ -29,6 +29,7 @@ and garbage collection removes them.
 from __future__ import annotations
 
 import enum
+import os
 import random
 import threading
 import time
@@ -134,6 +135,15 @@ def _io_pool() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="trinity-io")
         return _pool
+
+
+def _forget_pool_in_child() -> None:
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()  # the parent's threads are not ours
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _rng() -> random.Random:

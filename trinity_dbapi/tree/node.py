@@ -154,6 +154,11 @@ class NodeStore:
                 self._cache.popitem(last=False)
         return node
 
+    def holds(self, path: str) -> bool:
+        """Whether the node at ``path`` is parsed and kept here (loading it reads nothing)."""
+        with self._lock:
+            return path in self._cache
+
     def read_location(self, location: str) -> bytes:
         """Read a file by location: a path in this storage, or a URI in another.
 
