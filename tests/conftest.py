@@ -267,6 +267,15 @@ def create_bucket(endpoint_url: str) -> str:
     return bucket
 
 
+@pytest.fixture(params=["memory", "s3"])
+def round_trip_lake(request: pytest.FixtureRequest, tmp_path: Any) -> tuple[str, dict[str, Any]]:
+    """A new lakehouse root (URI, storage options) on a store with round trips: memory or S3."""
+    if request.param == "memory":
+        return f"memory://budget-{tmp_path.name}/lake", {}
+    endpoint = request.getfixturevalue("moto_server")
+    return f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)
+
+
 @functools.cache
 def _bucket_maker(endpoint_url: str) -> Any:
     """One s3fs client per endpoint for making buckets.

@@ -25,14 +25,9 @@ from trinity_dbapi.storage.cache import shared_cache
 LATENCY = 0.02
 
 
-@pytest.fixture(params=["memory", "s3"])
-def lake(request: pytest.FixtureRequest, tmp_path: Any) -> tuple[str, dict[str, Any]]:
-    if request.param == "memory":
-        return f"memory://spark-budget-{tmp_path.name}/lake", {}
-    endpoint = request.getfixturevalue("moto_server")
-    from tests.conftest import create_bucket, s3_options
-
-    return f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)
+@pytest.fixture
+def lake(round_trip_lake: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    return round_trip_lake
 
 
 def test_a_read_task_costs_one_request_in_one_round(
