@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 
 import trinity_dbapi
 from tests.spark.helpers import Lake, parquet_files
+from trinity_dbapi.tables import file_facts, managed
 
 D1, D2, D5 = datetime.date(2024, 1, 1), datetime.date(2024, 1, 2), datetime.date(2024, 1, 5)
 
@@ -57,6 +58,18 @@ def test_append_is_one_commit_and_visible_through_the_dbapi(shops: Lake) -> None
         "day=2024-01-05",
         "day=__HIVE_DEFAULT_PARTITION__",
     ]
+    # The tasks' value bounds reach the dataset metadata: a point lookup
+    # skips the files that cannot hold its value.
+    definition = shops.conn.lakehouse.begin().load_table("s", "t")
+    meta = managed.metadata(shops.conn.lakehouse.storage, definition)
+    bounds = file_facts.recorded_bounds(meta)
+    assert sorted(tuple(b["1"]) for b in bounds.values()) == [(1, 1), (10, 10), (11, 11), (12, 12)]
+    assert sorted(tuple(b["3"]) for b in bounds.values() if "3" in b) == [
+        ("a", "a"),
+        ("x", "x"),
+        ("y", "y"),
+    ]
+    assert shops.rows("SELECT shop FROM s.t WHERE id = 11") == [("y",)]
 
 
 def test_appended_rows_are_found_through_the_index(shops: Lake) -> None:

@@ -36,6 +36,8 @@ class FilesWritten(WriterCommitMessage):
     rows: int = 0
     #: label -> (rows, bytes, row groups) of each file, for the dataset metadata.
     facts: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    #: label -> value bounds of each file (column id -> (min, max)), for the same.
+    bounds: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,11 @@ class TrinityLakeWriter(DataSourceArrowWriter):
             storage, plan.meta, plan.schema, list(plan.partition_by), batches, progress=progress
         )
         facts = file_facts.for_added(storage, files)
-        return FilesWritten(files=files, rows=counted[0], facts=facts)
+        bounds = {
+            label: dict(value)
+            for label, value in file_facts.bounds_for_added(storage, files).items()
+        }
+        return FilesWritten(files=files, rows=counted[0], facts=facts, bounds=bounds)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         from trinity_dbapi.tables import managed
@@ -195,10 +201,12 @@ class TrinityLakeWriter(DataSourceArrowWriter):
         plan = self.plan
         added: dict[str, str] = {}
         facts: dict[str, tuple[int, int, int]] = {}
+        bounds: dict[str, dict[str, tuple[Any, Any]]] = {}
         for message in messages:
             if isinstance(message, FilesWritten):
                 added.update(message.files)
                 facts.update(message.facts)
+                bounds.update(message.bounds)
         lakehouse = plan.location.lakehouse()
         txn = lakehouse.begin()
         if plan.create:
@@ -218,6 +226,7 @@ class TrinityLakeWriter(DataSourceArrowWriter):
             removed=removed,
             columns=plan.definition.columns,
             facts=facts,
+            bounds=bounds,
         )
         txn.commit()
 

@@ -1,11 +1,14 @@
-"""What is known of a data file without reading it: its rows, bytes and row groups.
+"""What is known of a data file without reading it: rows, bytes, row groups, value bounds.
 
 Data files are immutable (a new file has a new UUID label), so these facts
 never change once the file exists. They are kept in two places:
 
 * **The dataset metadata**, attribute ``metadata["trinity.file_facts"]``: a
   JSON object ``{"<label>": [rows, bytes, row_groups], ...}`` as one string,
-  like ``trinity.partition_by``. Every commit that adds files this process
+  like ``trinity.partition_by``; an entry may carry a fourth element, the
+  file's value bounds ``{"<column id>": [min, max], ...}`` for its integer
+  and short text columns (:mod:`~trinity_dbapi.tables.value_bounds`), which
+  let a point query skip files that cannot hold its value. Every commit that adds files this process
   wrote records theirs, and drops those of the files it removes, so a fresh
   process knows them from the one file it reads anyway: ``count(*)`` and
   ``system.data_files`` read no data file. Seed 004 leaves ``metadata`` free,
@@ -27,7 +30,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import CorruptFileError
 from trinity_dbapi.tables import layout
@@ -39,11 +42,16 @@ if TYPE_CHECKING:
 __all__ = [
     "CACHE_ENTRIES",
     "FACTS_KEY",
+    "Bounds",
     "FileFacts",
+    "bounds_for_added",
     "cached",
+    "cached_bounds",
     "for_added",
     "parse",
+    "parse_bounds",
     "recorded",
+    "recorded_bounds",
     "remember",
     "with_recorded",
 ]
@@ -55,18 +63,39 @@ CACHE_ENTRIES = 200_000
 
 #: ``(record_count, file_size_in_bytes, row_group_count)`` of one data file.
 FileFacts = tuple[int, int, int]
+#: Column ID (as text) -> ``(min, max)`` of its non-null values in one file,
+#: both ints or both strings: every value of the column lies between them.
+Bounds = Mapping[str, tuple[Any, Any]]
+
+#: Longest text bound recorded, in characters: keys, not documents.
+MAX_TEXT_BOUND = 64
 
 _cache: dict[tuple[str, str], FileFacts] = {}
+_bounds: dict[tuple[str, str], Bounds] = {}
 _lock = threading.Lock()
 
 
-def remember(storage: Storage, facts: Mapping[str, FileFacts]) -> None:
-    """Record the facts of data files (path -> facts) this process wrote or read."""
+def remember(
+    storage: Storage,
+    facts: Mapping[str, FileFacts],
+    bounds: Mapping[str, Bounds] | None = None,
+) -> None:
+    """Record the facts (and value bounds) of data files, by path, this process wrote or read."""
     identity = storage.cache_identity
     with _lock:
         if len(_cache) + len(facts) > CACHE_ENTRIES:
             _cache.clear()
+            _bounds.clear()
         _cache.update({(identity, path): value for path, value in facts.items()})
+        _bounds.update({(identity, path): value for path, value in (bounds or {}).items()})
+
+
+def cached_bounds(storage: Storage, paths: Iterable[str]) -> dict[str, Bounds]:
+    """The value bounds this process holds of ``paths`` (those it holds none of are left out)."""
+    identity = storage.cache_identity
+    with _lock:
+        found = {path: _bounds.get((identity, path)) for path in paths}
+    return {path: bounds for path, bounds in found.items() if bounds is not None}
 
 
 def cached(storage: Storage, paths: Iterable[str]) -> dict[str, FileFacts]:
@@ -81,13 +110,41 @@ def _is_count(value: object) -> bool:
     return type(value) is int and 0 <= value < 2**63
 
 
-@lru_cache(maxsize=64)
-def parse(text: str) -> Mapping[str, FileFacts]:
-    """The facts an attribute's text records, by label.
+def _is_bound(value: object) -> bool:
+    if type(value) is int:
+        return -(2**63) <= value < 2**63
+    return type(value) is str and len(value) <= MAX_TEXT_BOUND
 
-    Raises:
-        ValueError: the text is not of the documented form (the message says how).
-    """
+
+def _bounds_of(label: str, value: object) -> Bounds:
+    if not isinstance(value, dict):
+        raise ValueError(  # noqa: TRY004 - a parse error
+            f"{FACTS_KEY} of label {label!r}: the fourth element must be an object of "
+            f"column id -> [min, max], not {str(value)[:80]}"
+        )
+    bounds: dict[str, tuple[Any, Any]] = {}
+    for column, pair in value.items():
+        fine = (
+            column.isdigit()
+            and column.isascii()
+            and isinstance(pair, list)
+            and len(pair) == 2
+            and all(map(_is_bound, pair))
+            and type(pair[0]) is type(pair[1])
+            and pair[0] <= pair[1]
+        )
+        if not fine:
+            raise ValueError(
+                f"{FACTS_KEY} of label {label!r}, column id {column!r}: bounds must be "
+                f"[min, max], two integers or two strings of at most {MAX_TEXT_BOUND} "
+                f"characters with min <= max, not {str(pair)[:80]}"
+            )
+        bounds[column] = (pair[0], pair[1])
+    return MappingProxyType(bounds)
+
+
+@lru_cache(maxsize=64)
+def _parse(text: str) -> tuple[Mapping[str, FileFacts], Mapping[str, Bounds]]:
     try:
         body = json.loads(text)
     except ValueError as exc:
@@ -95,24 +152,57 @@ def parse(text: str) -> Mapping[str, FileFacts]:
     if not isinstance(body, dict):
         raise ValueError(f"{FACTS_KEY} must be a JSON object of label -> facts")  # noqa: TRY004 - a parse error
     facts: dict[str, FileFacts] = {}
+    bounds: dict[str, Bounds] = {}
     for label, value in body.items():
-        if not (isinstance(value, list) and len(value) == 3 and all(map(_is_count, value))):
+        counts = value[:3] if isinstance(value, list) else None
+        fine = counts is not None and len(value) in (3, 4) and all(map(_is_count, counts))
+        if not fine:
             raise ValueError(
                 f"{FACTS_KEY} of label {label!r} must be [rows, bytes, row_groups] "
-                f"(non-negative integers), not {str(value)[:80]}"
+                f"(non-negative integers) and optionally the file's value bounds, "
+                f"not {str(value)[:80]}"
             )
         facts[label] = (value[0], value[1], value[2])
-    return MappingProxyType(facts)
+        if len(value) == 4:
+            bounds[label] = _bounds_of(label, value[3])
+    return MappingProxyType(facts), MappingProxyType(bounds)
+
+
+def parse(text: str) -> Mapping[str, FileFacts]:
+    """The facts an attribute's text records, by label.
+
+    Raises:
+        ValueError: the text is not of the documented form (the message says how).
+    """
+    return _parse(text)[0]
+
+
+def parse_bounds(text: str) -> Mapping[str, Bounds]:
+    """The value bounds an attribute's text records, by label (files without any left out).
+
+    Raises:
+        ValueError: the text is not of the documented form (the message says how).
+    """
+    return _parse(text)[1]
+
+
+def _recorded(meta: DatasetMetadata) -> tuple[Mapping[str, FileFacts], Mapping[str, Bounds]]:
+    text = meta.metadata.get(FACTS_KEY)
+    if text is None:
+        return {}, {}
+    try:
+        return _parse(text)
+    except ValueError as exc:  # decode_metadata refuses such a file: built in memory
+        raise CorruptFileError(f"dataset {meta.dataset_uuid}", str(exc)) from None
 
 
 def _recorded_labels(meta: DatasetMetadata) -> Mapping[str, FileFacts]:
-    text = meta.metadata.get(FACTS_KEY)
-    if text is None:
-        return {}
-    try:
-        return parse(text)
-    except ValueError as exc:  # decode_metadata refuses such a file: built in memory
-        raise CorruptFileError(f"dataset {meta.dataset_uuid}", str(exc)) from None
+    return _recorded(meta)[0]
+
+
+def recorded_bounds(meta: DatasetMetadata) -> Mapping[str, Bounds]:
+    """The value bounds the metadata records, by label (files without any left out)."""
+    return _recorded(meta)[1]
 
 
 def recorded(meta: DatasetMetadata) -> dict[str, FileFacts]:
@@ -126,20 +216,33 @@ def recorded(meta: DatasetMetadata) -> dict[str, FileFacts]:
 
 
 def with_recorded(
-    meta: DatasetMetadata, added: Mapping[str, FileFacts], removed: Sequence[str] = ()
+    meta: DatasetMetadata,
+    added: Mapping[str, FileFacts],
+    removed: Sequence[str] = (),
+    bounds: Mapping[str, Bounds] | None = None,
 ) -> DatasetMetadata:
     """``meta`` recording ``added`` (label -> facts) and no longer the ``removed`` labels.
 
-    Only labels the metadata lists are kept: what a file no longer live had
-    is dropped, so the attribute never outgrows the dataset.
+    ``bounds`` (label -> value bounds) are recorded beside the facts of the
+    added files that have them. Only labels the metadata lists are kept:
+    what a file no longer live had is dropped, so the attribute never
+    outgrows the dataset.
     """
     import dataclasses
 
-    known = dict(_recorded_labels(meta))
+    old_facts, old_bounds = _recorded(meta)
     gone = set(removed)
-    known = {label: facts for label, facts in known.items() if label not in gone}
+    known = {label: facts for label, facts in old_facts.items() if label not in gone}
     known.update(added)
-    kept = {label: list(known[label]) for label in meta.partitions if label in known}
+    limits = {label: value for label, value in old_bounds.items() if label not in gone}
+    limits.update({label: value for label, value in (bounds or {}).items() if label in added})
+    kept: dict[str, list[Any]] = {}
+    for label in meta.partitions:
+        if label in known:
+            entry: list[Any] = list(known[label])
+            if limits.get(label):
+                entry.append({column: list(pair) for column, pair in limits[label].items()})
+            kept[label] = entry
     attributes = {key: value for key, value in meta.metadata.items() if key != FACTS_KEY}
     if kept:
         attributes[FACTS_KEY] = json.dumps(kept, separators=(",", ":"))
@@ -151,4 +254,10 @@ def with_recorded(
 def for_added(storage: Storage, added: Mapping[str, str]) -> dict[str, FileFacts]:
     """The facts this process holds of the files ``added`` (label -> path), by label."""
     held = cached(storage, added.values())
+    return {label: held[path] for label, path in added.items() if path in held}
+
+
+def bounds_for_added(storage: Storage, added: Mapping[str, str]) -> dict[str, Bounds]:
+    """The value bounds this process holds of the files ``added`` (label -> path), by label."""
+    held = cached_bounds(storage, added.values())
     return {label: held[path] for label, path in added.items() if path in held}

@@ -284,6 +284,7 @@ def change_files(
     removed: Iterable[str] = (),
     columns: Sequence[Column] | None = None,
     facts: Mapping[str, tuple[int, int, int]] | None = None,
+    bounds: Mapping[str, Mapping[str, tuple[Any, Any]]] | None = None,
 ) -> TableDefinition:
     """Stage adding and removing data files of a table, as a merge.
 
@@ -302,6 +303,9 @@ def change_files(
         facts: label -> ``(rows, bytes, row_groups)`` of added files, recorded
             in the dataset metadata (:mod:`~trinity_dbapi.tables.file_facts`);
             by default what this process knows of the files it wrote.
+        bounds: label -> value bounds of added files
+            (:mod:`~trinity_dbapi.tables.value_bounds`), recorded beside their
+            facts; by default what this process knows of the files it wrote.
     """
     from trinity_dbapi.tables import file_facts
     from trinity_dbapi.tables.indices import update_indices
@@ -310,6 +314,7 @@ def change_files(
 
     gone = frozenset(removed)
     known = dict(file_facts.for_added(storage, added) if facts is None else facts)
+    limits = dict(file_facts.bounds_for_added(storage, added) if bounds is None else bounds)
 
     def change(table: TableDefinition) -> TableDefinition:
         if columns is not None and tuple(table.columns) != tuple(columns):
@@ -327,7 +332,9 @@ def change_files(
             )
         table_schema, by = schema(table), table.partition_columns
         _check_partitioning(meta, by, added, f"{namespace}.{name}")
-        meta = file_facts.with_recorded(meta.with_partitions(added, gone), known, sorted(gone))
+        meta = file_facts.with_recorded(
+            meta.with_partitions(added, gone), known, sorted(gone), limits
+        )
         if gone:
             meta, table = _without_unused_partitionings(meta, table)
         if meta.indices:

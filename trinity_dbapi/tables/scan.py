@@ -263,7 +263,29 @@ def prune_labels(
                 labels = [
                     x for x in (labels if labels is not None else meta.partitions) if x in found
                 ]
-    return labels
+    return _within_bounds(meta, schema, predicate, labels)
+
+
+def _within_bounds(
+    meta: DatasetMetadata,
+    schema: pa.Schema,
+    predicate: Mapping[str, Sequence[Any]],
+    labels: list[str] | None,
+) -> list[str] | None:
+    """``labels`` (None: every file) less the files whose value bounds rule the predicate out."""
+    from trinity_dbapi.tables import file_facts, value_bounds
+    from trinity_dbapi.tables.partitions import ValueRange
+
+    points = {c: v for c, v in predicate.items() if not isinstance(v, ValueRange)}
+    ids = value_bounds.column_ids(schema)
+    if not any(column in ids for column in points):
+        return labels
+    bounds = file_facts.recorded_bounds(meta)
+    if not bounds:
+        return labels
+    candidates = list(meta.partitions) if labels is None else labels
+    kept = value_bounds.prune(candidates, bounds, ids, points)
+    return labels if len(kept) == len(candidates) else kept
 
 
 def pruned_labels(

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.storage.base import Storage
-from trinity_dbapi.tables import file_facts, layout
+from trinity_dbapi.tables import file_facts, layout, value_bounds
 from trinity_dbapi.tables.conform import Conformer
 from trinity_dbapi.tables.encode_lanes import THREADS, Lane, Lanes
 from trinity_dbapi.tables.encoding import DICTIONARY_PAGE_LIMIT, dictionary_columns
@@ -269,10 +269,9 @@ class _OpenFile:
         self._parquet_writer().close()
         return self.sink.getvalue(), flushed
 
-    def row_groups(self) -> int | None:
-        """The closed file's row groups, from the footer the writer made (None: unknown)."""
-        footer = getattr(getattr(self.writer, "writer", None), "metadata", None)
-        return getattr(footer, "num_row_groups", None)
+    def footer(self) -> pq.FileMetaData | None:
+        """The closed file's footer, as the writer made it (None: unknown)."""
+        return getattr(getattr(self.writer, "writer", None), "metadata", None)
 
 
 class _Sink:
@@ -354,9 +353,13 @@ class _Sink:
             self.storage.create_unique_later(path, data)
         else:
             self.storage.create_unique(path, data)
-        groups = part.row_groups()
-        if groups is not None:
-            file_facts.remember(self.storage, {path: (part.rows, len(data), groups)})
+        footer = part.footer()
+        if footer is not None:
+            file_facts.remember(
+                self.storage,
+                {path: (part.rows, len(data), footer.num_row_groups)},
+                {path: value_bounds.from_footer(self.schema, footer)},
+            )
         self._wrote(flushed)
 
     def _wrote(self, rows: int) -> None:
