@@ -206,3 +206,52 @@ def test_a_commit_by_another_process_is_read_by_the_next_statement(lake: Any) ->
     # The check finds the new root; the root, the new definition and
     # metadata, then the new file (the 30 others are cached).
     assert used.rounds <= 5, used
+
+
+def test_a_fresh_read_of_big_files_costs_one_round_of_ranges_and_no_head(
+    lake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trinity_dbapi.tables import remote_files
+
+    # Files of a few KB count as big here, read in ranges of 1 KB.
+    monkeypatch.setattr(remote_files, "WHOLE_FILE_BYTES", 2048)
+    monkeypatch.setattr(remote_files, "RANGE_BYTES", 1024)
+    writer = _connect(lake)
+    writer.execute("CREATE TABLE t (id INT8, v FLOAT8)")
+    for part in range(3):
+        rows = ", ".join(f"({i}, {i})" for i in range(part * 1000, part * 1000 + 1000))
+        writer.execute(f"INSERT INTO t VALUES {rows}")
+    shared_cache().clear()
+    monkeypatch.setattr(Storage, "latency", LATENCY)
+    reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
+    rows, used = _cost(reader, "SELECT count(v), sum(v) FROM t")
+    assert rows == [(3000, sum(range(3000)))]
+    # The latest version with the definition ahead; the dataset metadata,
+    # whose facts give each file's size; every range of the 3 files at once.
+    assert (used.rounds, used.exists) == (3, 2), used
+    assert used.reads > 2 + 3, used  # several ranges per file
+
+
+@pytest.mark.parametrize("factor", [0.5, 2])
+def test_a_size_the_facts_got_wrong_still_reads_the_file_whole(
+    lake: Any, monkeypatch: pytest.MonkeyPatch, factor: float
+) -> None:
+    from trinity_dbapi.tables import remote_files
+
+    monkeypatch.setattr(remote_files, "WHOLE_FILE_BYTES", 2048)
+    writer = _connect(lake)
+    writer.execute("CREATE TABLE t (id INT8, v FLOAT8)")
+    values = ", ".join(f"({i}, {i})" for i in range(1000))
+    writer.execute(f"INSERT INTO t VALUES {values}")
+    shared_cache().clear()
+    recorded = file_facts.recorded
+
+    def lying(meta: Any) -> dict[str, Any]:
+        # A damaged metadata file: sizes too small and too big.
+        return {
+            path: (rows, size * 2, groups) for path, (rows, size, groups) in recorded(meta).items()
+        }
+
+    monkeypatch.setattr(file_facts, "recorded", lying)
+    reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
+    assert _cost(reader, "SELECT count(v), sum(id) FROM t")[0] == [(1000, sum(range(1000)))]

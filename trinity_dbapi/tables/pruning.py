@@ -41,15 +41,14 @@ def point_predicates(node: exp.Table, params: Sequence[Any]) -> dict[str, list[A
     where = select.args.get("where")
     if where is None:
         return {}
-    name = node.alias_or_name
-    alone = len(_sources(select)) == 1
+    sources = _sources(select)
     allowed: dict[str, list[Any]] = {}
     for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
         found = _point(conjunct, params)
         if found is None:
             continue
         column, values = found
-        if (column.table and column.table != name) or (not column.table and not alone):
+        if not _names(column, node, sources):
             continue
         previous = allowed.get(column.name)
         allowed[column.name] = values if previous is None else [v for v in values if v in previous]
@@ -70,12 +69,11 @@ def range_predicates(node: exp.Table, params: Sequence[Any]) -> dict[str, ValueR
     where = select.args.get("where")
     if where is None:
         return {}
-    name = node.alias_or_name
-    alone = len(_sources(select)) == 1
+    sources = _sources(select)
     found: dict[str, ValueRange] = {}
     for conjunct in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
         for column, bounds in _ranges(conjunct, params):
-            if (column.table and column.table != name) or (not column.table and not alone):
+            if not _names(column, node, sources):
                 continue
             found[column.name] = _narrowed(found.get(column.name), bounds)
     return found
@@ -139,6 +137,28 @@ def _sources(select: exp.Select) -> list[exp.Expression]:
         sources.append(from_.this)
     sources.extend(join.this for join in select.args.get("joins") or ())
     return sources
+
+
+def _names(column: exp.Column, node: exp.Table, sources: Sequence[exp.Expression]) -> bool:
+    """Whether ``column`` surely is a column of ``node`` (one of the query's ``sources``).
+
+    Unqualified: only when the query reads ``node`` alone. Qualified: the
+    qualifier must be the node's alias or name, with the node's namespace
+    when it names one; ``t.c`` beside both ``t`` and ``s.t`` is not decided
+    here (pruning must never skip a file of the table a column is not of).
+    """
+    if not column.table:
+        return len(sources) == 1
+    name = node.alias_or_name
+    if column.table != name:
+        return False
+    if column.db or column.catalog:
+        return (
+            not node.alias
+            and column.db == node.db
+            and (not column.catalog or column.catalog == node.catalog)
+        )
+    return sum(1 for source in sources if source.alias_or_name == name) == 1
 
 
 def _reads_directly(select: exp.Select, node: exp.Table) -> bool:

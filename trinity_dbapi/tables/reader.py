@@ -304,9 +304,12 @@ def arrow_dataset(
     # allow, and scanned from memory: no Arrow thread calls back into Python,
     # which a scanner DuckDB drives while holding the interpreter lock would
     # wait for forever (pyarrow 26 with DuckDB: a hang, not an error).
+    from trinity_dbapi.tables import file_facts
     from trinity_dbapi.tables.remote_files import fetch_whole
 
-    held = fetch_whole(storage, paths)
+    # The sizes the facts record let a big file be read in one round of ranges.
+    sizes = {path: facts[1] for path, facts in file_facts.recorded(meta).items()}
+    held = fetch_whole(storage, paths, sizes)
     fragments = [
         parquet.make_fragment(pa.py_buffer(held[path]), partition_expression=expression)
         if path in held

@@ -5,7 +5,8 @@ are fetched before the scan, all at once (:func:`fetch`): one request per
 file, a suffix-range GET of :data:`WHOLE_FILE_BYTES` that brings a small
 file whole and a big one's footer, with no HEAD to learn a size first; a big
 file's remainder then comes in one more round of ranged GETs
-(:func:`fetch_whole`). Arrow then scans the bytes in memory: no Arrow thread
+(:func:`fetch_whole`). A file the dataset's file facts record as big is
+read in ranged GETs covering it at once instead: one round, no HEAD. Arrow then scans the bytes in memory: no Arrow thread
 calls back into Python while DuckDB drives the scan. Files past
 :data:`FETCH_BYTES` are read when the scan opens them, through
 :class:`StorageFiles`, an Arrow file system on the storage (so its counters,
@@ -18,13 +19,13 @@ same credentials, reads no data file at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from trinity_dbapi.errors import StorageFileNotFoundError
+from trinity_dbapi.errors import Error, StorageFileNotFoundError
 from trinity_dbapi.storage import Storage
 
 __all__ = [
@@ -52,37 +53,73 @@ FETCH_BATCH = 256
 RANGE_BYTES = 8 * 1024 * 1024
 
 
-def fetch_whole(storage: Storage, paths: Sequence[str]) -> dict[str, bytes]:
+def fetch_whole(
+    storage: Storage, paths: Sequence[str], sizes: Mapping[str, int] | None = None
+) -> dict[str, bytes]:
     """The files of a scan, whole, in as few rounds as their sizes allow: path -> bytes.
 
-    Small files come in one round (:func:`fetch`); big ones then cost a
-    round of HEADs and a round of ranged GETs for what their tails left
-    out. At most :data:`FETCH_BYTES` are held; files past that are left out
-    (the caller reads them through :class:`StorageFiles`).
+    ``sizes`` are the sizes the file facts give (path -> bytes). A file known
+    to be big is read in ranged GETs covering it, side by side with the
+    other big ones, in one round; the others come in one round of suffix
+    GETs (:func:`fetch`), and those of them that turn out big cost a round
+    of HEADs and a round of ranged GETs for what their tails left out. At most :data:`FETCH_BYTES` are held; files
+    past that are left out (the caller reads them through :class:`StorageFiles`).
     """
-    got = fetch(storage, paths)
-    whole = {path: data for path, (data, complete) in got.items() if complete}
+    known = dict(sizes or {})
+    unique = list(dict.fromkeys(paths))
+    big = [p for p in unique if known.get(p, 0) > WHOLE_FILE_BYTES]
+    whole: dict[str, bytes] = {}
+    held = 0
+    if big:
+        chosen = []
+        for path in big:
+            if held + known[path] <= FETCH_BYTES:
+                held += known[path]
+                chosen.append(path)
+        try:
+            read = _read_in_ranges(storage, {path: (known[path], b"") for path in chosen})
+        except Error:
+            read = {}  # read below as files of unknown size: their own errors are raised there
+        # A size the facts got wrong (a damaged metadata file) must not make a
+        # file look truncated: such a file is read again as one of unknown size.
+        fine = {p: d for p, d in read.items() if len(d) == known[p] and d[-4:] == b"PAR1"}
+        whole.update(fine)
+        for path in chosen:
+            if path not in fine:
+                del known[path]
+        held = sum(len(data) for data in fine.values())
+        taken = set(fine) | {p for p in big if p not in chosen}
+        unique = [p for p in unique if p not in taken]
+    got = fetch(storage, unique) if unique else {}
+    whole.update({path: data for path, (data, complete) in got.items() if complete})
     partial = {path: data for path, (data, complete) in got.items() if not complete}
     if not partial:
         return whole
     held = sum(len(data) for data in whole.values())
+    # Files the facts did not know as big: their sizes come from the store.
     chosen = list(partial)
-    sizes = dict(zip(chosen, storage.sizes(chosen)))
-    ranges: list[tuple[str, int, int]] = []
-    for path in chosen:
-        if held + sizes[path] > FETCH_BYTES:
+    wanted: dict[str, tuple[int, bytes]] = {}
+    for path, size in zip(chosen, storage.sizes(chosen)):
+        if held + size > FETCH_BYTES:
             continue
-        held += sizes[path]
-        rest = sizes[path] - len(partial[path])
+        held += size
+        wanted[path] = (size, partial[path])
+    whole.update(_read_in_ranges(storage, wanted))
+    return whole
+
+
+def _read_in_ranges(storage: Storage, files: Mapping[str, tuple[int, bytes]]) -> dict[str, bytes]:
+    """Each file (path -> (size, its tail already read)) whole, its rest in one round of ranges."""
+    ranges: list[tuple[str, int, int]] = []
+    for path, (size, tail) in files.items():
+        rest = size - len(tail)
         ranges.extend(
             (path, start, min(start + RANGE_BYTES, rest)) for start in range(0, rest, RANGE_BYTES)
         )
-    pieces: dict[str, list[bytes]] = {}
+    pieces: dict[str, list[bytes]] = {path: [] for path in files}
     for (path, _, _), data in zip(ranges, storage.read_ranges(ranges)):
-        pieces.setdefault(path, []).append(data)
-    for path, parts in pieces.items():
-        whole[path] = b"".join([*parts, partial[path]])
-    return whole
+        pieces[path].append(data)
+    return {path: b"".join([*pieces[path], files[path][1]]) for path in files}
 
 
 def fetch(storage: Storage, paths: Sequence[str]) -> dict[str, tuple[bytes, bool]]:
