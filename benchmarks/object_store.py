@@ -284,13 +284,18 @@ def child(system: str, operation: str, endpoint: str, work: str) -> None:
     # Imports are not timed: the process a tile or a task runs in has them
     # (pandas too: a BI server's, and pyarrow imports it on first use anyway).
     import pandas  # noqa: F401
-    import pyarrow  # noqa: F401
+    import pyarrow
 
     if system == "trinity":
         import duckdb  # noqa: F401
+        import pyarrow.dataset
+        import pyarrow.parquet  # noqa: F401
         import s3fs  # noqa: F401
 
+        # The modules a statement imports on first use, as a server process
+        # that ran one statement holds them (the peers import theirs whole).
         import trinity_dbapi.dbapi.connection
+        import trinity_dbapi.sql.engine.handlers
         import trinity_dbapi.sql.engine.session  # noqa: F401
         from trinity_dbapi.storage import fsspec_storage  # noqa: F401
     elif system == "delta":

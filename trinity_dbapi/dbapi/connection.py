@@ -110,6 +110,15 @@ def connect(
         )
     from trinity_dbapi.storage.redact import Redactor, redact_userinfo
 
+    if isinstance(uri, str) and _remote(uri):
+        from trinity_dbapi.sql import table_functions
+        from trinity_dbapi.sql.engine import duckdb_pool
+
+        # What the first statement needs of DuckDB (the names its checks ask
+        # for, the database it runs on), made while opening waits on the
+        # store's round trips.
+        table_functions.learn_ahead()
+        duckdb_pool.open_ahead()
     error: errors.Error
     try:
         lake = _open(
@@ -157,6 +166,12 @@ def _check_progress(handler: object) -> None:
             f"the progress handler must be a callable taking a ProgressEvent, or None, not a "
             f"{type(handler).__name__}"
         )
+
+
+def _remote(uri: str) -> bool:
+    """Whether ``uri`` names a store reached over the network (not a path or memory)."""
+    scheme, found, _ = uri.partition("://")
+    return bool(found) and scheme.lower() not in ("file", "memory")
 
 
 def _open(

@@ -20,8 +20,10 @@ sqlglot happens to put a function node.
 
 from __future__ import annotations
 
-import functools
+import contextlib
+import os
 import re
+import threading
 
 from sqlglot import exp
 
@@ -120,14 +122,60 @@ def _plain_names(node: exp.Func) -> list[str]:
     return [name.lower() for name in node.sql_names()]
 
 
-@functools.cache
-def _table_only_names() -> frozenset[str]:
-    """DuckDB's names that are only table functions or pragmas, less the whitelist."""
-    import duckdb  # the sql layer's engine; imported on the first check only
+_names: frozenset[str] | None = None
+_names_lock = threading.Lock()
+_learning = False
 
-    with duckdb.connect() as duck:
-        rows = duck.execute(
-            "SELECT function_name FROM duckdb_functions() GROUP BY function_name "
-            "HAVING bool_and(function_type IN ('table', 'table_macro', 'pragma'))"
-        ).fetchall()
-    return frozenset(str(name).lower() for (name,) in rows) - ALLOWED_TABLE_FUNCTIONS
+
+def _table_only_names() -> frozenset[str]:
+    """DuckDB's names that are only table functions or pragmas, less the whitelist.
+
+    Asked of DuckDB once per process (about 40 ms: a database and a catalog
+    query); a caller arriving while :func:`learn_ahead`'s thread asks waits
+    for its answer instead of asking again.
+    """
+    global _names
+    if _names is not None:
+        return _names
+    with _names_lock:
+        if _names is None:
+            import duckdb  # the sql layer's engine; imported on the first check only
+
+            with duckdb.connect() as duck:
+                rows = duck.execute(
+                    "SELECT function_name FROM duckdb_functions() GROUP BY function_name "
+                    "HAVING bool_and(function_type IN ('table', 'table_macro', 'pragma'))"
+                ).fetchall()
+            _names = frozenset(str(name).lower() for (name,) in rows) - ALLOWED_TABLE_FUNCTIONS
+        return _names
+
+
+def learn_ahead() -> None:
+    """Ask DuckDB for its table-only names on a background thread, if not known yet.
+
+    A connection to a remote root calls this before its first requests: the
+    question then overlaps the round trips of opening, instead of adding its
+    time to the first statement. Errors are left to the first statement
+    that needs the names (it asks again).
+    """
+    global _learning
+    if _names is not None or _learning:
+        return
+    _learning = True
+
+    def learn() -> None:
+        with contextlib.suppress(Exception):
+            _table_only_names()
+
+    threading.Thread(target=learn, name="trinity-sql-names", daemon=True).start()
+
+
+def _after_fork() -> None:
+    # A thread of the parent that held the lock does not exist in the child.
+    global _names_lock, _learning
+    _names_lock = threading.Lock()
+    _learning = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

@@ -21,7 +21,8 @@ them: ``connect(uri, version=N)``). See docs/recovery.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,8 @@ def describe(exc: BaseException) -> str:
 
 #: The check's own cache (a file two objects share is read once).
 _OWN_CACHE_BYTES = 64 * 1024 * 1024
+#: Files read ahead in one round.
+AHEAD_FILES = 64
 
 
 class _Checker:
@@ -94,6 +97,7 @@ class _Checker:
         self.checked = 0
         self.each_file = each_file
         self.seen: set[str] = set()
+        self.seen_ahead: set[str] = set()
 
     def read(
         self,
@@ -118,6 +122,44 @@ class _Checker:
             self.problems.append(Problem(shown, obj, describe(exc)))
         return None
 
+    def ahead(
+        self,
+        locations: Iterable[str],
+        store: Storage | None = None,
+        sizes: Mapping[str, int] | None = None,
+    ) -> None:
+        """Read ``locations`` into the checker's cache side by side, before one by one.
+
+        On a store with round trips a lakehouse of N files then costs about
+        N / :data:`AHEAD_FILES` rounds, not N. Only what the cache keeps is
+        read ahead (a file the facts say is big is read once, when checked);
+        a batch that fails is left to the reads one by one, which name the
+        file at fault.
+        """
+        target = self.storage if store is None else store
+        if not target.caches_reads:
+            return  # the local disk: nothing to overlap, and nothing kept
+        known = sizes or {}
+        batch: list[str] = []
+        held = 0
+        for location in dict.fromkeys(locations):
+            size = known.get(location, 0)
+            if "://" in location or size > _OWN_CACHE_BYTES // 4 or location in self.seen_ahead:
+                continue
+            self.seen_ahead.add(location)
+            if batch and (len(batch) == AHEAD_FILES or held + size > _OWN_CACHE_BYTES // 2):
+                self._read_ahead(target, batch)
+                batch, held = [], 0
+            batch.append(location)
+            held += size
+        self._read_ahead(target, batch)
+
+    @staticmethod
+    def _read_ahead(store: Storage, batch: list[str]) -> None:
+        if batch:
+            with contextlib.suppress(Error):
+                store.read_many(batch)
+
     def node(self, location: str) -> Node | None:
         # The bytes are read (and cached) first, so a missing file is told apart.
         return self.read(location, None, lambda _data: self.lake.nodes.load(location))
@@ -136,6 +178,8 @@ class _Checker:
     def entries(self, node: Node) -> None:
         effective: dict[str, str | None] = dict(zip(node.keys, node.values, strict=True))
         effective.update((m.key, m.value) for m in node.buffer)
+        children = [c for c in node.children or () if isinstance(c, str)]
+        self.ahead([*(v for v in effective.values() if v is not None), *children])
         for key, value in effective.items():
             if value is not None and value not in self.seen:
                 self.seen.add(value)
@@ -168,6 +212,7 @@ class _Checker:
             self.dataset(name, located(table, location, self.storage.root_uri))
 
     def dataset(self, name: str, table: TableDefinition) -> None:
+        from trinity_dbapi.tables import file_facts
         from trinity_dbapi.tables.metadata import decode_metadata
 
         path = table.format_properties[managed.METADATA_LOCATION]
@@ -181,6 +226,8 @@ class _Checker:
         store = managed.data_storage(self.storage, table, cached=False)
         other = None if store is self.storage else store
         common = layout.common_metadata_path(meta.dataset_uuid)
+        sizes = {path: facts[1] for path, facts in file_facts.recorded(meta).items()}
+        self.ahead([common, *meta.files().values(), *meta.indices.values()], other, sizes)
         self.read(common, name, lambda b: _parquet_footer(common, b), other)
         for data_file in meta.files().values():
             self.read(data_file, name, partial(_parquet_footer, data_file), other)
@@ -229,6 +276,10 @@ def check_integrity(
         checker.entries(snap.root)
     else:
         checker.tree(root)
-    for version in sorted(v for v in listed_versions(checker.storage) if v < snap.version):
-        checker.node(root_node_file_name(version))
+    older = [
+        root_node_file_name(v) for v in sorted(listed_versions(checker.storage)) if v < snap.version
+    ]
+    checker.ahead(older)  # every older root, AHEAD_FILES to a round
+    for location in older:
+        checker.node(location)
     return checker.problems, checker.checked

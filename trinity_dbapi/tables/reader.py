@@ -95,13 +95,15 @@ class FileReader:
     def fetch(self, labels: Sequence[str]) -> None:
         """Fetch the files of ``labels`` side by side, up to a bound (a remote store's round)."""
         from trinity_dbapi.errors import Error
-        from trinity_dbapi.tables.remote_files import fetch
+        from trinity_dbapi.tables import file_facts
+        from trinity_dbapi.tables.remote_files import fetch_whole
 
+        paths = [self.meta.partitions[label]["table"] for label in labels]
+        sizes = {path: facts[1] for path, facts in file_facts.recorded(self.meta).items()}
         try:
-            got = fetch(self.storage, [self.meta.partitions[label]["table"] for label in labels])
+            self.held.update(fetch_whole(self.storage, paths, sizes))
         except Error:
             return  # each file is read again on its own, which names what is wrong
-        self.held.update({path: data for path, (data, whole) in got.items() if whole})
 
     def _partition(self, label: str) -> dict[str, pa.Scalar]:
         directory = label.rpartition("/")[0]
@@ -198,6 +200,27 @@ def read_table(
         ProgrammingError: an unknown label or column.
         CorruptFileError: a data file that cannot be read as its column types.
     """
+    tables = read_tables(storage, meta, schema, partition_by, labels, columns, check)
+    if not tables:
+        names = list(schema.names if columns is None else columns)
+        return pa.schema([schema.field(name) for name in names]).empty_table()
+    return pa.concat_tables(tables)
+
+
+def read_tables(
+    storage: Storage,
+    meta: DatasetMetadata,
+    schema: pa.Schema,
+    partition_by: Sequence[str],
+    labels: Iterable[str] | None = None,
+    columns: Sequence[str] | None = None,
+    check: FileCheck | None = None,
+) -> list[pa.Table]:
+    """:func:`read_table`, one table per partition (file) in the labels' order.
+
+    A remote store's files are fetched together first, in one round where
+    their sizes allow, as :func:`read_table` does.
+    """
     check_partition_by(schema, partition_by, meta)
     chosen = _labels(meta, labels)
     names = list(schema.names if columns is None else columns)
@@ -215,9 +238,7 @@ def read_table(
     else:
         reader.fetch(chosen)
         tables = read_each(reader, chosen)
-    if not tables:
-        return reader.out.empty_table()
-    return pa.concat_tables(tables)
+    return tables
 
 
 def _filesystem(storage: Storage) -> tuple[Any, str]:

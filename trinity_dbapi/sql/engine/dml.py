@@ -137,14 +137,11 @@ class Target:
 
     def rows_with_owners(self, labels: Sequence[str]) -> tuple[pa.Table, pa.Array]:
         """The rows of the given files and, per row, the position in ``labels`` of its file."""
-        from trinity_dbapi.tables.reader import read_table
+        from trinity_dbapi.tables.reader import read_tables
 
-        parts = []
-        owners = []
-        for index, label in enumerate(labels):
-            part = read_table(self.storage, self.meta, self.schema, self.partition_by, [label])
-            parts.append(part)
-            owners.append(np.full(part.num_rows, index, dtype=np.int32))
+        # All files at once: on object storage one round, not one per file.
+        parts = read_tables(self.storage, self.meta, self.schema, self.partition_by, labels)
+        owners = [np.full(part.num_rows, index, dtype=np.int32) for index, part in enumerate(parts)]
         if not parts:
             return self.schema.empty_table(), pa.array([], pa.int32())
         if len(parts) == 1:  # no copy of a million labels for one file

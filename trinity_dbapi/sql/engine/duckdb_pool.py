@@ -43,6 +43,7 @@ without closing them, as it does the sessions' (``session._forget_in_child``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass
@@ -130,6 +131,26 @@ def lease(root: str | None) -> Lease:
     return Lease(database, connection)
 
 
+def open_ahead(root: str | None = None) -> None:
+    """Open the database that serves ``root`` on a background thread, if none is open.
+
+    A connection to a remote root calls this before its first requests: the
+    database (about 12 ms of DuckDB's work) is then ready when the first
+    statement leases it, instead of adding its time to that statement. An
+    error is left to that statement's :func:`lease`, which opens it again.
+    """
+    key = None if root is None else os.path.realpath(root)
+    if key in _databases:
+        return
+
+    def run() -> None:
+        with contextlib.suppress(Exception), _lock:
+            if key not in _databases:
+                _databases[key] = _open(key, root)
+
+    threading.Thread(target=run, name="trinity-duckdb-open", daemon=True).start()
+
+
 def give_back(handed: Lease, closed: bool) -> None:
     """End a lease whose connection the session closed (``closed``) or could not close.
 
@@ -203,6 +224,8 @@ def forget_in_child() -> None:
     The child has DuckDB's objects but not its threads: closing them there
     crashes the child. A session in the child opens a database of its own.
     """
+    global _lock
+    _lock = threading.Lock()  # a parent's thread may have held it (open_ahead)
     _INHERITED.extend(_databases.values())
     _databases.clear()
 
