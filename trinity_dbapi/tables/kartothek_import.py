@@ -51,6 +51,9 @@ __all__ = [
 
 #: Source files copied at the same time by :func:`copy_rows`.
 COPY_THREADS = min(4, os.cpu_count() or 1) + 1
+#: The same when either store has round trips: each copy then mostly waits
+#: on a read and a write, and more of them overlap their round trips.
+REMOTE_COPY_THREADS = 16
 #: Footers read at the same time by :func:`check_footers` (waiting on the
 #: store, not the CPU: a footer is a ranged read or two).
 FOOTER_THREADS = 8
@@ -166,7 +169,8 @@ def copy_rows(
     # is one file in the same partition as its source, and Parquet decoding
     # and encoding (which release the GIL) use every core. Results are taken
     # in the dataset's order, so the new files keep it.
-    pool = ThreadPoolExecutor(max_workers=COPY_THREADS)
+    remote = source.storage.local_root is None or storage.local_root is None
+    pool = ThreadPoolExecutor(max_workers=REMOTE_COPY_THREADS if remote else COPY_THREADS)
     try:
         for done, (files, count) in enumerate(pool.map(copy, source.meta.partitions), start=1):
             added.update(files)
