@@ -120,3 +120,32 @@ def test_the_cache_is_bounded_and_keeps_no_file_over_a_quarter_of_it() -> None:
     cache.clear("id")
     assert cache.get("id", "f9") is None and cache.get("other", "f9") == b"z"
     assert shared_cache().max_bytes == 256 * 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("options", "environ", "verify"),
+    [
+        ({"client_kwargs": {"endpoint_url": "http://127.0.0.1:9000"}}, {}, False),
+        ({"endpoint_url": "HTTP://minio:9000"}, {}, False),
+        ({"client_kwargs": {"endpoint_url": "https://s3.example.com"}}, {}, None),
+        ({}, {}, None),
+        ({"client_kwargs": {"endpoint_url": "http://h", "verify": "/ca.pem"}}, {}, "/ca.pem"),
+        ({"client_kwargs": {"endpoint_url": "http://h"}}, {"HTTPS_PROXY": "https://proxy"}, None),
+        (
+            {"client_kwargs": {"endpoint_url": "http://h"}, "config_kwargs": {"proxies": {}}},
+            {},
+            None,
+        ),
+    ],
+)
+def test_a_plain_http_endpoint_skips_the_certificate_bundle(
+    options: dict[str, Any], environ: dict[str, str], verify: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trinity_dbapi.storage import fsspec_storage
+
+    for name in fsspec_storage._PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    fsspec_storage._no_tls_for_plain_http(options)
+    assert (options.get("client_kwargs") or {}).get("verify") == verify

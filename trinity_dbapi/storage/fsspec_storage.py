@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import random
 import threading
 import time
@@ -273,6 +274,38 @@ class MemoryStorage(FsspecStorage):
             super()._delete(path)
 
 
+_PROXY_VARIABLES = (
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+)
+
+
+def _no_tls_for_plain_http(options: dict[str, Any]) -> None:
+    """An ``http://`` endpoint (MinIO, a local server) needs no certificate bundle.
+
+    botocore's HTTP session loads the CA bundle for every new client (about
+    20 ms) although a plain-HTTP connection never uses it; ``verify=False``
+    skips that. Not when the user set ``verify``, or a proxy could carry the
+    connection over TLS.
+    """
+    client = dict(options.get("client_kwargs") or {})
+    endpoint = str(options.get("endpoint_url") or client.get("endpoint_url") or "")
+    config = options.get("config_kwargs") or {}
+    if (
+        not endpoint.lower().startswith("http://")
+        or "verify" in client
+        or "proxies" in config
+        or any(os.environ.get(name) for name in _PROXY_VARIABLES)
+    ):
+        return
+    client["verify"] = False
+    options["client_kwargs"] = client
+
+
 class S3Storage(FsspecStorage):
     """Storage on Amazon S3 or an S3-compatible store (``s3://``, ``s3a://``).
 
@@ -316,6 +349,7 @@ class S3Storage(FsspecStorage):
         config = dict(options.get("config_kwargs") or {})
         config.setdefault("max_pool_connections", MAX_CONNECTIONS)
         options["config_kwargs"] = config
+        _no_tls_for_plain_http(options)
         fs = s3fs.S3FileSystem(**options)
         super().__init__(root_uri, fs, storage_options=options, cache_bytes=cache_bytes)
         self._bucket = self._base.split("/", 1)[0]
