@@ -182,5 +182,23 @@ def test_pruned_answers_equal_a_model_of_every_row(
 )
 def test_malformed_bounds_are_refused_with_the_rule(entry: list[Any], rule: str) -> None:
     with pytest.raises(ValueError, match=r"trinity\.file_facts") as caught:
-        file_facts.parse(json.dumps({"label": entry}))
+        text = json.dumps({"label": entry})
+        file_facts.parse(text)
+        file_facts.parse_bounds(text)
     assert rule in str(caught.value)
+
+
+def test_a_query_refuses_malformed_bounds_as_a_corrupt_file(tmp_path: Any) -> None:
+    import dataclasses
+
+    from trinity_dbapi.errors import CorruptFileError
+
+    con = _thirty_files(f"memory://bounds-{tmp_path.name}/lake")
+    table = con.lakehouse.begin().load_table("default", "t")
+    meta = managed.metadata(con.lakehouse.storage, table)
+    bad = json.dumps({label: [2, 10, 1, {"1": [9, 1]}] for label in meta.partitions})
+    damaged = dataclasses.replace(meta, metadata={**meta.metadata, file_facts.FACTS_KEY: bad})
+    assert len(file_facts.recorded(damaged)) == 30  # the counts still read
+    with pytest.raises(CorruptFileError, match=r"min <= max") as caught:
+        file_facts.recorded_bounds(damaged)
+    assert meta.dataset_uuid in str(caught.value)
