@@ -73,7 +73,12 @@ def test_spark_reads_a_transform_partitioned_table_pruned_by_day_and_bucket(lake
         ("ts = '2024-01-01 10:00:00'", files_of(lambda parts: parts[0] == "ts_day=2024-01-01")),
     ]:
         pruned = lake.read("s.ev").where(where)
-        assert 0 < pruned.rdd.getNumPartitions() == expected_files < files, where
+        read = pruned.rdd.getNumPartitions()
+        if where.startswith("id"):
+            # The bucket's files, fewer where their value bounds rule id out.
+            assert 0 < read <= expected_files < files, where
+        else:
+            assert 0 < read == expected_files < files, where
         sql_where = where.replace("'2024", "TIMESTAMPTZ '2024").replace(":00'", ":00+00'")
         assert spark_rows(pruned, "id") == lake.rows(
             f"SELECT * FROM s.ev WHERE {sql_where} ORDER BY id"

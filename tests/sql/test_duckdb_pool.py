@@ -159,3 +159,54 @@ def _lease(conn: Any) -> duckdb_pool.Lease:
     lease = conn.session._lease
     assert lease is not None
     return lease
+
+
+_EXIT_WHILE_OPENING = """
+import duckdb, time
+from trinity_dbapi.sql import table_functions
+from trinity_dbapi.sql.engine import duckdb_pool
+real = duckdb_pool._open
+def slow(key, root):
+    # Still in DuckDB's C++ when the main thread ends.
+    duckdb.connect().execute("SELECT count(*) FROM range(200000000)").fetchall()
+    return real(key, root)
+duckdb_pool._open = slow
+duckdb_pool.open_ahead()
+table_functions.learn_ahead()
+time.sleep(0.05)
+"""
+
+
+def test_a_process_that_exits_while_duckdb_opens_ahead_exits_cleanly() -> None:
+    """The threads a remote connect starts are joined at exit, never torn down in C++.
+
+    As daemon threads, a process that exited at once (a shell command refused
+    before any request) aborted: 'terminate called after throwing', exit 134.
+    """
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_WHILE_OPENING],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_open_ahead_leaves_an_idle_database_the_first_lease_takes() -> None:
+    duckdb_pool.close_idle()
+    before = duckdb_pool.open_count()
+    duckdb_pool.open_ahead()
+    for thread in threading.enumerate():
+        if thread.name == "trinity-duckdb-open":
+            thread.join(30)
+    assert duckdb_pool.open_count() == before + 1
+    handed = duckdb_pool.lease(None)
+    try:
+        assert duckdb_pool.open_count() == before + 1  # the same database, not a second
+        assert handed.connection.execute("SELECT 42").fetchall() == [(42,)]
+    finally:
+        duckdb_pool.drop(handed)

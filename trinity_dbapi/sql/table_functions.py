@@ -167,7 +167,9 @@ def learn_ahead() -> None:
         with contextlib.suppress(Exception):
             _table_only_names()
 
-    threading.Thread(target=learn, name="trinity-sql-names", daemon=True).start()
+    # Not a daemon: the interpreter joins it before it finalizes, so DuckDB is
+    # never torn down under it (a daemon thread there aborted the process).
+    threading.Thread(target=learn, name="trinity-sql-names").start()
 
 
 def _after_fork() -> None:

@@ -148,7 +148,8 @@ def open_ahead(root: str | None = None) -> None:
             if key not in _databases:
                 _databases[key] = _open(key, root)
 
-    threading.Thread(target=run, name="trinity-duckdb-open", daemon=True).start()
+    # Not a daemon: joined before the interpreter finalizes (see table_functions).
+    threading.Thread(target=run, name="trinity-duckdb-open").start()
 
 
 def give_back(handed: Lease, closed: bool) -> None:
