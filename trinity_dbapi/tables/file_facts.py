@@ -30,7 +30,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from trinity_dbapi.errors import CorruptFileError
 from trinity_dbapi.tables import layout
@@ -52,6 +52,7 @@ __all__ = [
     "parse_bounds",
     "recorded",
     "recorded_bounds",
+    "recorded_sizes",
     "remember",
     "with_recorded",
 ]
@@ -73,6 +74,7 @@ MAX_TEXT_BOUND = 64
 _cache: dict[tuple[str, str], FileFacts] = {}
 _bounds: dict[tuple[str, str], Bounds] = {}
 _lock = threading.Lock()
+_T = TypeVar("_T")
 
 
 def remember(
@@ -90,20 +92,23 @@ def remember(
         _bounds.update({(identity, path): value for path, value in (bounds or {}).items()})
 
 
-def cached_bounds(storage: Storage, paths: Iterable[str]) -> dict[str, Bounds]:
-    """The value bounds this process holds of ``paths`` (those it holds none of are left out)."""
+def _held(
+    table: Mapping[tuple[str, str], _T], storage: Storage, paths: Iterable[str]
+) -> dict[str, _T]:
     identity = storage.cache_identity
     with _lock:
-        found = {path: _bounds.get((identity, path)) for path in paths}
-    return {path: bounds for path, bounds in found.items() if bounds is not None}
+        found = {path: table.get((identity, path)) for path in paths}
+    return {path: value for path, value in found.items() if value is not None}
+
+
+def cached_bounds(storage: Storage, paths: Iterable[str]) -> dict[str, Bounds]:
+    """The value bounds this process holds of ``paths`` (those it holds none of are left out)."""
+    return _held(_bounds, storage, paths)
 
 
 def cached(storage: Storage, paths: Iterable[str]) -> dict[str, FileFacts]:
     """The facts this process holds of ``paths`` (those it holds none of are left out)."""
-    identity = storage.cache_identity
-    with _lock:
-        found = {path: _cache.get((identity, path)) for path in paths}
-    return {path: facts for path, facts in found.items() if facts is not None}
+    return _held(_cache, storage, paths)
 
 
 def _is_count(value: object) -> bool:
@@ -233,6 +238,11 @@ def recorded(meta: DatasetMetadata) -> dict[str, FileFacts]:
         for label in meta.partitions
         if label in facts
     }
+
+
+def recorded_sizes(meta: DatasetMetadata) -> dict[str, int]:
+    """The sizes in bytes the metadata records, by data file path, for its live files."""
+    return {path: facts[1] for path, facts in recorded(meta).items()}
 
 
 def with_recorded(

@@ -226,7 +226,7 @@ class _Checker:
         store = managed.data_storage(self.storage, table, cached=False)
         other = None if store is self.storage else store
         common = layout.common_metadata_path(meta.dataset_uuid)
-        sizes = {path: facts[1] for path, facts in file_facts.recorded(meta).items()}
+        sizes = file_facts.recorded_sizes(meta)
         self.ahead([common, *meta.files().values(), *meta.indices.values()], other, sizes)
         self.read(common, name, lambda b: _parquet_footer(common, b), other)
         for data_file in meta.files().values():

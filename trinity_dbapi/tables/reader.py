@@ -99,7 +99,7 @@ class FileReader:
         from trinity_dbapi.tables.remote_files import fetch_whole
 
         paths = [self.meta.partitions[label]["table"] for label in labels]
-        sizes = {path: facts[1] for path, facts in file_facts.recorded(self.meta).items()}
+        sizes = file_facts.recorded_sizes(self.meta)
         try:
             self.held.update(fetch_whole(self.storage, paths, sizes))
         except Error:
@@ -329,7 +329,7 @@ def arrow_dataset(
     from trinity_dbapi.tables.remote_files import fetch_whole
 
     # The sizes the facts record let a big file be read in one round of ranges.
-    sizes = {path: facts[1] for path, facts in file_facts.recorded(meta).items()}
+    sizes = file_facts.recorded_sizes(meta)
     held = fetch_whole(storage, paths, sizes)
     fragments = [
         parquet.make_fragment(pa.py_buffer(held[path]), partition_expression=expression)
