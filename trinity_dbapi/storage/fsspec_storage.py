@@ -306,6 +306,39 @@ def _no_tls_for_plain_http(options: dict[str, Any]) -> None:
     options["client_kwargs"] = client
 
 
+_S3_FILESYSTEM: Any = None
+
+
+def _s3_filesystem_class() -> Any:
+    """``s3fs.S3FileSystem``, whose own botocore session reads models through the cache.
+
+    See ``botocore_models.py``: a new process's first client is made in about
+    a third of the time. A session the caller passes is left as it is.
+    """
+    global _S3_FILESYSTEM
+    if _S3_FILESYSTEM is None:
+        import aiobotocore.session
+        import s3fs
+        from fsspec.asyn import sync_wrapper
+
+        from trinity_dbapi.storage import botocore_models
+
+        class S3FileSystem(s3fs.S3FileSystem):  # type: ignore[misc]
+            async def set_session(self, refresh: bool = False, kwargs: Any = None) -> Any:
+                if getattr(self, "session", None) is None and self._s3 is None:
+                    session = aiobotocore.session.AioSession(**self.kwargs)
+                    botocore_models.install(session)
+                    self.session: Any = session
+                return await super().set_session(refresh=refresh, kwargs=kwargs or {})
+
+            # s3fs binds these to its own set_session when its class is made.
+            _connect = set_session
+            connect = sync_wrapper(set_session)
+
+        _S3_FILESYSTEM = S3FileSystem
+    return _S3_FILESYSTEM
+
+
 class S3Storage(FsspecStorage):
     """Storage on Amazon S3 or an S3-compatible store (``s3://``, ``s3a://``).
 
@@ -335,7 +368,7 @@ class S3Storage(FsspecStorage):
         cache_bytes: int | None = None,
     ) -> None:
         try:
-            import s3fs
+            import s3fs  # noqa: F401 - missing s3fs is reported here, clearly
         except ImportError as exc:
             raise NotSupportedError(
                 "s3:// root URIs need the s3fs package: pip install trinity-dbapi[s3]"
@@ -350,7 +383,7 @@ class S3Storage(FsspecStorage):
         config.setdefault("max_pool_connections", MAX_CONNECTIONS)
         options["config_kwargs"] = config
         _no_tls_for_plain_http(options)
-        fs = s3fs.S3FileSystem(**options)
+        fs = _s3_filesystem_class()(**options)
         super().__init__(root_uri, fs, storage_options=options, cache_bytes=cache_bytes)
         self._bucket = self._base.split("/", 1)[0]
 
