@@ -32,6 +32,7 @@ EXTRA_OF_MODULE = {
     "sqlalchemy/": "sqlalchemy",
     "spark/": "spark",
     "storage/fsspec_storage.py": "s3",
+    "storage/botocore_models.py": "s3",
     # The Superset spec reflects through the dialect: docs/superset.md installs it.
     "superset/": "sqlalchemy",
 }
