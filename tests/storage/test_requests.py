@@ -149,3 +149,32 @@ def test_a_plain_http_endpoint_skips_the_certificate_bundle(
         monkeypatch.setenv(name, value)
     fsspec_storage._no_tls_for_plain_http(options)
     assert (options.get("client_kwargs") or {}).get("verify") == verify
+
+
+def test_prepare_makes_the_s3_client_without_a_request(
+    s3_bucket: str, s3_storage_options: dict[str, Any]
+) -> None:
+    options = {**s3_storage_options, "skip_instance_cache": True}
+    storage = open_storage(f"s3://{s3_bucket}/lake", storage_options=options)
+    assert storage.fs._s3 is None  # type: ignore[attr-defined]
+    storage.prepare()
+    assert storage.fs._s3 is not None  # type: ignore[attr-defined]
+    assert storage.stats.requests == 0
+    storage.create_unique("a", b"1")
+    assert storage.read("a") == b"1"
+
+
+def test_a_failing_prepare_leaves_the_error_to_the_first_request(
+    s3_bucket: str, s3_storage_options: dict[str, Any]
+) -> None:
+    from trinity_dbapi.errors import StorageError
+
+    options = {
+        **s3_storage_options,
+        "skip_instance_cache": True,
+        "client_kwargs": {**s3_storage_options["client_kwargs"], "endpoint_url": "not a url"},
+    }
+    storage = open_storage(f"s3://{s3_bucket}/lake", storage_options=options)
+    storage.prepare()  # says nothing
+    with pytest.raises(StorageError, match="not a url"):
+        storage.read("a")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi import errors
@@ -110,15 +110,6 @@ def connect(
         )
     from trinity_dbapi.storage.redact import Redactor, redact_userinfo
 
-    if isinstance(uri, str) and _remote(uri):
-        from trinity_dbapi.sql import table_functions
-        from trinity_dbapi.sql.engine import duckdb_pool
-
-        # What the first statement needs of DuckDB (the names its checks ask
-        # for, the database it runs on), made while opening waits on the
-        # store's round trips.
-        table_functions.learn_ahead()
-        duckdb_pool.open_ahead()
     error: errors.Error
     try:
         lake = _open(
@@ -128,6 +119,7 @@ def connect(
             read_only=read_only,
             fields=definition,
             version=version,
+            ahead=_duckdb_ahead if isinstance(uri, str) and _remote(uri) else None,
         )
     except errors.Error:
         raise
@@ -174,6 +166,19 @@ def _remote(uri: str) -> bool:
     return bool(found) and scheme.lower() not in ("file", "memory")
 
 
+def _duckdb_ahead() -> None:
+    """Make what a first statement needs of DuckDB on background threads.
+
+    The names its checks ask for and the database it runs on: made while
+    opening a remote root waits on the store's round trips.
+    """
+    from trinity_dbapi.sql import table_functions
+    from trinity_dbapi.sql.engine import duckdb_pool
+
+    table_functions.learn_ahead()
+    duckdb_pool.open_ahead()
+
+
 def _open(
     uri: str,
     storage_options: Mapping[str, Any] | None,
@@ -182,13 +187,21 @@ def _open(
     read_only: bool,
     fields: dict[str, Any],
     version: int | None = None,
+    ahead: Callable[[], None] | None = None,
 ) -> Any:
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+    from trinity_dbapi.storage import open_storage
 
     if not isinstance(uri, str):
         raise ProgrammingError(f"the lakehouse URI must be a str, not {type(uri).__name__}")
+    storage = open_storage(uri, storage_options=storage_options)
+    if ahead is not None:
+        # The store's client first: ``ahead``'s threads would hold the
+        # interpreter lock while it is made, delaying the first request.
+        storage.prepare()
+        ahead()
     try:
-        lake = Lakehouse.open(uri, storage_options=storage_options, version=version)
+        lake = Lakehouse.open(storage, storage_options=storage_options, version=version)
     except LakehouseNotFoundError:
         # Neither a read-only nor a pinned connection creates anything.
         if not create or read_only or version is not None:

@@ -542,6 +542,15 @@ class Storage(ABC):
         """
         return None
 
+    def prepare(self) -> None:  # noqa: B027 - optional hook
+        """Make now what the first request needs (a client, a session); best effort.
+
+        A caller with CPU work of its own to start beside the first round
+        trips calls this first: the work then overlaps the waits, not the
+        making of the client, which holds the interpreter lock. An error is
+        left for the first request, which meets it again and reports it.
+        """
+
     def clear_cache(self) -> None:
         """Forget every cached file of this storage (benchmarks use it to measure cold reads)."""
         if self._cache is not None:

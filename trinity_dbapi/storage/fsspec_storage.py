@@ -390,6 +390,12 @@ class S3Storage(FsspecStorage):
     def _key(self, full: str) -> str:
         return full.split("/", 1)[1]
 
+    def prepare(self) -> None:
+        # botocore's client: about 30 ms of Python (its models, its event
+        # handlers) before the first request can go out.
+        with contextlib.suppress(Exception):
+            self.fs.connect()
+
     def _read(self, path: str) -> bytes:
         full = self._full(path)
         with self._errors("read", path):
