@@ -45,6 +45,12 @@ def _connect(backend: Backend, **options: Any) -> trinity_dbapi.Connection:
     return trinity_dbapi.connect(uri, storage_options=storage_options, **options)
 
 
+def _first_statement(backend: Backend) -> None:
+    """Connect and run a statement: a remote root's definition arrives beside the first one."""
+    with _connect(backend) as conn:
+        conn.execute("SELECT 1")
+
+
 def _storage(backend: Backend) -> Storage:
     uri, storage_options = backend
     return open_storage(uri, storage_options=storage_options)
@@ -238,7 +244,7 @@ def test_a_corrupt_latest_definition_is_damage_too(backend: Backend) -> None:
     storage = _storage(backend)
     storage.write(latest.definition_path, b"\xff\xff garbage")
     with pytest.raises(DamagedVersionError) as info:
-        _connect(backend)
+        _first_statement(backend)
     assert info.value.path == latest.definition_path
     assert info.value.intact == intact + 1
 

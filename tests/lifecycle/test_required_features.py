@@ -157,8 +157,8 @@ def test_an_unknown_reader_feature_refuses_reading(backend: Backend) -> None:
         Lakehouse.open(uri, storage_options=options)
     assert caught.value.reading and caught.value.feature == "deletion_vectors"
     assert str(caught.value).startswith("reading this lakehouse is refused")
-    with pytest.raises(UnsupportedFeatureError):
-        trinity_dbapi.connect(uri, storage_options=options)
+    with pytest.raises(UnsupportedFeatureError):  # connect, or its first statement on a remote root
+        trinity_dbapi.connect(uri, storage_options=options).execute("SELECT 1")
     # The versions before it do not require it, and open pinned.
     older = Lakehouse.open(uri, storage_options=options, version=1)
     assert older.begin(read_only=True).list_namespaces() == ["s"]

@@ -92,17 +92,18 @@ def test_a_fresh_connection_reads_a_table_in_depth_plus_five_rounds(
     shared_cache().clear()  # as a fresh process finds it
     monkeypatch.setattr(Storage, "latency", LATENCY)  # connect's requests too
     reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
-    opened = reader.storage_stats
-    # The hint; its root read and the check that no newer root exists, at
-    # once; the lakehouse definition.
-    assert (opened.rounds, opened.requests) == (3, 4), opened
-    rows, used = _cost(reader, "SELECT * FROM t WHERE id = 7")
+    # Connecting waits for the hint, then for its root read beside the check
+    # that no newer root exists; the lakehouse definition is on its way.
+    assert reader.storage_stats.rounds <= 3
+    rows = reader.cursor().execute("SELECT * FROM t WHERE id = 7").fetchall()
     assert rows == [(7, 3.0)]
     depth = 1  # a lakehouse of a few keys is a root node alone
-    # The check for a newer version with the table's definition read ahead;
-    # the dataset metadata; the one file whose value bounds hold 7.
-    assert used.rounds == 3 and used.reads == 3, used
-    assert opened.rounds + used.rounds <= depth + 5
+    # The statement's check for a newer version and its table's definition
+    # go out beside the lakehouse definition; the dataset metadata; the one
+    # file whose value bounds hold 7.
+    total = reader.storage_stats
+    assert total.rounds == depth + 4, total
+    assert (total.reads, total.exists) == (6, 3), total
     # A value no bounds rule on (FLOAT8 has none): the other 29 files, at once.
     rows, used = _cost(reader, "SELECT id FROM t WHERE v = 3.0")
     assert rows == [(6,), (7,)]
@@ -116,11 +117,27 @@ def test_a_fresh_count_reads_no_data_file(lake: Any, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(file_facts, "_cache", {})  # as a fresh process finds it
     monkeypatch.setattr(Storage, "latency", LATENCY)
     reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
-    rows, used = _cost(reader, "SELECT count(*) FROM t")
+    rows = reader.cursor().execute("SELECT count(*) FROM t").fetchall()
     assert rows == [(60,)]
-    # The check for a newer version with the definition read ahead; the
-    # dataset metadata, whose file facts give the count: no data file.
-    assert (used.rounds, used.reads) == (2, 2), used
+    # The hint; the root and the check for a newer one; the lakehouse and
+    # table definitions with the statement's check; the dataset metadata,
+    # whose file facts give the count: no data file.
+    total = reader.storage_stats
+    assert (total.rounds, total.reads) == (4, 5), total
+
+
+def test_a_fresh_describe_costs_three_rounds(lake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = _connect(lake)
+    writer.execute("CREATE TABLE t (id INT8, v FLOAT8)")
+    shared_cache().clear()
+    monkeypatch.setattr(Storage, "latency", LATENCY)
+    reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
+    rows = reader.cursor().execute("DESCRIBE t").fetchall()
+    assert [row[:2] for row in rows] == [("id", "int8"), ("v", "float8")]
+    # The hint; the root and the check for a newer one; the lakehouse and
+    # table definitions with the statement's check. Nothing else.
+    total = reader.storage_stats
+    assert (total.rounds, total.reads, total.exists) == (3, 4, 3), total
 
 
 def test_a_commit_by_another_connection_is_read_by_the_next_statement(lake: Any) -> None:

@@ -265,7 +265,8 @@ def test_a_fuller_foreign_root_buffer_is_flushed_by_our_next_commit(tmp_path: An
     """Another writer may fill buffers up to the format's bound; we read and commit on it."""
     uri = str(tmp_path / "lake")
     foreign = Lakehouse.create(uri)
-    foreign.tree_config = btree.TreeConfig(128, 2265)  # a writer that fills buffers
+    # A writer that fills buffers.
+    foreign.install(foreign.definition, shaped=(btree.TreeConfig(128, 2265), foreign.nodes))
     expected = {}
     for batch in range(12):
         changes = {f"k{batch:02d}{i:03d}": f"v{batch}.{i}" for i in range(50)}

@@ -201,7 +201,8 @@ def _open(
         storage.prepare()
         ahead()
     try:
-        lake = Lakehouse.open(storage, storage_options=storage_options, version=version)
+        # The definition comes beside the first statement's requests (one round fewer).
+        lake = Lakehouse.open(storage, storage_options=storage_options, version=version, defer=True)
     except LakehouseNotFoundError:
         # Neither a read-only nor a pinned connection creates anything.
         if not create or read_only or version is not None:

@@ -20,7 +20,6 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi.errors import (
-    CorruptFileError,
     FileAlreadyExistsError,
     LakehouseExistsError,
     NestedLakehouseError,
@@ -32,14 +31,19 @@ from trinity_dbapi.format import features
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import LakehouseDefinition
 from trinity_dbapi.format.locations import is_uri
-from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION
 from trinity_dbapi.format.paths import (
-    LATEST_HINT_FILE,
     new_lakehouse_definition_path,
     root_node_file_name,
     root_node_version,
 )
-from trinity_dbapi.lakehouse import commit_point, expired, history, read_ahead, recovery, roots
+from trinity_dbapi.lakehouse import (
+    commit_point,
+    expired,
+    history,
+    opening,
+    read_ahead,
+    roots,
+)
 from trinity_dbapi.lakehouse.definition_cache import DefinitionCache
 from trinity_dbapi.lakehouse.expiration import ExpireResult
 from trinity_dbapi.lakehouse.export import ExportResult
@@ -61,33 +65,30 @@ from trinity_dbapi.tree.node import Node, NodeStore
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.history import VersionInfo
 
-#: Lakehouse definition property choosing node file compression (zstd, lz4, none).
-COMPRESSION_PROPERTY = "trinity.node-file.compression"
-
 
 class Lakehouse:
     """A Trinity Lakehouse in a storage; use :meth:`create` or :meth:`open`.
 
     Args:
         storage: the lakehouse storage (root URI already applied).
-        definition: the current lakehouse definition.
+        definition: the current lakehouse definition; None while an open
+            reads it (:mod:`~trinity_dbapi.lakehouse.opening`).
     """
 
     def __init__(
         self,
         storage: Storage,
-        definition: LakehouseDefinition,
+        definition: LakehouseDefinition | None,
         *,
         storage_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.storage = storage
         self.storage_options: Mapping[str, Any] = dict(storage_options or {})
-        self.definition = definition
-        self.tree_config = tree_config(definition)
-        compression = definition.properties.get(COMPRESSION_PROPERTY, DEFAULT_COMPRESSION)
-        self.nodes = NodeStore(storage, definition.order, compression=compression)
-        self.nodes.storage_options = self.storage_options
         self._definitions: dict[str, LakehouseDefinition] = {}
+        #: The definition an open is still reading; the first use waits for it.
+        self.pending: opening.Pending | None = None
+        if definition is not None:
+            self.install(definition)
         #: Parsed namespace and table definitions by file path, shared by every
         #: transaction of this handle (a connection owns one handle).
         self.definition_cache = DefinitionCache()
@@ -100,6 +101,40 @@ class Lakehouse:
         # The newest version this process has seen exist; versions only ever
         # disappear from the old end, so probing may start here.
         self._known_latest = 0
+
+    def install(
+        self,
+        definition: LakehouseDefinition,
+        path: str | None = None,
+        shaped: tuple[btree.TreeConfig, NodeStore] | None = None,
+    ) -> None:
+        """Take ``definition`` (read from ``path``; ``shaped`` by ``opening.shape``) as current."""
+        if path is not None:
+            self._definitions[path] = definition
+        self._definition = definition
+        self._tree_config, self._nodes = shaped or opening.shape(
+            self.storage, definition, self.storage_options
+        )
+
+    @property
+    def definition(self) -> LakehouseDefinition:
+        """The lakehouse definition of the version opened (or created)."""
+        return self._settled()._definition
+
+    @property
+    def tree_config(self) -> btree.TreeConfig:
+        """The tree shape the definition asks for."""
+        return self._settled()._tree_config
+
+    @property
+    def nodes(self) -> NodeStore:
+        """Loads, caches and writes this lakehouse's node files."""
+        return self._settled()._nodes
+
+    def _settled(self) -> Lakehouse:
+        if self.pending is not None:
+            opening.settle(self)
+        return self
 
     def __repr__(self) -> str:
         return f"Lakehouse({self.storage.root_uri!r}, name={self.definition.name!r})"
@@ -162,6 +197,7 @@ class Lakehouse:
         *,
         storage_options: Mapping[str, Any] | None = None,
         version: int | None = None,
+        defer: bool = False,
     ) -> Lakehouse:
         """Open the lakehouse at ``uri``, with the definition of its latest version.
 
@@ -171,6 +207,9 @@ class Lakehouse:
             version: open this version, pinned: the latest as far as this object
                 knows, later roots never read, no commit but a recovery rollback
                 (docs/recovery.md).
+            defer: on a store with round trips, return before the definition
+                arrives; its first user waits for it and meets its errors
+                (:mod:`~trinity_dbapi.lakehouse.opening`).
 
         Raises:
             LakehouseNotFoundError: no lakehouse exists there.
@@ -180,60 +219,9 @@ class Lakehouse:
                 older version that opens.
             UnsupportedFormatVersionError: it was written by an incompatible version.
         """
-        storage = _storage(uri, storage_options)
-        pinned = version is not None
-        if version is None:
-            version, hint = roots.find_latest(storage, read_root=storage.caches_reads)
-            # A hint above every root names a committed version whose root is
-            # gone: opening the one below would let the next commit re-use its
-            # number silently, so it is damage, like an unreadable root.
-            missing = None if hint is None or hint <= version else version + 1
-        else:
-            recovery.check_version_exists(storage, version)
-            missing = None
-        try:
-            if missing is not None:
-                raise CorruptFileError(
-                    root_node_file_name(missing),
-                    f"the root of version {missing} is missing, yet the latest-version hint "
-                    f"{LATEST_HINT_FILE!r} says version {hint} was committed",
-                )
-            lakehouse = cls._open_at(storage, version, storage_options)
-        except CorruptFileError as exc:
-            at = version if missing is None else missing
-            opens = partial(cls._open_at, storage, storage_options=storage_options)
-            raise recovery.damaged(storage, at, exc, opens) from exc
-        if pinned:
-            lakehouse.pinned_version = version
-        return lakehouse
-
-    @classmethod
-    def _open_at(
-        cls, storage: Storage, version: int, storage_options: Mapping[str, Any] | None
-    ) -> Lakehouse:
-        """Open at ``version``, its root and definition read and fully validated.
-
-        Any reader error there is that file's ``CorruptFileError``: no lower layer
-        may decide that a damaged file is a bug or a bad URI.
-        """
-        import pyarrow as pa
-
-        name = root_node_file_name(version)
-        path = name
-        try:
-            # Read before the order is known: roots.py parses it without one.
-            path = roots.root_definition_path(storage.read(name), name)
-            definition = roots.read_definition(storage.read, path, name)
-            lakehouse = cls(storage, definition, storage_options=storage_options)
-            lakehouse._definitions[path] = definition
-            path = name
-            lakehouse.load_version(version)  # validated now; cached for the first snapshot
-        except StorageFileNotFoundError as exc:
-            raise CorruptFileError(path, "the file is missing") from exc
-        except (ValueError, TypeError, KeyError, IndexError, pa.ArrowException) as exc:
-            raise CorruptFileError(path, f"{type(exc).__name__}: {exc}") from exc
-        lakehouse.opened_version = lakehouse._known_latest = version
-        return lakehouse
+        return opening.open_lakehouse(
+            cls, _storage(uri, storage_options), storage_options, version=version, defer=defer
+        )
 
     @classmethod
     def exists(
@@ -630,17 +618,6 @@ class Lakehouse:
                 f"system.rollback_to_version({n}) to make version {n}'s content the latest, then "
                 "connect without version= to write"
             )
-
-
-def tree_config(definition: LakehouseDefinition) -> btree.TreeConfig:
-    """The tree shape a lakehouse definition asks for."""
-    return btree.TreeConfig.from_sizes(
-        order=definition.order,
-        namespace_name_max_size_bytes=definition.namespace_name_max_size_bytes,
-        table_name_max_size_bytes=definition.table_name_max_size_bytes,
-        file_name_max_size_bytes=definition.file_name_max_size_bytes,
-        node_file_max_size_bytes=definition.node_file_max_size_bytes,
-    )
 
 
 def _storage(uri: str | Storage, storage_options: Mapping[str, Any] | None) -> Storage:

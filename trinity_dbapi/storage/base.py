@@ -545,10 +545,9 @@ class Storage(ABC):
     def prepare(self) -> None:  # noqa: B027 - optional hook
         """Make now what the first request needs (a client, a session); best effort.
 
-        A caller with CPU work of its own to start beside the first round
-        trips calls this first: the work then overlaps the waits, not the
-        making of the client, which holds the interpreter lock. An error is
-        left for the first request, which meets it again and reports it.
+        A caller with CPU work to start beside the first round trips calls
+        this first, so the work overlaps the waits, not the making of the
+        client. An error is left for the first request to meet and report.
         """
 
     def clear_cache(self) -> None:
