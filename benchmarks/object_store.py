@@ -10,14 +10,10 @@ driver on ``s3://`` (autocommit), delta-rs through ``write_deltalake`` and
 on SQLite with its warehouse on S3. The server counts the requests of every
 operation by kind.
 
-pyiceberg is measured twice: ``iceberg``, its catalog a SQLite file on this
-disk, which only this machine can use, and ``iceberg_shared``, the same
-with its catalog one round trip away, as the REST catalog several machines
-share would be (``IcebergShared`` says how that is modelled: one more round
-trip when a process makes its catalog). The targets are measured against
-delta-rs and ``iceberg_shared``: a lakehouse on object storage is one that
-several people, Spark executors and a BI server share; ``iceberg`` is
-reported beside them.
+pyiceberg's catalog is a SQLite file on this disk: the cheapest place for
+it, though one only this machine can use. A catalog that several machines
+share (a REST catalog, a database) costs pyiceberg at least one round trip
+more in a fresh process, so its figures here are a lower bound.
 
 Rows (seconds, lower is better):
 
@@ -36,9 +32,9 @@ Rows (seconds, lower is better):
 * **concurrent_4** (reported): four processes appending 5 rows each at once;
   the wall time until all committed.
 
-Target (issue 31), at 20 and 50 ms: trinity ahead of both peers
-(``TARGET_PEERS``) on every row, and at least 2x ahead of the best of them
-on count_30, point_30 and warm_filtered. The last line printed is one JSON object with every figure,
+Target (issue 31), at 20 and 50 ms: trinity ahead of both peers on every row,
+and at least 2x ahead of the best peer on count_30, point_30 and
+warm_filtered. The last line printed is one JSON object with every figure,
 the request counts and a ``checks`` dict.
 
 Run: ``python benchmarks/object_store.py [--latency-ms 20] [--runs 3]
@@ -63,15 +59,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 BUCKET = "bench"
-SYSTEMS = ("trinity", "delta", "iceberg", "iceberg_shared")
-#: The systems that build tables and run the one-process rows; ``iceberg_shared``
-#: reads ``iceberg``'s tables and costs the same there (see ``IcebergShared``).
-BUILDERS = ("trinity", "delta", "iceberg")
-#: The peers trinity's targets are measured against: a lakehouse several
-#: machines share (``iceberg``'s catalog is on this disk: one machine only).
-TARGET_PEERS = ("delta", "iceberg_shared")
-#: The request latency of the run in progress, for the catalog IcebergShared models.
-LATENCY_S = 0.0
+SYSTEMS = ("trinity", "delta", "iceberg")
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
@@ -247,35 +235,7 @@ class Iceberg:
         self.merge_seconds = time.perf_counter() - started
 
 
-class IcebergShared(Iceberg):
-    """pyiceberg as a team sharing a lakehouse on S3 runs it: its catalog one round trip away.
-
-    A SQLite catalog on this disk (``Iceberg``) is free to reach but serves
-    one machine only; several people, Spark executors and a BI server need a
-    catalog they all reach, which for pyiceberg means a REST catalog (or a
-    database) over the network. Its cost is modelled on the SQLite one,
-    exactly in round trips: a ``RestCatalog`` asks the server for its
-    configuration when it is made (``GET /v1/config``: one round trip, slept
-    here); its table load is one ``GET`` whose answer carries the metadata,
-    where pyiceberg on SQLite reads that metadata file from S3 (one round
-    trip either way); a commit is one ``POST`` (the server writes the
-    metadata file), where it is one ``PUT`` to S3 here. So only making the
-    catalog costs more, and only processes that make one pay it: the fresh
-    reads. The same tables as ``Iceberg``'s are read.
-    """
-
-    def __init__(self, endpoint: str, work: str) -> None:
-        super().__init__(endpoint, work)
-        time.sleep(LATENCY_S)  # GET /v1/config
-        self.catalog_requests = 1
-
-
-CLASSES: dict[str, type] = {
-    "trinity": Trinity,
-    "delta": Delta,
-    "iceberg": Iceberg,
-    "iceberg_shared": IcebergShared,
-}
+CLASSES: dict[str, type] = {"trinity": Trinity, "delta": Delta, "iceberg": Iceberg}
 
 
 def rows(start: int, count: int) -> Any:
@@ -291,7 +251,6 @@ def rows(start: int, count: int) -> Any:
 
 class Server:
     def __init__(self, latency_ms: float) -> None:
-        self.latency_ms = latency_ms
         self.process = subprocess.Popen(
             [sys.executable, str(HERE / "s3_latency.py"), "--latency-ms", str(latency_ms)],
             stdout=subprocess.PIPE,
@@ -325,7 +284,7 @@ class Server:
 # -- a fresh process per read --------------------------------------------------------------
 
 
-def child(system: str, operation: str, endpoint: str, work: str, latency_ms: str) -> None:
+def child(system: str, operation: str, endpoint: str, work: str) -> None:
     """Run one read in this fresh process; print its seconds and result as JSON."""
     # Imports are not timed: the process a tile or a task runs in has them
     # (pandas too: a BI server's, and pyarrow imports it on first use anyway).
@@ -348,16 +307,13 @@ def child(system: str, operation: str, endpoint: str, work: str, latency_ms: str
         import deltalake  # noqa: F401
     else:
         import pyiceberg.catalog.sql  # noqa: F401
-    global LATENCY_S
-    LATENCY_S = float(latency_ms) / 1000
     print("READY", flush=True)
     sys.stdin.readline()
     started = time.perf_counter()
     engine = CLASSES[system](endpoint, work)
     result = run_read(engine, operation)
     seconds = time.perf_counter() - started
-    catalog = getattr(engine, "catalog_requests", 0)
-    print(json.dumps({"seconds": seconds, "result": result, "catalog": catalog}), flush=True)
+    print(json.dumps({"seconds": seconds, "result": result}), flush=True)
 
 
 def run_read(engine: Any, operation: str) -> Any:
@@ -383,7 +339,7 @@ def fresh(server: Server, system: str, operation: str, work: str) -> tuple[float
     """
     command = [sys.executable, __file__, "--child", system, operation]
     process = subprocess.Popen(
-        [*command, server.endpoint, work, str(server.latency_ms)],
+        [*command, server.endpoint, work],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -396,9 +352,6 @@ def fresh(server: Server, system: str, operation: str, work: str) -> tuple[float
     process.stdin.flush()
     out = json.loads(process.stdout.readline())
     counts = server.counts()
-    if out["catalog"]:
-        counts["CATALOG"] = out["catalog"]
-        counts["requests"] = counts.get("requests", 0) + out["catalog"]
     _, errors = process.communicate()
     if process.returncode:
         counts["exit_failures"] = 1
@@ -423,8 +376,6 @@ def appender(system: str, endpoint: str, work: str, start: int) -> None:
 
 
 def run_latency(latency_ms: float, args: argparse.Namespace) -> dict[str, Any]:
-    global LATENCY_S
-    LATENCY_S = latency_ms / 1000
     server = Server(latency_ms)
     work = tempfile.mkdtemp(prefix="object-store-bench-")
     figures: dict[str, dict[str, float]] = {}
@@ -433,7 +384,7 @@ def run_latency(latency_ms: float, args: argparse.Namespace) -> dict[str, Any]:
     # --quick checks that everything runs and agrees, on fewer files.
     small_files, scan_files = (10, 20) if args.quick else (30, 100)
     try:
-        engines = {name: CLASSES[name](server.endpoint, work) for name in BUILDERS}
+        engines = {name: CLASSES[name](server.endpoint, work) for name in SYSTEMS}
         for name, engine in engines.items():
             print(f"  building {name} ...", flush=True)
             for table in ("t30", "t1m", "t100", "tconc", "tappend"):
@@ -462,7 +413,7 @@ def run_latency(latency_ms: float, args: argparse.Namespace) -> dict[str, Any]:
             started = time.perf_counter()
             engine.append("t1m", rows(big, big))
             record("append_1m", name, time.perf_counter() - started, server.counts())
-        for name in BUILDERS:
+        for name in SYSTEMS:
             engine = CLASSES[name](server.endpoint, work)
             engines[name] = engine
         for op in ("count_30", "point_30", "sum_1m", "describe", "scan_100"):
@@ -489,7 +440,7 @@ def run_latency(latency_ms: float, args: argparse.Namespace) -> dict[str, Any]:
                 server.reset()
                 engine.merge("t1m", source)
                 record("merge_10k", name, engine.merge_seconds, server.counts())
-        for name in () if args.quick else BUILDERS:
+        for name in () if args.quick else SYSTEMS:
             started = time.perf_counter()
             procs = [
                 subprocess.Popen(
@@ -501,13 +452,6 @@ def run_latency(latency_ms: float, args: argparse.Namespace) -> dict[str, Any]:
             figures.setdefault("concurrent_4", {})[name] = (
                 time.perf_counter() - started if codes == [0] * 4 else float("nan")
             )
-        # The rows run in one process: a shared catalog costs what the local one
-        # does there, once it is made (see IcebergShared).
-        for op in ("append_1", "append_1m", "warm_filtered", "merge_10k", "concurrent_4"):
-            if "iceberg" in figures.get(op, {}):
-                figures[op]["iceberg_shared"] = figures[op]["iceberg"]
-            if "iceberg" in requests.get(op, {}):
-                requests[op]["iceberg_shared"] = requests[op]["iceberg"]
     finally:
         server.stop()
     agree = all(
@@ -526,7 +470,7 @@ def checks(by_latency: dict[str, Any]) -> dict[str, bool]:
             continue
         figures = run["figures"]
         for op in (*targets, "warm_filtered"):
-            peers = min(figures[op][peer] for peer in TARGET_PEERS)
+            peers = min(figures[op]["delta"], figures[op]["iceberg"])
             out[f"trinity_ahead_{op}_{latency}ms"] = figures[op]["trinity"] < peers
             if op in ("count_30", "point_30", "warm_filtered"):
                 out[f"trinity_2x_{op}_{latency}ms"] = figures[op]["trinity"] * 2 <= peers
@@ -555,7 +499,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--appends", type=int, default=30)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--child", nargs=5)
+    parser.add_argument("--child", nargs=4)
     parser.add_argument("--append", nargs=4)
     args = parser.parse_args()
     if args.child:
