@@ -18,18 +18,25 @@ import pytest
 import trinity_dbapi
 from trinity_dbapi.storage import Storage
 from trinity_dbapi.storage.cache import shared_cache
-from trinity_dbapi.tables import file_facts
+from trinity_dbapi.tables import file_facts, managed
 
 LATENCY = 0.02
 
 pytestmark = pytest.mark.usefixtures("_no_cached_bytes")
 
 
+def _fresh() -> None:
+    """Forget what this process cached, as a new process starts: bytes, decoded metadata, facts."""
+    shared_cache().clear()
+    managed._METADATA_CACHE.clear()
+    file_facts._cache.clear()
+
+
 @pytest.fixture
 def _no_cached_bytes() -> Any:
-    shared_cache().clear()
+    _fresh()
     yield
-    shared_cache().clear()
+    _fresh()
 
 
 @pytest.fixture
@@ -89,7 +96,7 @@ def test_a_fresh_connection_reads_a_table_in_depth_plus_five_rounds(
 ) -> None:
     writer = _connect(lake)
     _thirty_files(writer)
-    shared_cache().clear()  # as a fresh process finds it
+    _fresh()
     monkeypatch.setattr(Storage, "latency", LATENCY)  # connect's requests too
     reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
     # Connecting waits for the hint, then for its root read beside the check
@@ -113,8 +120,7 @@ def test_a_fresh_connection_reads_a_table_in_depth_plus_five_rounds(
 def test_a_fresh_count_reads_no_data_file(lake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     writer = _connect(lake)
     _thirty_files(writer)
-    shared_cache().clear()
-    monkeypatch.setattr(file_facts, "_cache", {})  # as a fresh process finds it
+    _fresh()
     monkeypatch.setattr(Storage, "latency", LATENCY)
     reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
     rows = reader.cursor().execute("SELECT count(*) FROM t").fetchall()
@@ -129,7 +135,7 @@ def test_a_fresh_count_reads_no_data_file(lake: Any, monkeypatch: pytest.MonkeyP
 def test_a_fresh_describe_costs_three_rounds(lake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     writer = _connect(lake)
     writer.execute("CREATE TABLE t (id INT8, v FLOAT8)")
-    shared_cache().clear()
+    _fresh()
     monkeypatch.setattr(Storage, "latency", LATENCY)
     reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
     rows = reader.cursor().execute("DESCRIBE t").fetchall()
@@ -154,7 +160,7 @@ def test_a_commit_by_another_connection_is_read_by_the_next_statement(lake: Any)
 def test_explain_analyze_and_the_connection_report_what_a_statement_cost(lake: Any) -> None:
     con = _connect(lake)
     _thirty_files(con)
-    shared_cache().clear()
+    _fresh()
     rows = con.execute("EXPLAIN ANALYZE SELECT sum(v) FROM t").fetchall()
     key, text = rows[-1][0], rows[-1][-1]
     assert key == "trinity_storage"
@@ -178,7 +184,7 @@ def test_a_bridge_query_reads_each_file_once_and_a_warm_one_nothing(
 
     writer = _connect(lake)
     _thirty_files(writer)
-    shared_cache().clear()
+    _fresh()
     monkeypatch.setattr(Storage, "latency", LATENCY)
     duck = duckdb.connect()
     attached = attach(duck, lake[0], storage_options=lake[1])
@@ -238,7 +244,7 @@ def test_a_fresh_read_of_big_files_costs_one_round_of_ranges_and_no_head(
     for part in range(3):
         rows = ", ".join(f"({i}, {i})" for i in range(part * 1000, part * 1000 + 1000))
         writer.execute(f"INSERT INTO t VALUES {rows}")
-    shared_cache().clear()
+    _fresh()
     monkeypatch.setattr(Storage, "latency", LATENCY)
     reader = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
     rows, used = _cost(reader, "SELECT count(v), sum(v) FROM t")
@@ -260,7 +266,7 @@ def test_a_size_the_facts_got_wrong_still_reads_the_file_whole(
     writer.execute("CREATE TABLE t (id INT8, v FLOAT8)")
     values = ", ".join(f"({i}, {i})" for i in range(1000))
     writer.execute(f"INSERT INTO t VALUES {values}")
-    shared_cache().clear()
+    _fresh()
     recorded = file_facts.recorded
 
     def lying(meta: Any) -> dict[str, Any]:

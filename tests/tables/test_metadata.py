@@ -12,7 +12,7 @@ import pytest
 
 from trinity_dbapi.errors import CorruptFileError, ProgrammingError, StorageFileNotFoundError
 from trinity_dbapi.storage import Storage
-from trinity_dbapi.tables import layout, metadata
+from trinity_dbapi.tables import layout, managed, metadata
 from trinity_dbapi.tables.metadata import (
     COMPRESS_ABOVE_BYTES,
     DatasetMetadata,
@@ -307,3 +307,32 @@ def dataclasses_replace_sequence(meta: DatasetMetadata, sequence: int) -> Datase
     import dataclasses
 
     return dataclasses.replace(meta, sequence=sequence)
+
+
+@pytest.mark.parametrize("format", ["json", "msgpack.zstd"])
+@pytest.mark.parametrize("keys", [None, ("day",)])
+def test_as_written_is_what_reading_the_written_file_gives(
+    storage: Storage, format: str, keys: Any
+) -> None:
+    # managed.py keeps as_written(meta) for the file it wrote instead of reading it back.
+    meta = DatasetMetadata(
+        dataset_uuid=UUID,
+        partitions=_meta(3).partitions,
+        indices={"v": INDEX},
+        metadata={"trinity.partition_by": '["day"]', "other": "x"},
+        sequence=4,
+        partition_keys=keys,
+    )
+    back = read_metadata(storage, write_metadata(storage, meta, format=format))
+    kept = managed.as_written(meta)
+    assert kept == back and kept.sequence == back.sequence == 5
+    assert kept.partition_keys == back.partition_keys
+    assert list(kept.partitions) == list(back.partitions)
+    assert kept.to_dict() == back.to_dict()
+
+
+def test_a_partition_of_another_form_is_still_refused_by_name() -> None:
+    wrong = f"{UUID}/table/other.parquet"
+    body = _body(partitions={LABEL: {"files": {"table": wrong}}})
+    with pytest.raises(CorruptFileError, match=re.escape(f"found {{'table': '{wrong}'}}")):
+        decode_metadata(PATH, _json(body))

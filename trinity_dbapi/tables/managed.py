@@ -34,6 +34,7 @@ is still there, and conflict otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +131,8 @@ def metadata_storage(storage: Storage, table: TableDefinition, *, cached: bool =
 def _beside(storage: Storage, uri: str, cached: bool) -> Storage:
     if not cached:  # a fresh object: its cache holds nothing read before
         return _open_external(storage, uri)
-    key = (storage.root_uri, uri)
+    # Keyed by who reads: the other lakehouse is opened with these credentials.
+    key = (storage.cache_identity, uri)
     found = _EXTERNAL.get(key)
     if found is None:
         found = _open_external(storage, uri)
@@ -218,7 +220,6 @@ def create_dataset(
 
     from trinity_dbapi.lakehouse.ownership import write_claim
     from trinity_dbapi.tables.layout import new_dataset_uuid
-    from trinity_dbapi.tables.metadata import write_metadata
     from trinity_dbapi.tables.partitions import check_partition_name
     from trinity_dbapi.tables.writer import new_dataset
 
@@ -243,7 +244,7 @@ def create_dataset(
                 storage, schema(table), partition_by, transforms, dataset_uuid=dataset_uuid
             )
             claimed.result()
-    location = write_metadata(storage, meta, background=background)
+    location = _write(storage, meta, background=background)
     properties = {
         **table.format_properties,
         DATASET_UUID: meta.dataset_uuid,
@@ -252,6 +253,8 @@ def create_dataset(
     return table.replace(table_format=TABLE_FORMAT, format_properties=properties)
 
 
+#: Decoded metadata files by (who reads them, path): immutable, so kept for the
+#: process; a file this process wrote is kept as written, not read back.
 _METADATA_CACHE: dict[tuple[str, str], DatasetMetadata] = {}
 
 
@@ -262,15 +265,33 @@ def metadata(storage: Storage, table: TableDefinition) -> DatasetMetadata:
 
     location = table.format_properties[METADATA_LOCATION]
     storage = metadata_storage(storage, table)
-    key = (storage.root_uri, location)
+    key = (storage.cache_identity, location)
     meta = _METADATA_CACHE.get(key)
     if meta is None:
         data = read_referenced(storage, location, f"the definition of table {table.name!r}")
-        meta = decode_metadata(location, data)
-        if len(_METADATA_CACHE) > 4096:
-            _METADATA_CACHE.clear()
-        _METADATA_CACHE[key] = meta
+        meta = _keep(key, decode_metadata(location, data))
     return meta
+
+
+def _keep(key: tuple[str, str], meta: DatasetMetadata) -> DatasetMetadata:
+    if len(_METADATA_CACHE) > 4096:
+        _METADATA_CACHE.clear()
+    _METADATA_CACHE[key] = meta
+    return meta
+
+
+def _write(storage: Storage, meta: DatasetMetadata, *, background: bool) -> str:
+    """Write ``meta`` as a new metadata file; the next reader here finds it decoded."""
+    from trinity_dbapi.tables.metadata import write_metadata
+
+    location = write_metadata(storage, meta, background=background)
+    _keep((storage.cache_identity, location), as_written(meta))
+    return location
+
+
+def as_written(meta: DatasetMetadata) -> DatasetMetadata:
+    """What reading back the file ``write_metadata`` made of ``meta`` gives: the next sequence."""
+    return dataclasses.replace(meta, sequence=meta.sequence + 1)
 
 
 def change_files(
@@ -309,7 +330,6 @@ def change_files(
     """
     from trinity_dbapi.tables import file_facts
     from trinity_dbapi.tables.indices import update_indices
-    from trinity_dbapi.tables.metadata import write_metadata
     from trinity_dbapi.tables.reader import read_table
 
     gone = frozenset(removed)
@@ -343,7 +363,7 @@ def change_files(
                 if label not in rows:
                     rows[label] = read_table(storage, meta, table_schema, by, labels=[label])
             meta = update_indices(storage, meta, table_schema, by, rows, gone)
-        location = write_metadata(storage, meta, background=True)
+        location = _write(storage, meta, background=True)
         properties = {**table.format_properties, METADATA_LOCATION: location}
         return table.replace(format_properties=properties)
 
@@ -381,7 +401,6 @@ def _without_unused_partitionings(
     only it used are forgotten with it, so their names are free again. The
     current partitioning and its transforms always stay.
     """
-    import dataclasses
     import json
 
     from trinity_dbapi.format.definitions import PARTITION_TRANSFORMS
@@ -426,9 +445,7 @@ def with_metadata(
     storage: Storage, table: TableDefinition, meta: DatasetMetadata
 ) -> TableDefinition:
     """``table`` pointing at a new metadata file holding ``meta``."""
-    from trinity_dbapi.tables.metadata import write_metadata
-
-    location = write_metadata(storage, meta, background=True)
+    location = _write(storage, meta, background=True)
     return table.replace(format_properties={**table.format_properties, METADATA_LOCATION: location})
 
 
@@ -450,7 +467,6 @@ def repartitioned(
             an earlier, different one.
         NotSupportedError: a column or transform that cannot partition.
     """
-    import dataclasses
     import json
 
     from trinity_dbapi.format.definitions import with_partition_columns

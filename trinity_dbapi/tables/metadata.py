@@ -449,13 +449,13 @@ def _string_map_problem(value: Any, what: str, any_value: bool = False) -> str |
 
 
 def _label_problem(uuid: str, label: str, files: Any) -> str | None:
-    parts = label.split("/")
-    if any(part in ("", ".", "..") for part in parts):
+    if any(part in ("", ".", "..") for part in label.split("/")):
         return f"partition label {_shown(label)} has an empty, '.' or '..' component"
+    if files == {layout.TABLE: (expected := layout.data_file_path(uuid, label))}:
+        return None  # the one form, first: the messages below cost more than the check
     problem = _string_map_problem(files, f"files of partition {_shown(label)}")
     if problem is not None:
         return problem
-    expected = layout.data_file_path(uuid, label)
     if len(files) == 1 and layout.TABLE not in files:
         (table,) = files
         return (
