@@ -302,7 +302,7 @@ def child(system: str, operation: str, endpoint: str, work: str) -> None:
         import trinity_dbapi.dbapi.connection
         import trinity_dbapi.sql.engine.handlers
         import trinity_dbapi.sql.engine.session  # noqa: F401
-        from trinity_dbapi.storage import fsspec_storage  # noqa: F401
+        from trinity_dbapi.storage import s3  # noqa: F401
     elif system == "delta":
         import deltalake  # noqa: F401
     else:

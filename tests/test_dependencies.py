@@ -31,7 +31,7 @@ PACKAGE = ROOT / "trinity_dbapi"
 EXTRA_OF_MODULE = {
     "sqlalchemy/": "sqlalchemy",
     "spark/": "spark",
-    "storage/fsspec_storage.py": "s3",
+    "storage/s3.py": "s3",
     "storage/botocore_models.py": "s3",
     # The Superset spec reflects through the dialect: docs/superset.md installs it.
     "superset/": "sqlalchemy",

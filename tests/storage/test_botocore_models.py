@@ -153,12 +153,10 @@ def test_no_cache_folder_costs_only_the_speed_up(
 def test_an_s3_storage_reads_models_through_the_cache(
     s3_bucket: str, s3_storage_options: dict[str, Any], cache_home: Path
 ) -> None:
-    from trinity_dbapi.storage import fsspec_storage
+    from trinity_dbapi.storage import s3
 
     options = {**s3_storage_options, "skip_instance_cache": True}  # a session of its own
-    storage = fsspec_storage.S3Storage(
-        f"s3://{s3_bucket}/lake", storage_options=options, cache_bytes=0
-    )
+    storage = s3.S3Storage(f"s3://{s3_bucket}/lake", storage_options=options, cache_bytes=0)
     storage.write("a.txt", b"hello")
     assert storage.read("a.txt") == b"hello"
     loader = storage.fs.session.get_component("data_loader")

@@ -141,13 +141,13 @@ def test_the_cache_is_bounded_and_keeps_no_file_over_a_quarter_of_it() -> None:
 def test_a_plain_http_endpoint_skips_the_certificate_bundle(
     options: dict[str, Any], environ: dict[str, str], verify: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trinity_dbapi.storage import fsspec_storage
+    from trinity_dbapi.storage import s3
 
-    for name in fsspec_storage._PROXY_VARIABLES:
+    for name in s3._PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
-    fsspec_storage._no_tls_for_plain_http(options)
+    s3._no_tls_for_plain_http(options)
     assert (options.get("client_kwargs") or {}).get("verify") == verify
 
 

@@ -66,7 +66,7 @@ def open_storage(
 
         return MemoryStorage(root, cache_bytes=cache_bytes)
     if scheme in ("s3", "s3a"):
-        from trinity_dbapi.storage.fsspec_storage import S3Storage
+        from trinity_dbapi.storage.s3 import S3Storage
 
         return S3Storage(root, storage_options=options, cache_bytes=cache_bytes)
     return _open_generic(root, scheme, options, cache_bytes)
