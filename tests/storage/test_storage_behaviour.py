@@ -393,7 +393,12 @@ def test_cache_can_be_disabled(backend: tuple[str, dict[str, Any]]) -> None:
 def test_open_storage_picks_backend_by_scheme(
     backend: tuple[str, dict[str, Any]], storage: Storage
 ) -> None:
-    expected = {"file": "LocalStorage", "memory": "MemoryStorage", "s3": "S3Storage"}
+    expected = {
+        "file": "LocalStorage",
+        "memory": "MemoryStorage",
+        "s3": "S3Storage",
+        "gs": "GCSStorage",
+    }
     scheme = backend[0].split("://")[0]
     assert type(storage).__name__ == expected[scheme]
     assert storage.supports_exclusive_create is True

@@ -1,4 +1,4 @@
-"""Several processes committing to one lakehouse on local disk and on S3 (moto).
+"""Several processes committing to one lakehouse on local disk, S3 (moto) and GCS (its emulator).
 
 Every worker process opens the lakehouse itself (multiprocessing ``spawn``)
 and reports its outcomes through a queue. Distinct-key writers must all
@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests import emulators
 from tests.conftest import create_bucket, s3_options
 from tests.transactions import workers
 from tests.transactions.helpers import Backend, apply_writes, full_state, open_lake
@@ -34,11 +35,20 @@ SHARED_TRANSACTIONS = 25
 REPORT_TIMEOUT = 90.0
 
 
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
+@pytest.fixture(
+    params=[
+        "local",
+        pytest.param("s3", marks=pytest.mark.s3),
+        pytest.param("gcs", marks=pytest.mark.gcs),
+    ]
+)
 def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """``(uri, storage_options)`` that other processes can reach: local disk or moto S3."""
+    """``(uri, storage_options)`` that other processes can reach: local disk, moto S3, GCS."""
     if request.param == "local":
         yield f"file://{tmp_path / 'lake'}", {}
+    elif request.param == "gcs":
+        endpoint = request.getfixturevalue("gcs_server")
+        yield f"gs://{emulators.create_gcs_bucket(endpoint)}/lake", emulators.gcs_options(endpoint)
     else:
         endpoint = request.getfixturevalue("moto_server")
         yield f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)

@@ -11,6 +11,7 @@ succeed just before the kill without being logged) and at most one more.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,13 +59,21 @@ def _user_objects(snap: Snapshot) -> tuple[set[str], set[str]]:
     return keys, set(txn.list_namespaces())
 
 
-def _crash_trial(root: Path, rng: random.Random) -> tuple[int, int]:
-    """Run one writer, kill it, check the lakehouse; return (last logged, latest)."""
-    uri = f"file://{root / 'lake'}"
-    Lakehouse.create(uri)
+def _crash_trial(
+    root: Path, rng: random.Random, lake: tuple[str, dict[str, Any]] | None = None
+) -> tuple[int, int]:
+    """Run one writer, kill it, check the lakehouse; return (last logged, latest).
+
+    ``lake``: ``(uri, storage_options)`` of an empty root elsewhere (S3, GCS);
+    a folder under ``root`` when None.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    uri, options = lake if lake is not None else (f"file://{root / 'lake'}", {})
+    Lakehouse.create(uri, storage_options=options)
     log = root / "writer.log"
+    command = ["crash-writer", uri, str(log), json.dumps(options)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.transactions.workers", "crash-writer", uri, str(log)],
+        [sys.executable, "-m", "tests.transactions.workers", *command],
         cwd=REPO_ROOT,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         stdout=subprocess.DEVNULL,
@@ -88,7 +98,7 @@ def _crash_trial(root: Path, rng: random.Random) -> tuple[int, int]:
     logged = _logged_versions(log)
     assert logged == list(range(1, len(logged) + 1))  # one writer: commit k is version k
     last_logged = logged[-1] if logged else 0
-    lake = Lakehouse.open(uri)
+    lake = Lakehouse.open(uri, storage_options=options)
     latest = lake.latest_version()
     assert last_logged <= latest <= last_logged + 1
     for version in range(latest + 1):
@@ -101,7 +111,7 @@ def _crash_trial(root: Path, rng: random.Random) -> tuple[int, int]:
     with lake.begin() as txn:
         txn.put("after", "crash")
         txn.create_namespace("post")
-    reopened = Lakehouse.open(uri)
+    reopened = Lakehouse.open(uri, storage_options=options)
     assert reopened.latest_version() == latest + 1
     assert reopened.snapshot().get("after") == "crash"
     return last_logged, latest
@@ -112,6 +122,28 @@ def test_killed_writer_leaves_consistent_lakehouse(tmp_path: Path) -> None:
     rng = random.Random(20240531)
     for trial in range(5):
         _crash_trial(tmp_path / f"trial{trial}", rng)
+
+
+@pytest.mark.parametrize(
+    "kind", [pytest.param("s3", marks=pytest.mark.s3), pytest.param("gcs", marks=pytest.mark.gcs)]
+)
+def test_a_killed_writer_on_an_object_store_leaves_a_consistent_lakehouse(
+    request: pytest.FixtureRequest, tmp_path: Path, kind: str
+) -> None:
+    """Three writers killed at random moments, on S3 (moto) and GCS (its emulator)."""
+    from tests import emulators
+    from tests.conftest import create_bucket, s3_options
+
+    rng = random.Random(20261207)
+    for trial in range(3):
+        if kind == "s3":
+            endpoint = request.getfixturevalue("moto_server")
+            lake = (f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint))
+        else:
+            endpoint = request.getfixturevalue("gcs_server")
+            bucket = emulators.create_gcs_bucket(endpoint)
+            lake = (f"gs://{bucket}/lake", emulators.gcs_options(endpoint))
+        _crash_trial(tmp_path / f"trial{trial}", rng, lake)
 
 
 @pytest.mark.slow

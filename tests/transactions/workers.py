@@ -11,6 +11,7 @@ it is the crash test's writer: it commits forever and logs every commit.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sys
@@ -118,15 +119,16 @@ def shared_key_worker(
     results.put(report)
 
 
-def crash_writer(uri: str, log_path: str) -> None:
-    """Commit forever on a local lakehouse, logging each commit, until killed.
+def crash_writer(uri: str, log_path: str, options: str = "{}") -> None:
+    """Commit forever on a lakehouse, logging each commit, until killed.
 
     Commit ``k`` writes key ``c{k}`` (value ``str(k)``) and creates namespace
     ``n{k}``, so object definition files are written too. The log gets
     ``ready`` once the lakehouse is open, then ``<version> c<k>`` after every
-    commit, flushed and fsynced line by line.
+    commit, flushed and fsynced line by line. ``options``: the storage
+    options, as JSON.
     """
-    lake = Lakehouse.open(uri)
+    lake = Lakehouse.open(uri, storage_options=json.loads(options))
     k = lake.latest_version()
     with open(log_path, "a", encoding="utf-8") as log:
         _log_line(log, "ready")
@@ -147,8 +149,8 @@ def _log_line(log: Any, line: str) -> None:
 
 def main(argv: list[str]) -> int:
     """Command line entry: ``crash-writer URI LOG``."""
-    if len(argv) == 3 and argv[0] == "crash-writer":
-        crash_writer(argv[1], argv[2])
+    if len(argv) in (3, 4) and argv[0] == "crash-writer":
+        crash_writer(*argv[1:])
         return 0
     print("usage: python -m tests.transactions.workers crash-writer URI LOG", file=sys.stderr)
     return 2

@@ -8,6 +8,7 @@ URI                    back end            exclusive create
 ``file://``, a path    ``LocalStorage``    temp file + fsync + ``os.link``
 ``memory://``          ``MemoryStorage``   process-wide lock (in-process only)
 ``s3://``, ``s3a://``  ``S3Storage``       ``PutObject`` + ``If-None-Match: *``
+``gs://``, ``gcs://``  ``GCSStorage``      upload with ``ifGenerationMatch=0``
 anything else          ``FsspecStorage``   not supported (cannot commit)
 =====================  ==================  =====================================
 
@@ -69,6 +70,10 @@ def open_storage(
         from trinity_dbapi.storage.s3 import S3Storage
 
         return S3Storage(root, storage_options=options, cache_bytes=cache_bytes)
+    if scheme in ("gs", "gcs"):
+        from trinity_dbapi.storage.gcs import GCSStorage
+
+        return GCSStorage(root, storage_options=options, cache_bytes=cache_bytes)
     return _open_generic(root, scheme, options, cache_bytes)
 
 
