@@ -8,9 +8,12 @@ Fixtures:
     s3_bucket: the name of a new, empty bucket on ``moto_server``.
     gcs_server: session-scoped endpoint URL of fake-gcs-server on 127.0.0.1
         (``tests/emulators.py``), proven first to refuse a second conditional create.
+    azure_server: session-scoped blob endpoint URL of Azurite on 127.0.0.1,
+        proven first to refuse a second conditional create.
     backend: ``(uri, storage_options)`` of a fresh, empty, unique root; one
-        parameter per backend, ids ``local``, ``memory``, ``s3`` and ``gcs``
-        (the last two marked ``s3`` and ``gcs``).
+        parameter per backend, ids ``local``, ``memory``, ``s3``, ``gcs`` and
+        ``azure`` (the last three marked ``s3``, ``gcs`` and ``azure``).
+    cloud: the same for the three object stores only (:func:`cloud_root`).
     storage: ``open_storage(*backend)``, closed after the test.
 
 Command line: tests marked ``slow`` are skipped unless ``--run-slow`` is given;
@@ -359,22 +362,72 @@ def gcs_server() -> Iterator[str]:
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def azure_server() -> Iterator[str]:
+    """Azurite for the whole session, proven to refuse a second create; its blob endpoint."""
+    from tests import emulators
+
+    binary = emulators.azurite_binary()
+    if binary is None:
+        emulators.missing("Azurite needs Node.js and npm (apt-get install nodejs npm)")
+    assert binary is not None
+    server = emulators.Azurite(binary)
+    try:
+        emulators.prove_azure_refuses_a_second_create(server.endpoint)
+        yield server.endpoint
+    finally:
+        server.stop()
+
+
+#: The object stores, each a pytest parameter with its marker.
+CLOUD_PARAMS = [
+    pytest.param("s3", id="s3", marks=pytest.mark.s3),
+    pytest.param("gcs", id="gcs", marks=pytest.mark.gcs),
+    pytest.param("azure", id="azure", marks=pytest.mark.azure),
+]
+
+
+def cloud_root(
+    request: pytest.FixtureRequest, kind: str, path: str = "lake"
+) -> tuple[str, dict[str, Any]]:
+    """``(uri, storage_options)`` of ``path`` in a new bucket or container on ``kind``'s emulator.
+
+    ``kind`` is ``s3``, ``gcs`` or ``azure``; the emulator's session fixture is
+    started (and proven) on first use.
+    """
+    from tests import emulators
+
+    if kind == "gcs":
+        endpoint = request.getfixturevalue("gcs_server")
+        return f"gs://{emulators.create_gcs_bucket(endpoint)}/{path}", emulators.gcs_options(
+            endpoint
+        )
+    if kind == "azure":
+        endpoint = request.getfixturevalue("azure_server")
+        container = emulators.create_azure_container(endpoint)
+        return f"abfs://{container}/{path}", emulators.azure_options(endpoint)
+    endpoint = request.getfixturevalue("moto_server")
+    return f"s3://{create_bucket(endpoint)}/{path}", s3_options(endpoint)
+
+
+@pytest.fixture(params=CLOUD_PARAMS)
+def cloud(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
+    """``(uri, storage_options)`` of a fresh, empty root on each object store's emulator."""
+    return cloud_root(request, request.param)
+
+
 @pytest.fixture(
     params=[
         pytest.param("local", id="local"),
         pytest.param("memory", id="memory"),
-        pytest.param("s3", id="s3", marks=pytest.mark.s3),
-        pytest.param("gcs", id="gcs", marks=pytest.mark.gcs),
+        *CLOUD_PARAMS,
     ]
 )
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(uri, storage_options)`` of a fresh, empty, unique root on each backend."""
     kind = request.param
-    if kind == "gcs":
-        from tests import emulators
-
-        endpoint = request.getfixturevalue("gcs_server")
-        yield f"gs://{emulators.create_gcs_bucket(endpoint)}/lake", emulators.gcs_options(endpoint)
+    if kind in ("gcs", "azure", "s3"):
+        yield cloud_root(request, kind)
     elif kind == "local":
         # Not Path.as_uri(): it percent-encodes, and root URIs are taken literally.
         yield f"file://{tmp_path / 'lake'}", {}
@@ -383,9 +436,6 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
         # pass over the store: fsspec's own recursive rm asks exists() of every
         # file, a scan of the whole store each.
         yield f"memory://test-{uuid.uuid4().hex}/lake", {}
-    else:
-        endpoint = request.getfixturevalue("moto_server")
-        yield f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ EXTRA_OF_MODULE = {
     "spark/": "spark",
     "storage/s3.py": "s3",
     "storage/gcs.py": "gcs",
+    "storage/azure.py": "azure",
     "storage/botocore_models.py": "s3",
     # The Superset spec reflects through the dialect: docs/superset.md installs it.
     "superset/": "sqlalchemy",
@@ -153,7 +154,7 @@ def test_extras_name_only_packages_of_their_integration() -> None:
     _, extras = _declared()
     assert set(EXTRA_OF_MODULE.values()) <= set(extras)
     # "all" is every runtime extra together, so a user can install everything at once.
-    runtime = {"s3", "gcs", "duckdb", "sqlalchemy", "pandas", "spark"}
+    runtime = {"s3", "gcs", "azure", "duckdb", "sqlalchemy", "pandas", "spark"}
     assert set().union(*(extras[name] for name in runtime)) <= extras["all"]
 
 

@@ -67,6 +67,32 @@ def test_tails_bring_small_files_whole_and_big_ones_tail_first(slow: Storage) ->
     assert (used.cache_hits, used.reads, used.exists) == (1, 1, 1)
 
 
+@pytest.mark.parametrize("extra", [10, 100], ids=["tail-overlaps-first-range", "tail-beyond"])
+def test_tails_of_files_beyond_azures_first_range(
+    cloud: tuple[str, dict[str, Any]], extra: int
+) -> None:
+    """Azure has no suffix range: a file past its first range costs a second, dependent round.
+
+    Stores with suffix ranges (S3, GCS) still read any tail in one request.
+    """
+    from trinity_dbapi.storage.azure import FIRST_RANGE
+
+    uri, options = cloud
+    storage = open_storage(uri, storage_options=options)
+    data = bytes(i % 251 for i in range(FIRST_RANGE + extra))
+    storage.create_unique("t/big", data)
+    storage.clear_cache()
+    before = storage.stats.snapshot()
+    assert storage.read_tails(["t/big"], 50) == [(data[-50:], False)]
+    used = storage.stats.since(before)
+    if uri.startswith("abfs://"):
+        # The first range, then only what it did not bring of the tail.
+        assert (used.reads, used.rounds) == (2, 2)
+        assert used.bytes_read == FIRST_RANGE + min(extra, 50)
+    else:
+        assert (used.reads, used.rounds, used.bytes_read) == (1, 1, 50)
+
+
 def test_a_background_create_is_read_back_and_settled_before_a_commit(slow: Storage) -> None:
     slow.create_unique_later("p/data.parquet", b"pending")
     slow.create_unique_later("p/meta.json", b"{}")

@@ -398,6 +398,7 @@ def test_open_storage_picks_backend_by_scheme(
         "memory": "MemoryStorage",
         "s3": "S3Storage",
         "gs": "GCSStorage",
+        "abfs": "AzureStorage",
     }
     scheme = backend[0].split("://")[0]
     assert type(storage).__name__ == expected[scheme]

@@ -21,8 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests import emulators
-from tests.conftest import create_bucket, s3_options
+from tests.conftest import CLOUD_PARAMS, cloud_root
 from tests.transactions import workers
 from tests.transactions.helpers import Backend, apply_writes, full_state, open_lake
 from trinity_dbapi.lakehouse import Lakehouse
@@ -35,23 +34,13 @@ SHARED_TRANSACTIONS = 25
 REPORT_TIMEOUT = 90.0
 
 
-@pytest.fixture(
-    params=[
-        "local",
-        pytest.param("s3", marks=pytest.mark.s3),
-        pytest.param("gcs", marks=pytest.mark.gcs),
-    ]
-)
+@pytest.fixture(params=["local", *CLOUD_PARAMS])
 def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """``(uri, storage_options)`` that other processes can reach: local disk, moto S3, GCS."""
+    """``(uri, storage_options)`` other processes can reach: local disk, S3, GCS, Azure."""
     if request.param == "local":
         yield f"file://{tmp_path / 'lake'}", {}
-    elif request.param == "gcs":
-        endpoint = request.getfixturevalue("gcs_server")
-        yield f"gs://{emulators.create_gcs_bucket(endpoint)}/lake", emulators.gcs_options(endpoint)
     else:
-        endpoint = request.getfixturevalue("moto_server")
-        yield f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)
+        yield cloud_root(request, request.param)
 
 
 def _run_workers(target: Callable[..., None], args: Sequence[tuple[Any, ...]]) -> list[Any]:

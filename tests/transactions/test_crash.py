@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 import tests
+from tests.conftest import CLOUD_PARAMS, cloud_root
 from trinity_dbapi.lakehouse import Lakehouse, Snapshot
 
 REPO_ROOT = Path(tests.__file__).resolve().parent.parent
@@ -124,26 +125,14 @@ def test_killed_writer_leaves_consistent_lakehouse(tmp_path: Path) -> None:
         _crash_trial(tmp_path / f"trial{trial}", rng)
 
 
-@pytest.mark.parametrize(
-    "kind", [pytest.param("s3", marks=pytest.mark.s3), pytest.param("gcs", marks=pytest.mark.gcs)]
-)
+@pytest.mark.parametrize("kind", CLOUD_PARAMS)
 def test_a_killed_writer_on_an_object_store_leaves_a_consistent_lakehouse(
     request: pytest.FixtureRequest, tmp_path: Path, kind: str
 ) -> None:
-    """Three writers killed at random moments, on S3 (moto) and GCS (its emulator)."""
-    from tests import emulators
-    from tests.conftest import create_bucket, s3_options
-
+    """Three writers killed at random moments, on S3 (moto), GCS and Azure (their emulators)."""
     rng = random.Random(20261207)
     for trial in range(3):
-        if kind == "s3":
-            endpoint = request.getfixturevalue("moto_server")
-            lake = (f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint))
-        else:
-            endpoint = request.getfixturevalue("gcs_server")
-            bucket = emulators.create_gcs_bucket(endpoint)
-            lake = (f"gs://{bucket}/lake", emulators.gcs_options(endpoint))
-        _crash_trial(tmp_path / f"trial{trial}", rng, lake)
+        _crash_trial(tmp_path / f"trial{trial}", rng, cloud_root(request, kind))
 
 
 @pytest.mark.slow

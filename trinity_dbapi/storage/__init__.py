@@ -2,15 +2,16 @@
 
 :func:`open_storage` turns a root URI into a :class:`Storage`:
 
-=====================  ==================  =====================================
-URI                    back end            exclusive create
-=====================  ==================  =====================================
-``file://``, a path    ``LocalStorage``    temp file + fsync + ``os.link``
-``memory://``          ``MemoryStorage``   process-wide lock (in-process only)
-``s3://``, ``s3a://``  ``S3Storage``       ``PutObject`` + ``If-None-Match: *``
-``gs://``, ``gcs://``  ``GCSStorage``      upload with ``ifGenerationMatch=0``
-anything else          ``FsspecStorage``   not supported (cannot commit)
-=====================  ==================  =====================================
+=========================  =================  ====================================
+URI                        back end           exclusive create
+=========================  =================  ====================================
+``file://``, a path        ``LocalStorage``   temp file + fsync + ``os.link``
+``memory://``              ``MemoryStorage``  process-wide lock (in-process only)
+``s3://``, ``s3a://``      ``S3Storage``      ``PutObject`` + ``If-None-Match: *``
+``gs://``, ``gcs://``      ``GCSStorage``     upload with ``ifGenerationMatch=0``
+``abfs[s]://``, ``az://``  ``AzureStorage``   Put Blob + ``If-None-Match: *``
+anything else              ``FsspecStorage``  not supported (cannot commit)
+=========================  =================  ====================================
 
 Back-end modules are imported on first use so ``import trinity_dbapi`` stays
 cheap.
@@ -74,6 +75,10 @@ def open_storage(
         from trinity_dbapi.storage.gcs import GCSStorage
 
         return GCSStorage(root, storage_options=options, cache_bytes=cache_bytes)
+    if scheme in ("abfs", "abfss", "az"):
+        from trinity_dbapi.storage.azure import AzureStorage
+
+        return AzureStorage(root, storage_options=options, cache_bytes=cache_bytes)
     return _open_generic(root, scheme, options, cache_bytes)
 
 
@@ -117,7 +122,7 @@ def _open_generic(
         # only the protocol and package, never the options.
         raise NotSupportedError(
             f"no storage for {scheme}:// root URIs: {exc}; supported with commits: "
-            "file://, memory://, s3:// (install the fsspec implementation for "
+            "file://, memory://, s3://, gs://, abfs:// (install the fsspec implementation for "
             f"{scheme}:// to read it)"
         ) from exc
     return FsspecStorage(root, fs, storage_options=options, cache_bytes=cache_bytes)

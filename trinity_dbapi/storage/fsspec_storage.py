@@ -33,7 +33,7 @@ from trinity_dbapi.storage.redact import Redactor
 from trinity_dbapi.storage.uri import check_path, normalize_root_uri
 
 #: Schemes whose storage can commit (guarantees a single exclusive creator).
-COMMIT_SCHEMES = ("file", "memory", "s3", "s3a", "gs", "gcs")
+COMMIT_SCHEMES = ("file", "memory", "s3", "s3a", "gs", "gcs", "abfs", "abfss", "az")
 
 # fsspec's memory file system is one dict per process; one lock per process makes
 # check-then-write atomic for every MemoryStorage of that process.

@@ -27,7 +27,17 @@ from typing import Any
 from urllib.parse import quote, quote_plus, unquote
 
 #: Option name parts whose values are secrets.
-SECRET_WORDS = ("secret", "key", "token", "password", "credential", "sas", "auth", "signature")
+SECRET_WORDS = (
+    "secret",
+    "key",
+    "token",
+    "password",
+    "credential",
+    "sas",
+    "auth",
+    "signature",
+    "connection_string",
+)
 
 #: The replacement of a secret in a message.
 MASK = "***"
@@ -120,12 +130,29 @@ def redact_userinfo(text: str) -> str:
 
 
 def _mask_userinfo(match: re.Match[str]) -> str:
-    return f"{match.group(1)}{MASK}@" if _is_userinfo(match.group(2)) else match.group(0)
+    if not _is_userinfo(match.group(2)) or _is_azure_container(match):
+        return match.group(0)
+    return f"{match.group(1)}{MASK}@"
 
 
 def _is_userinfo(candidate: str) -> bool:
     first, slash, _ = candidate.partition("/")
     return not slash or ":" in first
+
+
+# Hadoop's Azure form "abfss://<container>@<account>.dfs.core.windows.net/...":
+# before the "@" is a container name (3-63 of a-z, 0-9, "-"), not a credential.
+_AZURE_CONTAINER_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?")
+_AZURE_HOST_RE = re.compile(r"[a-z0-9]{3,24}\.(?:dfs|blob)\.core\.windows\.net(?=[/\s'\"`<>]|$)")
+_AZURE_SCHEMES = ("abfs://", "abfss://", "az://", "wasb://", "wasbs://")
+
+
+def _is_azure_container(match: re.Match[str]) -> bool:
+    return (
+        match.group(1).lower() in _AZURE_SCHEMES
+        and _AZURE_CONTAINER_RE.fullmatch(match.group(2)) is not None
+        and _AZURE_HOST_RE.match(match.string, match.end()) is not None
+    )
 
 
 def scrubbed(exc: BaseException, redact: Any = redact_userinfo) -> RedactedCause:
@@ -199,14 +226,37 @@ def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
         elif isinstance(value, str) and value:
             if any(word in str(name).lower() for word in SECRET_WORDS):
                 yield value
+                yield from _secret_parts(value)
             yield from userinfo_secrets(value)
+
+
+#: The parts of an Azure connection string (``Name=value;...``) that are secrets.
+_CONNECTION_SECRETS = ("accountkey", "sharedaccesssignature")
+
+
+def _secret_parts(value: str) -> Iterator[str]:
+    """Secrets inside a secret, which a library may echo alone.
+
+    An Azure connection string's ``AccountKey`` and ``SharedAccessSignature``,
+    and a SAS token's signature (``sig=``), which the Azure SDK puts into
+    request URLs on its own.
+    """
+    for part in value.split(";"):
+        name, equals, secret = part.partition("=")
+        if equals and name.strip().lower() in _CONNECTION_SECRETS and secret:
+            yield secret
+            yield from _secret_parts(secret)
+    for part in value.lstrip("?").split("&"):
+        name, equals, secret = part.partition("=")
+        if equals and name == "sig" and secret:
+            yield secret
 
 
 def userinfo_secrets(text: str) -> Iterator[str]:
     """The user info (whole, and its password) of every URL in ``text``."""
     for match in _URL_USERINFO_RE.finditer(text):
         userinfo = match.group(2)
-        if not _is_userinfo(userinfo):
+        if not _is_userinfo(userinfo) or _is_azure_container(match):
             continue
         yield userinfo
         _, colon, password = userinfo.partition(":")

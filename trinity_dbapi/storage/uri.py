@@ -25,6 +25,10 @@ Decisions recorded here (and in docs/storage.md):
   be read as a query or fragment by URI parsers but literally by file systems;
   credentials belong in ``storage_options``, never in the URI. Messages about a
   URI that carries user info show it with the user info replaced by ``***``.
+* **Azure's account in the authority** (Hadoop's
+  ``abfss://<container>@<account>.dfs.core.windows.net/path``) is the one
+  ``@`` allowed: a container name before it (3-63 of ``a-z``, ``0-9``, ``-``)
+  and an account's host after it, which holds no credential.
 * The scheme is lower-cased (schemes are case-insensitive, RFC 3986 3.1);
   nothing else is rewritten except adding the trailing ``/``.
 """
@@ -45,7 +49,13 @@ _SCHEME_NO_SLASHES_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):(?!//)")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 # Schemes whose authority is a bucket name and therefore required.
-_BUCKET_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "az"})
+_BUCKET_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "abfss", "az"})
+
+# Hadoop's Azure authority "<container>@<account>.(dfs|blob).core.windows.net".
+_AZURE_SCHEMES = frozenset({"abfs", "abfss", "az"})
+_AZURE_AUTHORITY_RE = re.compile(
+    r"^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?@[a-z0-9]{3,24}\.(?:dfs|blob)\.core\.windows\.net$"
+)
 
 _RULE = (
     "a TrinityLake URI must stay identical when evaluated as a POSIX path "
@@ -107,7 +117,8 @@ def _normalize_uri(original: str, scheme: str, rest: str) -> str:
     shown = _redact_userinfo(original)
     _check_characters(original, shown)
     authority, slash, path = rest.partition("/")
-    if "@" in authority or shown != original:
+    azure_account = scheme in _AZURE_SCHEMES and _AZURE_AUTHORITY_RE.match(authority) is not None
+    if ("@" in authority and not azure_account) or shown != original:
         raise InvalidURIError(
             shown,
             f"root URI {shown!r} carries user info (credentials) in its authority; "
