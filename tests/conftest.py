@@ -2,7 +2,8 @@
 
 Fixtures:
     moto_server: session-scoped endpoint URL (``http://127.0.0.1:PORT``) of an
-        in-process moto S3 server.
+        in-process moto S3 server, proven first to refuse a second conditional
+        create (as every emulator is: tests/emulators.py).
     s3_storage_options: s3fs storage options (dummy credentials, endpoint) that
         reach ``moto_server``.
     s3_bucket: the name of a new, empty bucket on ``moto_server``.
@@ -232,7 +233,13 @@ def moto_server() -> Iterator[str]:
     server = _serve_moto()
     try:
         host, port = server.server_address[:2]
-        yield f"http://{host}:{port}"
+        endpoint = f"http://{host}:{port}"
+        from tests import emulators
+
+        emulators.prove_refuses_a_second_create(
+            f"s3://{create_bucket(endpoint)}/probe", s3_options(endpoint), f"moto at {endpoint}"
+        )
+        yield endpoint
     finally:
         server.shutdown()
         server.server_close()
