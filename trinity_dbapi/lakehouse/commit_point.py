@@ -19,6 +19,7 @@ from trinity_dbapi.errors import (
     NotSupportedError,
     ProgrammingError,
     StorageError,
+    StorageFileNotFoundError,
 )
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.node_file import Message
@@ -70,11 +71,26 @@ def is_own_root(storage: Storage, name: str, data: bytes) -> bool:
     client's retry then fails its If-None-Match precondition. The root
     holds this commit's new node paths (fresh UUIDs), so equal bytes can
     only be our own write.
+
+    Raises:
+        StorageError: the root exists but could not be read back, so who
+            wrote it is unknown. It is no conflict: taken for one, the
+            commit was retried on top of what may be its own version (an
+            append then failed on its own partition, any other change with
+            "nothing was committed" although it was).
     """
     try:
         return storage.read(name) == data
-    except StorageError:
+    except StorageFileNotFoundError:
         return False
+    except StorageError as exc:
+        raise StorageError(
+            f"root {name!r} under {storage.root_uri} already exists and could not be read "
+            f"back to tell whether this commit created it (its reply lost) or another "
+            f"writer did: {exc}. This commit may have been made: look at the latest "
+            "version before running it again",
+            path=name,
+        ) from exc
 
 
 def check_base_retained(storage: Storage, base: Snapshot) -> None:
