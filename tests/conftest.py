@@ -279,13 +279,20 @@ def create_bucket(endpoint_url: str) -> str:
     return bucket
 
 
-@pytest.fixture(params=["memory", "s3"])
+#: The object stores, each a pytest parameter with its marker.
+CLOUD_PARAMS = [
+    pytest.param("s3", id="s3", marks=pytest.mark.s3),
+    pytest.param("gcs", id="gcs", marks=pytest.mark.gcs),
+    pytest.param("azure", id="azure", marks=pytest.mark.azure),
+]
+
+
+@pytest.fixture(params=["memory", *CLOUD_PARAMS])
 def round_trip_lake(request: pytest.FixtureRequest, tmp_path: Any) -> tuple[str, dict[str, Any]]:
-    """A new lakehouse root (URI, storage options) on a store with round trips: memory or S3."""
+    """A new lakehouse root (URI, storage options) on a store with round trips: memory or a cloud."""
     if request.param == "memory":
         return f"memory://budget-{tmp_path.name}/lake", {}
-    endpoint = request.getfixturevalue("moto_server")
-    return f"s3://{create_bucket(endpoint)}/lake", s3_options(endpoint)
+    return cloud_root(request, request.param)
 
 
 @functools.cache
@@ -384,14 +391,6 @@ def azure_server() -> Iterator[str]:
         yield server.endpoint
     finally:
         server.stop()
-
-
-#: The object stores, each a pytest parameter with its marker.
-CLOUD_PARAMS = [
-    pytest.param("s3", id="s3", marks=pytest.mark.s3),
-    pytest.param("gcs", id="gcs", marks=pytest.mark.gcs),
-    pytest.param("azure", id="azure", marks=pytest.mark.azure),
-]
 
 
 def cloud_root(

@@ -1,4 +1,5 @@
-"""register(): the Arrow batch byte limit it lifts for the session, and writes under any limit."""
+"""register(): the Arrow batch byte limit it lifts for the session, and writes under any limit;
+the secret option names it adds to the session's options redaction regex."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ pytest.importorskip("pyspark")
 
 from tests.spark.helpers import Lake
 from trinity_dbapi.spark import ARROW_BYTES_CONF, NO_BYTE_LIMIT, register
+from trinity_dbapi.spark.options import OPTIONS_REDACTION_CONF, secret_options_pattern
 
 
 @pytest.fixture
@@ -64,3 +66,33 @@ def test_writes_are_whole_under_a_byte_limit_and_spark_default(
     assert lake.rows("SELECT count(*), sum(id), count(DISTINCT name) FROM s.bytes") == [
         (5000, sum(range(5000)), 5000)
     ]
+
+
+def test_register_adds_the_secret_option_names_to_the_redaction_regex_once(spark: Any) -> None:
+    ours = secret_options_pattern()
+    before = spark.conf.get(OPTIONS_REDACTION_CONF)
+    try:
+        # The session fixture registered: Spark's default ("(?i)url") stays, ours follows once.
+        assert before == f"(?i)url|{ours}"
+        register(spark)
+        assert spark.conf.get(OPTIONS_REDACTION_CONF) == before
+        spark.conf.set(OPTIONS_REDACTION_CONF, "(?i)mine")
+        register(spark)
+        assert spark.conf.get(OPTIONS_REDACTION_CONF) == f"(?i)mine|{ours}"
+    finally:
+        spark.conf.set(OPTIONS_REDACTION_CONF, before)
+    # Spark reads it as a Java regex, which finds it in an option's name.
+    pattern = spark._jvm.java.util.regex.Pattern.compile(ours)
+    hidden = [
+        "storageOptions",
+        "storage.key",
+        "storage.secret",
+        "storage.token",
+        "storage.account_key",
+        "storage.connection_string",
+        "storage.sas_token",
+        "storage.client_secret",
+        "storage.credential",
+    ]
+    shown = ["uri", "path", "storage.account_name", "storage.project", "storage.client_id"]
+    assert [name for name in hidden + shown if pattern.matcher(name).find()] == hidden

@@ -88,3 +88,39 @@ def test_the_blob_size_comes_from_content_range(
     content_range: str | None, fallback: int, size: int
 ) -> None:
     assert _total_size(content_range, fallback) == size
+
+
+@pytest.mark.parametrize(
+    ("metadata", "folder"),
+    [
+        (None, False),
+        ({"is_directory": "false"}, False),  # what adlfs puts on every file it writes
+        ({"is_directory": "true"}, True),  # adlfs's empty "folder"
+        ({"hdi_isfolder": "true"}, True),  # a directory of a hierarchical namespace
+        ({"Hdi_IsFolder": "True"}, True),
+    ],
+)
+def test_folders_are_neither_listed_nor_files(
+    metadata: dict[str, str] | None, folder: bool
+) -> None:
+    from trinity_dbapi.storage.azure import _is_folder
+
+    assert _is_folder(metadata) is folder
+
+
+@pytest.mark.azure
+def test_a_hierarchical_namespaces_folders_are_skipped_on_azurite(azure_server: str) -> None:
+    """Blobs that stand for folders (ADLS Gen2 lists its directories so) are not files."""
+    from azure.storage.blob import BlobServiceClient
+
+    from tests import emulators
+
+    container = emulators.create_azure_container(azure_server)
+    options = emulators.azure_options(azure_server)
+    client = BlobServiceClient.from_connection_string(options["connection_string"])
+    with client:
+        for name, metadata in (("lake/dir", {"hdi_isfolder": "true"}), ("lake/f", None)):
+            client.get_blob_client(container, name).upload_blob(b"", metadata=metadata)
+    storage = open_storage(f"abfs://{container}/lake", storage_options=options)
+    assert storage.list("") == ["f"]
+    assert storage.exists_many(["dir", "f"]) == [False, True]

@@ -290,3 +290,23 @@ def test_a_scrubbed_cause_keeps_the_back_end_words_without_the_secret() -> None:
     )
     assert stand_in.__cause__ is None
     assert stand_in.__context__ is None
+
+
+def test_secrets_inside_secret_names_and_credential_objects_are_known() -> None:
+    """Everything under a secret's name is secret, text or not: nested options and the
+    strings credential objects keep (azure-core's, google-auth's spellings)."""
+    from types import SimpleNamespace
+
+    from trinity_dbapi.storage.redact import Redactor
+
+    named = SimpleNamespace(named_key=SimpleNamespace(name="acct", key="NAMED-KEY-123"))
+    redact = Redactor(
+        {
+            "client_kwargs": {"credential": {"inner": "NESTED-123"}},
+            "credential": named,
+            "token": SimpleNamespace(token="BEARER-123", expiry=3600),
+            "retries": 3,
+        }
+    )
+    text = "NESTED-123 NAMED-KEY-123 BEARER-123 acct 3600"
+    assert redact(text) == "*** *** *** acct 3600"

@@ -35,10 +35,12 @@ in docs/duckdb.md):
   (:mod:`~trinity_dbapi.tables.partition_sql`, shared with the private DuckDB);
   DuckDB evaluates those expressions per file, so a filter on a partition
   column skips files without opening them. Local
-  files are read by path; any other storage (S3, memory, ...) through its
-  fsspec file system, registered in DuckDB under a protocol private to the
-  attachment (``register_filesystem``), so no DuckDB extension (httpfs) is
-  downloaded and the user's own ``s3://`` setup is left alone.
+  files are read by path; any other storage (S3, GCS, Azure, memory, ...)
+  through the storage itself, as an fsspec file system registered in DuckDB
+  under a protocol private to the attachment (``register_filesystem``), so no
+  DuckDB extension (httpfs, azure) is downloaded, the storage's credentials
+  never reach DuckDB, and the user's own ``s3://``, ``gs://`` or ``az://``
+  setup is left alone.
 * **Arrow dataset** (the fallback): the lazy dataset of
   :func:`~trinity_dbapi.tables.reader.arrow_dataset` registered under a hidden
   name (``con.register``). Used for the tables the Parquet scan cannot read

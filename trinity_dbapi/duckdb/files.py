@@ -23,8 +23,9 @@ class FileAccess:
     A non-local storage's file system is registered (once, on first use) as
     a ``DirFileSystem`` rooted at the lakehouse root under a protocol private
     to the attachment, ``trinity-<token>://``, so two lakehouses with
-    different credentials, and the connection's own ``s3://`` access, never
-    mix. Local roots whose path DuckDB would expand as a glob go the same way.
+    different credentials, and the connection's own ``s3://``, ``gs://`` or
+    ``az://`` access, never mix. Local roots whose path DuckDB would expand
+    as a glob go the same way.
     """
 
     def __init__(self, storage: Storage, token: str) -> None:
@@ -90,9 +91,9 @@ class _KnownFiles:
     """File system mixin: a path without wildcards globs to itself, without a request.
 
     DuckDB globs every path of a ``read_parquet`` list each time it binds a
-    query; on S3 each glob would be a LIST request. The views only name files
-    that a committed version references, so they exist (a missing one fails
-    when it is opened).
+    query; on an object store each glob would be a LIST request. The views
+    only name files that a committed version references, so they exist (a
+    missing one fails when it is opened).
     """
 
     def glob(self, path: str, **kwargs: Any) -> Any:

@@ -60,10 +60,17 @@ def register(
     Call it again in each other Python thread that reads or writes: it also
     makes the session that thread's active one, where Spark looks data
     sources up (otherwise ``save()`` there fails with DATA_SOURCE_NOT_FOUND).
+
+    It also adds the names of the options that may hold credentials
+    (``storageOptions``, ``storage.account_key``, ``storage.connection_string``,
+    ``storage.secret``, ...) to the session's
+    ``spark.sql.redaction.options.regex``, so the plans Spark prints show
+    ``*********(redacted)`` for their values.
     """
     from trinity_dbapi.spark.source import TrinityLakeDataSourceWithoutPushdown
 
     _activate(spark)
+    _hide_secret_options(spark)
     if filter_pushdown:
         spark.conf.set(PUSHDOWN_CONF, "true")
     if lift_arrow_byte_limit and spark.conf.get(ARROW_BYTES_CONF, None) is None:
@@ -72,6 +79,26 @@ def register(
     spark.dataSource.register(
         TrinityLakeDataSource if enabled else TrinityLakeDataSourceWithoutPushdown
     )
+
+
+def _hide_secret_options(spark: Any) -> None:
+    """Add this source's secret option names to the session's options redaction regex.
+
+    Spark prints the options of a write (``AppendData``, ``OverwriteByExpression``)
+    and of ``CREATE TEMPORARY VIEW ... USING`` in its logical plans: in
+    ``explain``, in what query execution listeners and logs receive. It hides
+    the values of options whose name or value matches
+    ``spark.redaction.regex`` or this session setting (``(?i)url`` by
+    default); the pattern of :func:`~trinity_dbapi.spark.options.secret_options_pattern`
+    is added to what the session has, once.
+    """
+    from trinity_dbapi.spark.options import OPTIONS_REDACTION_CONF, secret_options_pattern
+
+    ours = secret_options_pattern()
+    current = str(spark.conf.get(OPTIONS_REDACTION_CONF) or "")  # unset: Spark's default
+    if ours in current:
+        return
+    spark.conf.set(OPTIONS_REDACTION_CONF, f"{current}|{ours}" if current else ours)
 
 
 def _activate(spark: Any) -> None:

@@ -18,6 +18,31 @@ from trinity_dbapi.errors import ProgrammingError
 #: Prefix of options passed to the fsspec file system (as in SQLAlchemy URLs).
 STORAGE_PREFIX = "storage."
 
+#: Spark's setting of the option names whose values its plans hide (the
+#: logical plans of writes and of ``CREATE TEMPORARY VIEW ... USING``, which
+#: ``explain``, query listeners and logs print), on top of
+#: ``spark.redaction.regex`` (``secret|password|token|access.key|credential``,
+#: which misses ``storage.account_key``, ``storage.connection_string``,
+#: ``storage.key`` and a ``storageOptions`` without such a word).
+OPTIONS_REDACTION_CONF = "spark.sql.redaction.options.regex"
+
+
+def secret_options_pattern() -> str:
+    """A Java regex matching the names of this source's options that may hold credentials.
+
+    ``storageOptions`` (JSON: any of its values may be one), and every
+    ``storage.<option>`` whose name holds a word of
+    :data:`~trinity_dbapi.storage.redact.SECRET_WORDS`, the words that make a
+    storage option secret everywhere else.
+    """
+    import re
+
+    from trinity_dbapi.storage.redact import SECRET_WORDS
+
+    words = "|".join(re.escape(word) for word in SECRET_WORDS)
+    prefix = re.escape(STORAGE_PREFIX)
+    return f"(?i)^(?:storageoptions|{prefix}.*(?:{words}).*)$"
+
 
 @dataclass(frozen=True)
 class Location:
@@ -155,16 +180,40 @@ def _original_key(options: Mapping[str, str], lowered: str) -> str:
 
 
 def _storage_value(value: str) -> Any:
+    """A ``storage.<option>`` value: JSON when it reads as JSON (or a Python dict), else text."""
     try:
         return json.loads(value)
     except ValueError:
-        return value
+        pass
+    mapping = _python_dict(value)
+    return value if mapping is None else mapping
+
+
+def _python_dict(text: str) -> dict[str, Any] | None:
+    """``text`` as the dict it spells in Python, or None.
+
+    PySpark turns an option's value into text with ``str()``: a dict given
+    to ``.option()`` arrives as its Python repr (single quotes, ``True``),
+    which JSON does not read.
+    """
+    if not text.lstrip().startswith("{"):
+        return None
+    import ast
+
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None  # its message would repeat the text, which may hold credentials
+    return value if isinstance(value, dict) else None
 
 
 def _json_object(name: str, text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
+        mapping = _python_dict(text)
+        if mapping is not None:
+            return mapping
         # json's message names a position, never the text (it holds credentials).
         raise ProgrammingError(f"option {name} must be a JSON object: {exc}") from None
     if not isinstance(value, dict):

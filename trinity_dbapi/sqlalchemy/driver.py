@@ -93,18 +93,58 @@ def _storage_value(value: str) -> Any:
 
 
 def _is_secret_option(name: str) -> bool:
+    return name.startswith(_STORAGE_PREFIX) and _is_secret_name(name)
+
+
+def _is_secret_name(name: str) -> bool:
     from trinity_dbapi.storage.redact import SECRET_WORDS
 
-    return name.startswith(_STORAGE_PREFIX) and any(w in name.lower() for w in SECRET_WORDS)
+    return any(word in str(name).lower() for word in SECRET_WORDS)
+
+
+def _shown_value(name: str, value: str) -> str:
+    """A query value as the hidden-password rendering shows it.
+
+    A secret option's value is ``***``. A ``storage.*`` value that is a JSON
+    object or list (``storage.client_kwargs={...}``) is shown re-encoded with
+    the values of its secret keys masked, at any depth, as the storage
+    treats them; any other value with the user info of its URLs hidden.
+    """
+    from trinity_dbapi.storage.redact import MASK, redact_userinfo
+
+    if _is_secret_option(name):
+        return MASK
+    if name.startswith(_STORAGE_PREFIX):
+        parsed = _storage_value(value)
+        if isinstance(parsed, (dict, list)):
+            masked = _masked(parsed)
+            if masked != parsed:
+                return json.dumps(masked)
+    return redact_userinfo(value)
+
+
+def _masked(value: Any, secret: bool = False) -> Any:
+    """A JSON value with what a secret key holds replaced by ``***``, and URLs' user info hidden."""
+    from trinity_dbapi.storage.redact import MASK, redact_userinfo
+
+    if secret:
+        return MASK
+    if isinstance(value, dict):
+        return {key: _masked(item, _is_secret_name(key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    return redact_userinfo(value) if isinstance(value, str) else value
 
 
 class RedactingURL(URL):
     """A URL whose hidden-password rendering also hides secret ``storage.*`` values.
 
     A value is secret when its option's name says so (``storage.secret``,
-    ``storage.token``, ``storage.account_key``, ...); the user info of URLs
-    in other values (``storage.endpoint_url=http://user:pw@host``) and in
-    the location is hidden too.
+    ``storage.token``, ``storage.account_key``, ``storage.connection_string``,
+    ``storage.sas_token``, ...), and so is what a secret key holds inside a
+    JSON value (``storage.client_kwargs={"credential": ...}``); the user info
+    of URLs in other values (``storage.endpoint_url=http://user:pw@host``)
+    and in the location is hidden too.
     """
 
     __slots__ = ()
@@ -112,7 +152,7 @@ class RedactingURL(URL):
     def render_as_string(self, hide_password: bool = True) -> str:
         if not hide_password:
             return URL.render_as_string(self, hide_password=False)
-        from trinity_dbapi.storage.redact import MASK, redact_userinfo
+        from trinity_dbapi.storage.redact import redact_userinfo
 
         database = None if self.database is None else redact_userinfo(self.database)
         shown = URL.create(
@@ -124,7 +164,7 @@ class RedactingURL(URL):
         for name in sorted(self.query):
             raw = self.query[name]
             for value in raw if isinstance(raw, tuple) else (raw,):
-                text = MASK if _is_secret_option(name) else redact_userinfo(value)
+                text = _shown_value(name, value)
                 items.append(f"{quote_plus(name)}={quote_plus(text, safe='*')}")
         return f"{shown}?{'&'.join(items)}"
 

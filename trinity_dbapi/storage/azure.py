@@ -132,8 +132,8 @@ class AzureStorage(ObjectStorage):
                 properties = await blob.get_blob_properties()
         except ResourceNotFoundError as exc:
             raise FileNotFoundError(full) from exc
-        if (properties.metadata or {}).get("is_directory") == "true":
-            raise FileNotFoundError(full)  # adlfs's marker of an empty "folder"
+        if _is_folder(properties.metadata):
+            raise FileNotFoundError(full)
         return int(properties.size)
 
     def _put_if_absent(self, full: str, data: bytes) -> None:
@@ -188,7 +188,7 @@ class AzureStorage(ObjectStorage):
             found = []
             async with self.fs.service_client.get_container_client(container) as client:
                 async for blob in client.list_blobs(name_starts_with=key, include=["metadata"]):
-                    if (blob.metadata or {}).get("is_directory") != "true":
+                    if not _is_folder(blob.metadata):
                         found.append(f"{container}/{blob.name}")
             return found
 
@@ -197,6 +197,17 @@ class AzureStorage(ObjectStorage):
             # check of the "folder" first): the string-prefix semantics needed.
             found = self._sync(names())
         return self._filter(found, prefix)
+
+
+def _is_folder(metadata: Mapping[str, str] | None) -> bool:
+    """Whether a blob is a folder: adlfs's marker, or a real one of a hierarchical namespace.
+
+    ADLS Gen2 (an account with a hierarchical namespace) lists its directories
+    through the Blob API as blobs with ``hdi_isfolder=true``; adlfs marks the
+    empty "folders" it makes with ``is_directory=true``. Neither is a file.
+    """
+    values = {name.lower(): value.lower() for name, value in (metadata or {}).items()}
+    return values.get("is_directory") == "true" or values.get("hdi_isfolder") == "true"
 
 
 def _retry_sooner(client: Any) -> None:

@@ -219,15 +219,42 @@ def _redact_all(text: str) -> str:
     return redact_userinfo(text)
 
 
-def _secret_values(options: Mapping[str, Any]) -> Iterator[str]:
+def _secret_values(options: Mapping[str, Any], inside_secret: bool = False) -> Iterator[str]:
     for name, value in options.items():
+        secret = inside_secret or any(word in str(name).lower() for word in SECRET_WORDS)
         if isinstance(value, Mapping):
-            yield from _secret_values(value)
+            # Everything under a secret's name is secret ({"credential": {...}}).
+            yield from _secret_values(value, secret)
         elif isinstance(value, str) and value:
-            if any(word in str(name).lower() for word in SECRET_WORDS):
+            if secret:
                 yield value
                 yield from _secret_parts(value)
             yield from userinfo_secrets(value)
+        elif secret and value is not None:
+            yield from _credential_secrets(value)
+
+
+#: Where credential objects keep their secrets: azure-core's AzureSasCredential
+#: (``signature``), AzureKeyCredential (``key``), AzureNamedKeyCredential
+#: (``named_key.key``), and the common spellings of others (google-auth's
+#: ``token``, service principals' ``client_secret``).
+_CREDENTIAL_ATTRIBUTES = ("signature", "key", "named_key", "token", "secret", "client_secret")
+
+
+def _credential_secrets(value: Any, depth: int = 0) -> Iterator[str]:
+    """The secret strings a credential object holds, where they are known to be."""
+    if depth > 2:
+        return
+    for attribute in _CREDENTIAL_ATTRIBUTES:
+        try:
+            found = getattr(value, attribute, None)
+        except Exception:  # noqa: BLE001, S112 - a property that fetches a token may fail
+            continue
+        if isinstance(found, str) and found:
+            yield found
+            yield from _secret_parts(found)
+        elif found is not None and not callable(found) and not isinstance(found, (int, float)):
+            yield from _credential_secrets(found, depth + 1)
 
 
 #: The parts of an Azure connection string (``Name=value;...``) that are secrets.
