@@ -113,9 +113,15 @@ class AzureStorage(ObjectStorage):
         # A stale listings cache would hide other writers' files from list and
         # exists; strong consistency (FORMAT-NOTES section 1) forbids that.
         options["use_listings_cache"] = False
-        fs = AzureBlobFileSystem(**options, skip_instance_cache=True)
-        _retry_sooner(fs.service_client)
-        super().__init__(root_uri, fs, storage_options=options, cache_bytes=cache_bytes)
+
+        def make() -> Any:
+            fs = AzureBlobFileSystem(**options, skip_instance_cache=True)
+            _retry_sooner(fs.service_client)
+            return fs
+
+        super().__init__(
+            root_uri, make(), storage_options=options, cache_bytes=cache_bytes, reopen=make
+        )
 
     def _lost(self, exc: BaseException) -> bool:
         if isinstance(exc, FileExistsError):

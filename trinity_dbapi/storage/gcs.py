@@ -22,6 +22,7 @@ gcsfs is imported on the first GCS root (``pip install trinity-dbapi[gcs]``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from trinity_dbapi.errors import NotSupportedError
@@ -68,8 +69,10 @@ class GCSStorage(ObjectStorage):
         # A stale listings cache would hide other writers' files from list and
         # exists; strong consistency (FORMAT-NOTES section 1) forbids that.
         options["use_listings_cache"] = False
-        fs = GCSFileSystem(**options)
-        super().__init__(root_uri, fs, storage_options=options, cache_bytes=cache_bytes)
+        make = partial(GCSFileSystem, **options)
+        super().__init__(
+            root_uri, make(), storage_options=options, cache_bytes=cache_bytes, reopen=make
+        )
 
     async def _head(self, full: str) -> int:
         # One GET of the object's metadata (fs._info would list the "folder" on a miss).

@@ -16,6 +16,13 @@ is the same on every one, so it is written once here:
   raced another in-flight write to the same key (S3 answers ``409``) backs off
   and asks again; the store answers that retry with "exists" if the other won.
 
+* **A forked child opens its own file system.** An fsspec file system is
+  not fork-safe (its event loop's thread stays in the parent): the first
+  use in a child makes a new one from the same options. The finalizers of
+  every asynchronous file system the parent made are dropped in the child,
+  unrun: they close sessions on the parent's loop, and adlfs's waits for
+  that without a timeout, so a child holding any would never exit.
+
 A back end says how its requests look (:meth:`ObjectStorage._head`,
 :meth:`ObjectStorage._put_if_absent`) and how its errors read
 (:meth:`ObjectStorage._lost`, :meth:`ObjectStorage._in_flight`).
@@ -24,8 +31,10 @@ A back end says how its requests look (:meth:`ObjectStorage._head`,
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -47,9 +56,13 @@ class ObjectStorage(FsspecStorage):
         storage_options: what ``fs`` was made from; only used to keep their
             secret values out of messages.
         cache_bytes: the immutable-file cache (:class:`~trinity_dbapi.storage.Storage`).
+        reopen: makes another file system like ``fs``, for a forked child.
     """
 
     supports_exclusive_create = True
+
+    _fs: Any
+    _pid: int
 
     #: How often a create that raced another in-flight write to its key is
     #: asked again (S3's ``409 ConditionalRequestConflict``).
@@ -62,10 +75,23 @@ class ObjectStorage(FsspecStorage):
         *,
         storage_options: Mapping[str, Any] | None = None,
         cache_bytes: int | None = None,
+        reopen: Callable[[], Any] | None = None,
     ) -> None:
+        self._reopen = reopen
         super().__init__(root_uri, fs, storage_options=storage_options, cache_bytes=cache_bytes)
         #: The bucket (or container) and the key of the root inside it.
         self._bucket = self._base.split("/", 1)[0]
+
+    @property
+    def fs(self) -> Any:
+        """The file system, made again on first use in a forked child (see the module)."""
+        if self._pid != os.getpid() and self._reopen is not None:
+            self._fs, self._pid = self._reopen(), os.getpid()
+        return self._fs
+
+    @fs.setter
+    def fs(self, value: Any) -> None:
+        self._fs, self._pid = value, os.getpid()
 
     def _key(self, full: str) -> str:
         return full.split("/", 1)[1]
@@ -224,3 +250,37 @@ class ObjectStorage(FsspecStorage):
             # exactly the string-prefix semantics the interface needs.
             found = self.fs.find(self._base, prefix=prefix)
         return self._filter(found, prefix)
+
+
+def _forget_the_parents_file_systems() -> None:
+    """In a forked child, let go of the parent's async file systems without touching them.
+
+    Their finalizers would close the parent's sessions on the parent's event
+    loop, which has no thread here (adlfs waits for that without a timeout:
+    the child would never exit), so they are dropped unrun. And the loop's
+    epoll instance is the parent's own, shared through the fork: a
+    connection the child closes (a collected session closes its pool)
+    would be unregistered from it, and the parent would never hear that
+    connection's next answer (Azure's SDK waited out its 60 s read timeout).
+    The child's copy of each such loop gets a selector of its own, so what
+    the child closes stays the child's.
+    """
+    import selectors
+
+    from fsspec.asyn import AsyncFileSystem
+
+    loops = set()
+    for finalizer in list(weakref.finalize._registry):  # type: ignore[attr-defined]
+        found = finalizer.peek()
+        if found is not None and isinstance(found[0], AsyncFileSystem):
+            finalizer.detach()
+            loops.add(getattr(found[0], "_loop", None))
+    for loop in loops:
+        inherited = getattr(loop, "_selector", None)
+        if isinstance(inherited, selectors.BaseSelector):
+            inherited.close()  # the child's copy of the descriptor; the parent keeps its own
+            loop._selector = selectors.DefaultSelector()  # type: ignore[union-attr]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_the_parents_file_systems)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from trinity_dbapi.errors import NotSupportedError
@@ -130,8 +131,10 @@ class S3Storage(ObjectStorage):
         config.setdefault("max_pool_connections", MAX_CONNECTIONS)
         options["config_kwargs"] = config
         _no_tls_for_plain_http(options)
-        fs = _s3_filesystem_class()(**options)
-        super().__init__(root_uri, fs, storage_options=options, cache_bytes=cache_bytes)
+        make = partial(_s3_filesystem_class(), **options)
+        super().__init__(
+            root_uri, make(), storage_options=options, cache_bytes=cache_bytes, reopen=make
+        )
 
     def prepare(self) -> None:
         # botocore's client: about 30 ms of Python (its models, its event
