@@ -134,6 +134,38 @@ def test_different_credentials_never_share_cached_bytes(
     assert same.cache_identity == alice.cache_identity
 
 
+def test_a_root_beside_another_is_read_as_its_opener_reads(
+    cloud: tuple[str, dict[str, Any]],
+) -> None:
+    """An export or a referenced dataset beside a root: the same store's requests,
+    file system and secrets, and cached bytes keyed by the opener's credentials."""
+    from trinity_dbapi.storage import open_beside
+
+    uri, options = cloud
+    beside_uri = uri.rstrip("/") + "-export"
+    alice = open_storage(uri, storage_options=options)
+    sibling = open_beside(alice, beside_uri)
+    assert type(sibling) is type(alice)
+    assert sibling.fsspec_filesystem()[0] is alice.fsspec_filesystem()[0]
+    assert sibling.cache_identity != alice.cache_identity
+    sibling.create_unique("big", bytes(200))
+    sibling.clear_cache()
+    assert sibling.read_tails(["big"], 50) == [(bytes(50), False)]  # a tail on every store
+    assert sibling.read("big") == bytes(200)
+    # Another user's options that reach the same store (the emulators take any).
+    if uri.startswith("s3://"):
+        other = {**options, "key": "bob", "secret": "bobs-secret"}
+    elif uri.startswith("gs://"):
+        other = {**options, "project": "bobs-project"}
+    else:
+        other = {**options, "connection_string": options["connection_string"] + ";"}
+    bob = open_beside(open_storage(uri, storage_options=other), beside_uri)
+    assert bob.cache_identity != sibling.cache_identity
+    before = bob.stats.snapshot()
+    assert bob.read("big") == bytes(200)
+    assert (bob.stats.since(before).reads, bob.stats.since(before).cache_hits) == (1, 0)
+
+
 def test_the_cache_is_bounded_and_keeps_no_file_over_a_quarter_of_it() -> None:
     cache = ImmutableCache(100)
     cache.put("id", "big", b"x" * 26)

@@ -100,9 +100,7 @@ def open_beside(storage: Storage, uri: str) -> Storage:
     root = normalize_root_uri(uri)
     same_kind = storage.root_uri.split("://", 1)[0] == root.split("://", 1)[0]
     if same_kind and isinstance(storage, FsspecStorage) and storage.scheme not in ("memory",):
-        sibling = FsspecStorage(root, storage.fs)
-        sibling.redact = storage.redact  # the same secrets stay out of its messages
-        return sibling
+        return storage.beside(root)
     return open_storage(root)
 
 

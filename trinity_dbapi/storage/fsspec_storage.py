@@ -68,7 +68,20 @@ class FsspecStorage(Storage):
         self._base = fs._strip_protocol(root_uri).rstrip("/")
         #: Hides the secrets of ``storage_options`` in messages and causes.
         self.redact = Redactor(storage_options)
+        self._options = dict(storage_options or {})
         self._identity = root_uri + _options_digest(storage_options)
+
+    def beside(self, root_uri: str) -> FsspecStorage:
+        """Another root on this storage's file system, with its options and cache.
+
+        The same file system object (so the same credentials and endpoint),
+        the same secrets kept out of messages, and files cached under the
+        same credentials' digest: another user's storage of that root never
+        reads them from the cache.
+        """
+        sibling = FsspecStorage(root_uri, self.fs, storage_options=self._options)
+        sibling._cache = self._cache
+        return sibling
 
     @property
     def cache_identity(self) -> str:

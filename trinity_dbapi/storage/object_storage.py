@@ -82,6 +82,19 @@ class ObjectStorage(FsspecStorage):
         #: The bucket (or container) and the key of the root inside it.
         self._bucket = self._base.split("/", 1)[0]
 
+    def beside(self, root_uri: str) -> ObjectStorage:
+        """Another root of this store, reached as this one is (its requests, options and cache).
+
+        Of this storage's own class, so with its store's requests (an Azure
+        tail is no suffix range), on the same file system object.
+        """
+        sibling = type(self).__new__(type(self))
+        ObjectStorage.__init__(
+            sibling, root_uri, self.fs, storage_options=self._options, reopen=self._reopen
+        )
+        sibling._cache = self._cache
+        return sibling
+
     @property
     def fs(self) -> Any:
         """The file system, made again on first use in a forked child (see the module)."""
