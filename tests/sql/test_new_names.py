@@ -340,7 +340,20 @@ def _unwrapped(write: Path_, conn: Any, name: str) -> None:
 INT = DataType("int4")
 _PATHS = _sql_paths()
 _OBJECT_PATHS = list(_PATHS)[:6]
-_RESERVED = {"system", "information_schema", "c", "v", "r", "sa", "p", "np", "pn"}
+# The namespaces, and the tables the paths make under fixed names, that a
+# generated name must not collide with ("pc" made c.pc before the path that
+# makes c.pc itself).
+_RESERVED = {"system", "information_schema", "c", "v", "r", "sa", "p", "np", "pn"} | {
+    "pc",
+    "pp",
+    "col",
+    "ctas",
+    "nf",
+    "tp",
+    "vc",
+    "add",
+    "src",
+}
 
 
 @settings(
