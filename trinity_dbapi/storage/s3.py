@@ -121,10 +121,7 @@ class S3Storage(ObjectStorage):
             raise NotSupportedError(
                 "s3:// root URIs need the s3fs package: pip install trinity-dbapi[s3]"
             ) from exc
-        options = dict(storage_options or {})
-        # A stale listings cache would hide other writers' files from list and
-        # exists; strong consistency (FORMAT-NOTES section 1) forbids that.
-        options["use_listings_cache"] = False
+        options = self.consistent(storage_options)
         # botocore keeps 10 connections per client by default, which would put
         # a scan of 30 files in 3 rounds; a batch may have 64 requests in flight.
         config = dict(options.get("config_kwargs") or {})
