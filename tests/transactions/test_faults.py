@@ -144,10 +144,11 @@ def test_fault_at_every_write_operation(after: bool) -> None:
         failed = setup.faulty.failed
         root = root_node_file_name(setup.old_version + 1)
         if not raised:
-            # only the best-effort hint write may fail without failing the commit
-            assert is_new and (failed is None or failed[0] == "write"), (k, failed)
-        elif after and failed == ("create", root):
-            assert is_new  # the root was created: committed, though the caller saw an error
+            # Only the best-effort hint write may fail without failing the
+            # commit, and a root create that took effect but answered an
+            # error: the root read back is this commit's own.
+            took_effect = after and failed == ("create", root)
+            assert is_new and (failed is None or failed[0] == "write" or took_effect), (k, failed)
         else:
             assert not is_new, (k, failed)
         outcomes.append((k, "raised" if raised else "ok", is_new))
@@ -157,18 +158,53 @@ def test_fault_at_every_write_operation(after: bool) -> None:
     assert any(result == "raised" for _, result, _ in outcomes)
 
 
-def test_ambiguous_root_create_then_later_commit() -> None:
-    """The root create succeeds but reports an error: the commit is in, the lakehouse goes on."""
+def test_an_unanswered_root_create_that_took_effect_is_the_commit() -> None:
+    """The root create succeeds but reports an error: the root read back is this
+    commit's own, so the commit succeeds, and the lakehouse goes on."""
     ops = _write_ops_of_commit()
     setup = _setup()
     k = ops.index(("create", root_node_file_name(setup.old_version + 1))) + 1
     setup.faulty.arm(k, after=True)
-    with pytest.raises(StorageError, match="injected failure after create"):
-        _multi_object_commit(setup.lake)
+    assert _multi_object_commit(setup.lake) == setup.old_version + 1
+    assert setup.faulty.failed == ("create", root_node_file_name(setup.old_version + 1))
     assert _check_consistent(setup.uri, setup.old_version, setup.old_state)
-    # the lakehouse that saw the error finds the version by probing past the stale hint
     assert setup.lake.latest_version() == setup.old_version + 1
     _later_commit_works(setup, setup.old_version + 1)
+
+
+class _UnreadableRootStorage(FaultyStorage):
+    """Fails reading back the root a failed create left, as a store that is down would."""
+
+    def _read(self, path: str) -> bytes:
+        if self.failed is not None and path == self.failed[1]:
+            raise StorageError(f"injected failure reading {path!r}", path=path)
+        return super()._read(path)
+
+
+def test_an_unanswered_root_create_that_cannot_be_read_back_may_have_been_made() -> None:
+    """Neither the create nor the read back answers: an error that says the commit
+    may have been made (it was), never a conflict's "nothing was committed"."""
+    setup = _setup()
+    faulty = _UnreadableRootStorage(open_storage(setup.uri))
+    lake = Lakehouse.open(faulty)
+    ops = _write_ops_of_commit()
+    faulty.arm(ops.index(("create", root_node_file_name(setup.old_version + 1))) + 1, after=True)
+    with pytest.raises(StorageError, match="may have been made") as raised:
+        _multi_object_commit(lake)
+    assert "injected failure after create" in str(raised.value)
+    assert _check_consistent(setup.uri, setup.old_version, setup.old_state)  # it was made
+
+
+def test_a_root_create_that_failed_before_the_store_commits_nothing() -> None:
+    """The create failed before it reached the store: no root to read back, the
+    create's own error, nothing committed."""
+    ops = _write_ops_of_commit()
+    setup = _setup()
+    setup.faulty.arm(ops.index(("create", root_node_file_name(setup.old_version + 1))) + 1)
+    with pytest.raises(StorageError, match="injected failure before create"):
+        _multi_object_commit(setup.lake)
+    assert not _check_consistent(setup.uri, setup.old_version, setup.old_state)
+    _later_commit_works(setup, setup.old_version)
 
 
 class LostResponseStorage(FaultyStorage):

@@ -93,6 +93,39 @@ def is_own_root(storage: Storage, name: str, data: bytes) -> bool:
         ) from exc
 
 
+def settle_unanswered(
+    storage: Storage, name: str, data: bytes, error: StorageError, base: Snapshot, version: int
+) -> None:
+    """After the root create failed without a clear answer, find out whether it was made.
+
+    The client gave up (every attempt answered 5xx, or every reply lost), but
+    an attempt may have taken effect. The root is read back once: this
+    commit's own bytes mean the commit is in (return, as for a lost reply);
+    another writer's mean a conflict, whose retry rebases; no root means
+    nothing was committed, and ``error`` is raised.
+
+    Raises:
+        StorageError: ``error`` (no root); or the root could not be read
+            back, and the message says the commit may have been made.
+        CommitConflictError: another writer's root is there.
+    """
+    try:
+        found: bytes | None = storage.read(name)
+    except StorageFileNotFoundError:
+        found = None
+    except StorageError as exc:
+        raise StorageError(
+            f"{error}. Reading root {name!r} back to tell whether version {version} was "
+            f"committed failed too: {exc}. This commit may have been made: look at the "
+            "latest version before running it again",
+            path=name,
+        ) from exc
+    if found is None:
+        raise error
+    if found != data:
+        raise conflict(storage, base, version) from None
+
+
 def check_base_retained(storage: Storage, base: Snapshot) -> None:
     """Refuse a commit on ``base`` once ``base`` was expired.
 

@@ -25,6 +25,7 @@ from trinity_dbapi.errors import (
     NestedLakehouseError,
     NoSuchVersionError,
     ReadOnlyError,
+    StorageError,
     StorageFileNotFoundError,
 )
 from trinity_dbapi.format import features
@@ -569,6 +570,9 @@ class Lakehouse:
         except FileAlreadyExistsError:
             if not commit_point.is_own_root(self.storage, name, data):
                 raise commit_point.conflict(self.storage, base, version) from None
+        except StorageError as exc:
+            # No clear answer (the client gave up): made or not, the root tells.
+            commit_point.settle_unanswered(self.storage, name, data, exc, base, version)
         new_root.path = name
         new_root.system = system
         self.nodes.remember(new_root)  # the next transaction starts here: no decode
