@@ -236,3 +236,30 @@ def test_a_failing_prepare_leaves_the_error_to_the_first_request(
     storage.prepare()  # says nothing
     with pytest.raises(StorageError, match="not a url"):
         storage.read("a")
+
+
+@pytest.mark.gcs
+def test_a_gcs_listing_is_one_request_even_when_it_finds_nothing(
+    gcs_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gcsfs's find lists a second time when nothing is found; the storage lists once."""
+    from tests import emulators
+
+    uri = f"gs://{emulators.create_gcs_bucket(gcs_server)}/lake"
+    storage = open_storage(uri, storage_options=emulators.gcs_options(gcs_server))
+    storage.create_unique("a/1", b"1")
+    storage.create_unique("ab/2", b"2")
+    calls: list[str] = []
+    fs = storage.fsspec_filesystem()[0]
+    real = fs._call
+
+    async def counted(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(method)
+        return await real(method, path, *args, **kwargs)
+
+    monkeypatch.setattr(fs, "_call", counted)
+    assert storage.list("a/") == ["a/1"]
+    assert storage.list("a") == ["a/1", "ab/2"]
+    assert storage.list("zz/") == []
+    assert storage.list("") == ["a/1", "ab/2"]
+    assert calls == ["GET"] * 4

@@ -27,6 +27,7 @@ from typing import Any
 
 from trinity_dbapi.errors import NotSupportedError
 from trinity_dbapi.storage.object_storage import ObjectStorage
+from trinity_dbapi.storage.uri import check_path
 
 __all__ = ["GCSStorage"]
 
@@ -79,3 +80,14 @@ class GCSStorage(ObjectStorage):
     def _put_if_absent(self, full: str, data: bytes) -> None:
         chunk = max(_CHUNK, (len(data) // _CHUNK_STEP + 1) * _CHUNK_STEP)
         self.fs.pipe_file(full, data, mode="create", chunksize=chunk)
+
+    def _list(self, prefix: str) -> list[str]:
+        check_path(prefix, is_prefix=True)
+        with self._errors("list", prefix):
+            # One objects.list per 1,000 objects under <root key>/<prefix>, no
+            # delimiter: gcsfs's find lists once more when nothing is found,
+            # looking for the prefix as an object of its own.
+            objects, _ = self._sync(
+                self.fs._do_list_objects(self._base, delimiter="", prefix=prefix)
+            )
+        return self._filter([found["name"] for found in objects], prefix)
