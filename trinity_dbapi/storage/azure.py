@@ -32,13 +32,13 @@ adlfs is imported on the first Azure root (``pip install trinity-dbapi[azure]``)
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
 from trinity_dbapi.errors import InvalidURIError, NotSupportedError
 from trinity_dbapi.storage.object_storage import ObjectStorage
+from trinity_dbapi.storage.redact import azure_account
 from trinity_dbapi.storage.uri import check_path
 
 __all__ = ["FIRST_RANGE", "RETRY_BACKOFF", "AzureStorage", "account_of"]
@@ -53,18 +53,11 @@ FIRST_RANGE = 2**20
 #: retries and gcsfs's wait.
 RETRY_BACKOFF = (0.25, 1.5, 0.5)
 
-#: ``<container>@<account>.(dfs|blob).core.windows.net``: the account in the URI.
-_ACCOUNT_HOST_RE = re.compile(
-    r"^(?P<container>[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?)"
-    r"@(?P<account>[a-z0-9]{3,24})\.(?:dfs|blob)\.core\.windows\.net$"
-)
-
 
 def account_of(root_uri: str) -> str | None:
     """The storage account a ``<container>@<account>.dfs.core.windows.net`` URI names."""
-    authority = root_uri.split("://", 1)[-1].split("/", 1)[0]
-    match = _ACCOUNT_HOST_RE.match(authority)
-    return match.group("account") if match else None
+    scheme, _, rest = root_uri.partition("://")
+    return azure_account(scheme, rest.split("/", 1)[0])
 
 
 class AzureStorage(ObjectStorage):
@@ -129,7 +122,7 @@ class AzureStorage(ObjectStorage):
     async def _head(self, full: str) -> int:
         from azure.core.exceptions import ResourceNotFoundError
 
-        container, key = full.split("/", 1)
+        container, key = self._bucket, self._key(full)
         try:
             async with self.fs.service_client.get_blob_client(container, key) as blob:
                 properties = await blob.get_blob_properties()
@@ -164,7 +157,7 @@ class AzureStorage(ObjectStorage):
         """``length`` bytes from ``offset`` and the blob's whole size, in one request."""
         from azure.core.exceptions import ResourceNotFoundError
 
-        container, key = full.split("/", 1)
+        container, key = self._bucket, self._key(full)
         if self.latency:
             await asyncio.sleep(self.latency)
         data = b""
@@ -187,7 +180,7 @@ class AzureStorage(ObjectStorage):
         check_path(prefix, is_prefix=True)
 
         async def names() -> list[str]:
-            container, key = f"{self._base}/{prefix}".split("/", 1)
+            container, key = self._bucket, self._key(f"{self._base}/{prefix}")
             found = []
             async with self.fs.service_client.get_container_client(container) as client:
                 async for blob in client.list_blobs(name_starts_with=key, include=["metadata"]):

@@ -122,10 +122,7 @@ class ObjectStorage(FsspecStorage):
 
     async def _head(self, full: str) -> int:
         """The size of the object ``full`` in one request; FileNotFoundError when missing."""
-        info = await self.fs._info(full)
-        if info.get("type") != "file":
-            raise FileNotFoundError(full)
-        return int(info["size"])
+        raise NotImplementedError
 
     def _get_options(self) -> dict[str, Any]:
         """Extra options of every whole-object GET (``_cat_file``)."""
@@ -260,10 +257,6 @@ class ObjectStorage(FsspecStorage):
                 # Another conditional write to this key is in flight; back off
                 # and retry, the retry gets "exists" if that write succeeded.
                 time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
-
-    def _delete(self, path: str) -> None:
-        # Deleting a missing object succeeds on object stores, matching the contract.
-        super()._delete(path)
 
     def _list(self, prefix: str) -> list[str]:
         check_path(prefix, is_prefix=True)

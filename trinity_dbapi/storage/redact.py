@@ -140,19 +140,34 @@ def _is_userinfo(candidate: str) -> bool:
     return not slash or ":" in first
 
 
-# Hadoop's Azure form "abfss://<container>@<account>.dfs.core.windows.net/...":
+#: The schemes of Azure Blob Storage / ADLS Gen2 root URIs.
+AZURE_SCHEMES = frozenset({"abfs", "abfss", "az"})
+
+# Hadoop's Azure authority "<container>@<account>.(dfs|blob).core.windows.net":
 # before the "@" is a container name (3-63 of a-z, 0-9, "-"), not a credential.
-_AZURE_CONTAINER_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?")
-_AZURE_HOST_RE = re.compile(r"[a-z0-9]{3,24}\.(?:dfs|blob)\.core\.windows\.net(?=[/\s'\"`<>]|$)")
-_AZURE_SCHEMES = ("abfs://", "abfss://", "az://", "wasb://", "wasbs://")
+_AZURE_AUTHORITY_RE = re.compile(
+    r"(?P<container>[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?)"
+    r"@(?P<account>[a-z0-9]{3,24})\.(?:dfs|blob)\.core\.windows\.net"
+)
+_HOST_RE = re.compile(r"[^/\s'\"`<>]*")
+
+
+def azure_account(scheme: str, authority: str) -> str | None:
+    """The storage account of Hadoop's Azure authority ``<container>@<account>.dfs.core.windows.net``.
+
+    None unless ``scheme`` is an Azure one and ``authority`` has that form
+    (the one ``@`` a root URI may hold: it carries no credential).
+    """
+    if scheme.lower() not in AZURE_SCHEMES:
+        return None
+    match = _AZURE_AUTHORITY_RE.fullmatch(authority)
+    return match.group("account") if match else None
 
 
 def _is_azure_container(match: re.Match[str]) -> bool:
-    return (
-        match.group(1).lower() in _AZURE_SCHEMES
-        and _AZURE_CONTAINER_RE.fullmatch(match.group(2)) is not None
-        and _AZURE_HOST_RE.match(match.string, match.end()) is not None
-    )
+    host = _HOST_RE.match(match.string, match.end())
+    authority = f"{match.group(2)}@{host.group(0) if host else ''}"
+    return azure_account(match.group(1)[: -len("://")], authority) is not None
 
 
 def scrubbed(exc: BaseException, redact: Any = redact_userinfo) -> RedactedCause:
@@ -308,10 +323,12 @@ def _spellings(secret: str) -> set[str]:
 
 
 __all__ = [
+    "AZURE_SCHEMES",
     "MASK",
     "SECRET_WORDS",
     "RedactedCause",
     "Redactor",
+    "azure_account",
     "redact_userinfo",
     "scrubbed",
     "userinfo_secrets",

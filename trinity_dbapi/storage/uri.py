@@ -40,7 +40,7 @@ import re
 from urllib.parse import unquote
 
 from trinity_dbapi.errors import InvalidURIError
-from trinity_dbapi.storage.redact import redact_userinfo
+from trinity_dbapi.storage.redact import azure_account, redact_userinfo
 
 _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://(.*)$", re.DOTALL)
 # "s3:bucket/x" or "file:/tmp/x": a scheme without "//" (a one-letter "scheme" is
@@ -50,12 +50,6 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 # Schemes whose authority is a bucket name and therefore required.
 _BUCKET_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "abfss", "az"})
-
-# Hadoop's Azure authority "<container>@<account>.(dfs|blob).core.windows.net".
-_AZURE_SCHEMES = frozenset({"abfs", "abfss", "az"})
-_AZURE_AUTHORITY_RE = re.compile(
-    r"^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?@[a-z0-9]{3,24}\.(?:dfs|blob)\.core\.windows\.net$"
-)
 
 _RULE = (
     "a TrinityLake URI must stay identical when evaluated as a POSIX path "
@@ -117,8 +111,7 @@ def _normalize_uri(original: str, scheme: str, rest: str) -> str:
     shown = _redact_userinfo(original)
     _check_characters(original, shown)
     authority, slash, path = rest.partition("/")
-    azure_account = scheme in _AZURE_SCHEMES and _AZURE_AUTHORITY_RE.match(authority) is not None
-    if ("@" in authority and not azure_account) or shown != original:
+    if ("@" in authority and azure_account(scheme, authority) is None) or shown != original:
         raise InvalidURIError(
             shown,
             f"root URI {shown!r} carries user info (credentials) in its authority; "
