@@ -64,66 +64,51 @@ def root_system(
     }
 
 
-def is_own_root(storage: Storage, name: str, data: bytes) -> bool:
-    """Whether the root that "already exists" is the one this commit wrote.
-
-    An object store may lose the response to a create that succeeded; the
-    client's retry then fails its If-None-Match precondition. The root
-    holds this commit's new node paths (fresh UUIDs), so equal bytes can
-    only be our own write.
-
-    Raises:
-        StorageError: the root exists but could not be read back, so who
-            wrote it is unknown. It is no conflict: taken for one, the
-            commit was retried on top of what may be its own version (an
-            append then failed on its own partition, any other change with
-            "nothing was committed" although it was).
-    """
-    try:
-        return storage.read(name) == data
-    except StorageFileNotFoundError:
-        return False
-    except StorageError as exc:
-        raise StorageError(
-            f"root {name!r} under {storage.root_uri} already exists and could not be read "
-            f"back to tell whether this commit created it (its reply lost) or another "
-            f"writer did: {exc}. This commit may have been made: look at the latest "
-            "version before running it again",
-            path=name,
-        ) from exc
-
-
-def settle_unanswered(
-    storage: Storage, name: str, data: bytes, error: StorageError, base: Snapshot, version: int
+def settle_root(
+    storage: Storage,
+    name: str,
+    data: bytes,
+    base: Snapshot,
+    version: int,
+    error: StorageError | None = None,
 ) -> None:
-    """After the root create failed without a clear answer, find out whether it was made.
+    """Whose root is at ``name`` when this commit's create of it did not plainly succeed.
 
-    The client gave up (every attempt answered 5xx, or every reply lost), but
-    an attempt may have taken effect. The root is read back once: this
-    commit's own bytes mean the commit is in (return, as for a lost reply);
-    another writer's mean a conflict, whose retry rebases; no root means
-    nothing was committed, and ``error`` is raised.
+    Two ways: the create was refused as "exists" (``error`` None), which an
+    object store also answers a client's retry of a create that succeeded
+    but lost its reply; or the client gave up (``error``: every attempt
+    answered 5xx or lost its reply), though an attempt may have taken
+    effect. The root is read back once. It holds this commit's new node
+    paths (fresh UUIDs), so equal bytes can only be this commit's own
+    write: then the commit is in, and this returns.
 
     Raises:
-        StorageError: ``error`` (no root); or the root could not be read
-            back, and the message says the commit may have been made.
-        CommitConflictError: another writer's root is there.
+        CommitConflictError: another writer's root is there (or, refused,
+            none is): the commit rebases and retries.
+        StorageError: ``error`` when no root is there (nothing was
+            committed); or the root could not be read back, and the message
+            says the commit may have been made. Never a conflict then: taken
+            for one, the commit was retried on top of what may be its own
+            version (an append failed on its own partition, any other change
+            said "nothing was committed" although it was).
     """
     try:
         found: bytes | None = storage.read(name)
     except StorageFileNotFoundError:
         found = None
     except StorageError as exc:
+        happened = error or f"root {name!r} under {storage.root_uri} already exists"
         raise StorageError(
-            f"{error}. Reading root {name!r} back to tell whether version {version} was "
-            f"committed failed too: {exc}. This commit may have been made: look at the "
+            f"{happened}. Reading it back to tell whether this commit created version "
+            f"{version} failed too: {exc}. This commit may have been made: look at the "
             "latest version before running it again",
             path=name,
         ) from exc
-    if found is None:
+    if found == data:
+        return
+    if found is None and error is not None:
         raise error
-    if found != data:
-        raise conflict(storage, base, version) from None
+    raise conflict(storage, base, version) from None
 
 
 def check_base_retained(storage: Storage, base: Snapshot) -> None:

@@ -568,11 +568,11 @@ class Lakehouse:
         try:
             self.storage.create_exclusive(name, data, before_publish=before_publish)
         except FileAlreadyExistsError:
-            if not commit_point.is_own_root(self.storage, name, data):
-                raise commit_point.conflict(self.storage, base, version) from None
+            # Another writer's, or this commit's own whose reply was lost.
+            commit_point.settle_root(self.storage, name, data, base, version)
         except StorageError as exc:
             # No clear answer (the client gave up): made or not, the root tells.
-            commit_point.settle_unanswered(self.storage, name, data, exc, base, version)
+            commit_point.settle_root(self.storage, name, data, base, version, exc)
         new_root.path = name
         new_root.system = system
         self.nodes.remember(new_root)  # the next transaction starts here: no decode
