@@ -93,13 +93,9 @@ def _storage_value(value: str) -> Any:
 
 
 def _is_secret_option(name: str) -> bool:
-    return name.startswith(_STORAGE_PREFIX) and _is_secret_name(name)
+    from trinity_dbapi.storage.redact import is_secret_name
 
-
-def _is_secret_name(name: str) -> bool:
-    from trinity_dbapi.storage.redact import SECRET_WORDS
-
-    return any(word in str(name).lower() for word in SECRET_WORDS)
+    return name.startswith(_STORAGE_PREFIX) and is_secret_name(name)
 
 
 def _shown_value(name: str, value: str) -> str:
@@ -110,30 +106,17 @@ def _shown_value(name: str, value: str) -> str:
     the values of its secret keys masked, at any depth, as the storage
     treats them; any other value with the user info of its URLs hidden.
     """
-    from trinity_dbapi.storage.redact import MASK, redact_userinfo
+    from trinity_dbapi.storage.redact import MASK, masked, redact_userinfo
 
     if _is_secret_option(name):
         return MASK
     if name.startswith(_STORAGE_PREFIX):
         parsed = _storage_value(value)
         if isinstance(parsed, (dict, list)):
-            masked = _masked(parsed)
-            if masked != parsed:
-                return json.dumps(masked)
+            hidden = masked(parsed)
+            if hidden != parsed:
+                return json.dumps(hidden)
     return redact_userinfo(value)
-
-
-def _masked(value: Any, secret: bool = False) -> Any:
-    """A JSON value with what a secret key holds replaced by ``***``, and URLs' user info hidden."""
-    from trinity_dbapi.storage.redact import MASK, redact_userinfo
-
-    if secret:
-        return MASK
-    if isinstance(value, dict):
-        return {key: _masked(item, _is_secret_name(key)) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_masked(item) for item in value]
-    return redact_userinfo(value) if isinstance(value, str) else value
 
 
 class RedactingURL(URL):

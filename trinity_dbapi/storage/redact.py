@@ -234,9 +234,29 @@ def _redact_all(text: str) -> str:
     return redact_userinfo(text)
 
 
+def is_secret_name(name: object) -> bool:
+    """Whether an option named ``name`` holds a secret (its name holds a :data:`SECRET_WORDS` word)."""
+    return any(word in str(name).lower() for word in SECRET_WORDS)
+
+
+def masked(value: Any, secret: bool = False) -> Any:
+    """A JSON-like value with what secret-named keys hold replaced by ``***``, at any depth.
+
+    The rule the redactor reads options by (everything under a secret's name
+    is secret); the user info of URLs in the other strings is hidden too.
+    """
+    if secret:
+        return MASK
+    if isinstance(value, Mapping):
+        return {key: masked(item, is_secret_name(key)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [masked(item) for item in value]
+    return redact_userinfo(value) if isinstance(value, str) else value
+
+
 def _secret_values(options: Mapping[str, Any], inside_secret: bool = False) -> Iterator[str]:
     for name, value in options.items():
-        secret = inside_secret or any(word in str(name).lower() for word in SECRET_WORDS)
+        secret = inside_secret or is_secret_name(name)
         if isinstance(value, Mapping):
             # Everything under a secret's name is secret ({"credential": {...}}).
             yield from _secret_values(value, secret)
@@ -329,6 +349,8 @@ __all__ = [
     "RedactedCause",
     "Redactor",
     "azure_account",
+    "is_secret_name",
+    "masked",
     "redact_userinfo",
     "scrubbed",
     "userinfo_secrets",
