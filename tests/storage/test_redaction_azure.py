@@ -251,23 +251,28 @@ def _logs(caplog: pytest.LogCaptureFixture) -> str:
     return "\n".join([caplog.text, *(record.getMessage() for record in caplog.records)])
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        "account key, missing container",
-        "account key, missing file",
-        "account key, refused",
-        "account key, closed port",
-        "account key option, no account in the host",
-        "SAS, missing container",
-        "SAS, missing file",
-        "SAS, refused",
-        "SAS option, closed port",
-        "SAS, endpoint with a bad port",
-        "SAS option, host with a bad port",
-        "client secret, closed identity endpoint",
-    ],
-)
+#: The failures of :func:`_cases`, one test each.
+CASES = [
+    "account key, missing container",
+    "account key, missing file",
+    "account key, refused",
+    "account key, closed port",
+    "account key option, no account in the host",
+    "SAS, missing container",
+    "SAS, missing file",
+    "SAS, refused",
+    "SAS option, closed port",
+    "SAS, endpoint with a bad port",
+    "SAS option, host with a bad port",
+    "client secret, closed identity endpoint",
+]
+
+
+def test_every_failure_case_runs() -> None:
+    assert sorted(CASES) == sorted(_cases("http://127.0.0.1:1/devstoreaccount1", "c"))
+
+
+@pytest.mark.parametrize("case", CASES)
 @pytest.mark.usefixtures("no_backoff")
 def test_azure_failures_never_show_the_secret(
     case: str,
@@ -283,6 +288,14 @@ def test_azure_failures_never_show_the_secret(
     assert isinstance(exc, trinity_dbapi.Error), _visible(exc)
     assert says in str(exc), str(exc)
     _assert_hidden(secret, _visible(exc), _logs(caplog))
+
+
+#: Where each kind of credential of :func:`test_secrets_of_any_shape_never_show` fails.
+SAYS = {
+    "account key": ("AzureSigningError", "Server failed to authenticate"),
+    "SAS": ("InvalidUrlClientError",),
+    "client secret": ("Cannot connect to host 127.0.0.2",),
+}
 
 
 @pytest.mark.usefixtures("no_backoff")
@@ -314,6 +327,10 @@ def test_secrets_of_any_shape_never_show(
             with caplog.at_level(logging.DEBUG):
                 exc = _failure(partial(trinity_dbapi.connect, uri, storage_options=options))
             assert isinstance(exc, trinity_dbapi.Error), (shape, kind, _visible(exc))
+            # Each kind failed where it was meant to: the key in the signing (or at
+            # the store), the SAS in the URL aiohttp refused, the client secret
+            # at the identity endpoint; not at some earlier check of the options.
+            assert any(what in str(exc) for what in SAYS[kind]), (shape, kind, str(exc))
             try:
                 _assert_hidden(secret, _visible(exc), _logs(caplog))
             except AssertionError as failed:

@@ -315,9 +315,7 @@ def state(store: Store) -> State:
     with trinity_dbapi.connect(
         store.uri, storage_options=store.direct, create=False, autocommit=True
     ) as con:
-        cursor = con.cursor()
-        cursor.execute("SELECT id FROM ns.t ORDER BY id")
-        rows = [row[0] for row in cursor.fetchall()]
+        rows = _rows(con)
     storage = open_storage(store.uri, storage_options=store.direct)
     try:
         roots = sum(root_node_version(name) is not None for name in storage.list("_"))
