@@ -22,12 +22,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from trinity_dbapi.errors import UnsupportedFeatureError
 
-if TYPE_CHECKING:
-    from trinity_dbapi.format.definitions import LakehouseDefinition
+
+class RequiresFeatures(Protocol):
+    """What a lakehouse definition requires of a release, as this module reads it.
+
+    ``definitions/lakehouse.py`` checks its reader features here when it is
+    decoded, so this module sits below it and knows it only by these two
+    fields.
+    """
+
+    @property
+    def required_writer_features(self) -> Mapping[str, str]: ...
+
+    @property
+    def required_reader_features(self) -> Mapping[str, str]: ...
+
 
 #: For each feature this release knows, the first release that knows it: what
 #: a definition records beside the feature when this release starts to
@@ -60,7 +73,7 @@ def check_readable(required_reader_features: Mapping[str, str]) -> None:
         )
 
 
-def check_writable(definition: LakehouseDefinition, operation: str) -> None:
+def check_writable(definition: RequiresFeatures, operation: str) -> None:
     """Refuse ``operation``, a change to a lakehouse of ``definition``, on an unknown feature.
 
     A reader feature counts too: what a release cannot read it must not change.
@@ -92,6 +105,7 @@ def this_release() -> str:
 __all__ = [
     "FIRST_RELEASE",
     "KNOWN_FEATURES",
+    "RequiresFeatures",
     "check_readable",
     "check_writable",
     "this_release",
