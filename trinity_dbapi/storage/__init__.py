@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from trinity_dbapi.storage.base import Storage, StorageStats
+from trinity_dbapi.storage.base import Storage
+from trinity_dbapi.storage.rounds import StorageStats
 from trinity_dbapi.storage.uri import normalize_root_uri
 
 

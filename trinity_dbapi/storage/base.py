@@ -6,33 +6,33 @@ write (overwrite; used only for the latest-version hint), create-exclusive
 file is never seen half-written), delete, exists and list by prefix.
 
 Backends implement the ``_``-prefixed primitives; this base class adds what all
-of them share: request counters and rounds (so tests and benchmarks can
-assert what an operation costs on object storage), batch calls that put
-many requests in one round (``read_many``, ``exists_many``,
-``create_unique_many``, ``write_many``), and the cache of immutable files
-(:mod:`trinity_dbapi.storage.cache`). Every TrinityLake file except
-``_latest_hint.txt`` is immutable once created, so only the hint is never
-cached.
+of them share: batch calls that put many requests in one round
+(``read_many``, ``exists_many``, ``create_unique_many``, ``write_many``),
+creates left to finish in the background until a commit settles them, and
+the cache of immutable files (:mod:`trinity_dbapi.storage.cache`). Every
+TrinityLake file except ``_latest_hint.txt`` is immutable once created, so
+only the hint is never cached. How requests are counted, in rounds, and sent
+side by side is :mod:`trinity_dbapi.storage.rounds` (:class:`Rounds`, which
+:class:`Storage` extends).
+
+Floor: imports :mod:`~trinity_dbapi.storage.cache` and
+:mod:`~trinity_dbapi.storage.rounds`.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import os
 import threading
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, wait
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from trinity_dbapi.errors import FileAlreadyExistsError, StorageFileNotFoundError
 from trinity_dbapi.storage.cache import SHARED_CACHE_BYTES, ImmutableCache, shared_cache
-
-_T = TypeVar("_T")
+from trinity_dbapi.storage.rounds import Rounds, batch_pool
 
 #: Files that may be overwritten and therefore must never be served from cache.
 MUTABLE_FILES = frozenset({"_latest_hint.txt"})
@@ -41,87 +41,12 @@ MUTABLE_FILES = frozenset({"_latest_hint.txt"})
 DEFAULT_CACHE_BYTES = SHARED_CACHE_BYTES
 
 
-@dataclass
-class StorageStats:
-    """Counts of the requests a backend really performed (cache hits excluded).
-
-    ``exists`` counts every metadata request (an existence check or a size:
-    one ``HEAD`` on object storage). ``rounds`` counts request rounds: the
-    longest chain of requests that waited on one another, which is what a
-    store's round trip multiplies. A request that starts while another is in
-    flight is in that one's round; one that starts after a request ended is
-    in the round after it. The requests a batch call sends together are in
-    one round however late the thread carrying one of them starts
-    (:meth:`Storage.this_round`), so the count follows what waits on what,
-    not how busy the machine is. ``requests`` is the sum of the six kinds.
-    """
-
-    reads: int = 0
-    writes: int = 0
-    creates: int = 0
-    deletes: int = 0
-    exists: int = 0
-    lists: int = 0
-    bytes_read: int = 0
-    bytes_written: int = 0
-    cache_hits: int = 0
-    rounds: int = 0
-
-    @property
-    def requests(self) -> int:
-        """Every request of the six kinds."""
-        return self.reads + self.writes + self.creates + self.deletes + self.exists + self.lists
-
-    def snapshot(self) -> StorageStats:
-        """A copy of the current counts."""
-        return StorageStats(**{f.name: getattr(self, f.name) for f in fields(self)})
-
-    def since(self, earlier: StorageStats) -> StorageStats:
-        """The operations performed after ``earlier`` was taken."""
-        return StorageStats(
-            **{f.name: getattr(self, f.name) - getattr(earlier, f.name) for f in fields(self)}
-        )
-
-    def reset(self) -> None:
-        """Set every counter back to zero."""
-        for f in fields(self):
-            setattr(self, f.name, 0)
-
-
-#: Requests one batch call (:meth:`Storage.read_many` and its kin) has in
-#: flight at once on a backend without an asynchronous client.
-BATCH_THREADS = 32
-
 #: Bytes of background creates (:meth:`Storage.create_unique_later`) one
 #: storage holds before a new one waits for the oldest.
 PENDING_BYTES = 128 * 1024 * 1024
 
-_POOL_PREFIX = "trinity-storage"
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-#: Per thread, ``id(storage) -> round`` for the first request a call handed
-#: to this thread makes (:meth:`Storage.this_round`).
-_pinned = threading.local()
 
-
-def _batch_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix=_POOL_PREFIX)
-        return _pool
-
-
-def _forget_pool_in_child() -> None:
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()  # the parent's threads are not ours
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_in_child)
-
-
-class Storage(ABC):
+class Storage(Rounds, ABC):
     """A Trinity Lakehouse storage: files addressed by paths under one root URI.
 
     Paths are relative to the root URI, use ``/`` as separator and never start
@@ -138,22 +63,16 @@ class Storage(ABC):
     #: Whether ``create_exclusive`` really guarantees a single winner.
     supports_exclusive_create: bool = True
 
-    #: Seconds every request waits before it reaches the store. Tests and
-    #: benchmarks set it to model a store's round trip on a fast one;
-    #: concurrent requests wait side by side, as on a network.
-    latency: float = 0.0
-
     def __init__(self, root_uri: str, *, cache_bytes: int | None = None) -> None:
+        super().__init__()  # the request counters (Rounds)
         self.root_uri = root_uri
-        self.stats = StorageStats()
         if cache_bytes is None:
             self._cache: ImmutableCache | None = shared_cache()
         else:
             self._cache = ImmutableCache(cache_bytes) if cache_bytes > 0 else None
-        self._stats_lock = threading.Lock()
-        self._frontier = 0
         #: Files being created in the background (:meth:`create_unique_later`).
         self._pending: dict[str, tuple[bytes, Future[None]]] = {}
+        self._pending_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.root_uri!r})"
@@ -172,70 +91,6 @@ class Storage(ABC):
         the same bytes with the same rights.
         """
         return self.root_uri
-
-    # -- requests: counters and rounds ---------------------------------------------
-
-    def _begin(self) -> int:
-        """Start a request; its round is one past the last round that has ended."""
-        depth = self._next_round()
-        if self.latency:
-            time.sleep(self.latency)
-        return depth
-
-    def _next_round(self, *, keep: bool = False) -> int:
-        """The round of a request starting now in this thread (``keep``: only look)."""
-        pins: dict[int, int] | None = getattr(_pinned, "rounds", None)
-        if pins and id(self) in pins:
-            return pins[id(self)] if keep else pins.pop(id(self))
-        with self._stats_lock:
-            return self._frontier + 1
-
-    def this_round(self, call: Callable[[], _T]) -> Callable[[], _T]:
-        """``call``, for another thread, its first request counted in the current round.
-
-        A thread may start after the other requests of its round have ended
-        (on a busy machine); nothing waited for its request all the same.
-        """
-        depth = self._next_round(keep=True)
-        key = id(self)
-
-        def pinned() -> _T:
-            pins = getattr(_pinned, "rounds", None)
-            if pins is None:
-                pins = _pinned.rounds = {}
-            pins[key] = depth
-            try:
-                return call()
-            finally:
-                pins.pop(key, None)
-
-        return pinned
-
-    def _end(self, depth: int, kind: str, read: int = 0, written: int = 0) -> None:
-        with self._stats_lock:
-            self._frontier = max(self._frontier, depth)
-            stats = self.stats
-            setattr(stats, kind, getattr(stats, kind) + 1)
-            stats.bytes_read += read
-            stats.bytes_written += written
-            stats.rounds = self._frontier
-
-    @contextlib.contextmanager
-    def _request(self, kind: str, written: int = 0) -> Iterator[list[int]]:
-        """Count one request of ``kind`` (a :class:`StorageStats` field) around its I/O.
-
-        Yields a one-item list the caller sets to the bytes it read.
-        """
-        depth = self._begin()
-        read = [0]
-        try:
-            yield read
-        finally:
-            self._end(depth, kind, read[0], written)
-
-    def _hit(self) -> None:
-        with self._stats_lock:
-            self.stats.cache_hits += 1
 
     # -- public operations ----------------------------------------------------
 
@@ -412,8 +267,8 @@ class Storage(ABC):
         everything else the commit writes instead of waiting in front of it.
         """
         create = self.this_round(partial(self.create_unique, path, data))
-        with self._stats_lock:
-            self._pending[path] = (data, _batch_pool().submit(create))
+        with self._pending_lock:
+            self._pending[path] = (data, batch_pool().submit(create))
             oldest = list(self._pending.values())
         held = sum(len(waiting) for waiting, _ in oldest)
         # A big write must not hold all its files in memory: past the bound,
@@ -431,7 +286,7 @@ class Storage(ABC):
             StorageError: a background create failed (the commit waiting on
                 it must not happen).
         """
-        with self._stats_lock:
+        with self._pending_lock:
             pending, self._pending = self._pending, {}
         wait([future for _, future in pending.values()])
         for _, future in pending.values():
@@ -481,7 +336,7 @@ class Storage(ABC):
 
     def _cached(self, path: str) -> bytes | None:
         if self._pending:
-            with self._stats_lock:
+            with self._pending_lock:
                 waiting = self._pending.get(path)
             if waiting is not None:
                 return waiting[0]
@@ -499,24 +354,6 @@ class Storage(ABC):
     def _forget(self, path: str) -> None:
         if self._cache is not None:
             self._cache.discard(self.cache_identity, path)
-
-    def concurrently(self, calls: Sequence[Callable[[], _T]]) -> builtins.list[_T]:
-        """Run ``calls`` side by side on the storage pool, their results in order.
-
-        Requests that different callers need at the same moment (a check for
-        a newer version and the reads that assume there is none) then share
-        one round. Every call settles before the first error is raised.
-        """
-        if len(calls) <= 1 or threading.current_thread().name.startswith(_POOL_PREFIX):
-            # One call, or a batch inside a pool thread: waiting there on the
-            # same pool could leave no thread to run what it waits for.
-            return [call() for call in calls]
-        # Every call pinned before the first is submitted: starting threads
-        # takes time, and the first request may be done before the last starts.
-        pinned = [self.this_round(call) for call in calls]
-        futures = [_batch_pool().submit(call) for call in pinned]
-        wait(futures)  # every request settled before the first error is raised
-        return [future.result() for future in futures]
 
     # -- what readers that open files themselves need ---------------------------
 
@@ -542,7 +379,7 @@ class Storage(ABC):
         """
         return None
 
-    def prepare(self) -> None:  # noqa: B027 - optional hook
+    def prepare(self) -> None:
         """Make now what the first request needs (a client, a session); best effort.
 
         A caller with CPU work to start beside the first round trips calls
@@ -555,7 +392,7 @@ class Storage(ABC):
         if self._cache is not None:
             self._cache.clear(self.cache_identity)
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:
         """Release backend resources."""
 
     # -- backend primitives ---------------------------------------------------
@@ -646,5 +483,4 @@ __all__ = [
     "FileAlreadyExistsError",
     "Storage",
     "StorageFileNotFoundError",
-    "StorageStats",
 ]
