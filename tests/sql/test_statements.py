@@ -13,7 +13,8 @@ from trinity_dbapi.format.definitions import Column, DataType
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.binding import parse_timestamp
-from trinity_dbapi.sql.types_sql import UNBOUNDED_LENGTH, data_type, sql_type, type_sql
+from trinity_dbapi.sql.dialect import type_sql
+from trinity_dbapi.sql.types_sql import UNBOUNDED_LENGTH, data_type, sql_type
 
 UTC = timezone.utc
 

@@ -11,6 +11,9 @@ converts a literal node (or a bound placeholder) to Python:
 * ``TIMESTAMP '...'`` (and ``TIMESTAMPTZ``) -> an aware ``datetime`` in UTC
   (text without an offset is UTC); ``DATE '...'`` -> ``datetime.date``;
 * a placeholder -> its parameter value, unchanged.
+
+Floor: imports :mod:`~trinity_dbapi.sql.expressions` and
+:mod:`~trinity_dbapi.sql.compat`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Syntax errors a user can act on: position, offending text, underlined snippet, hint."""
+"""Syntax errors a user can act on: position, offending text, underlined snippet, hint.
+
+Floor: imports :mod:`~trinity_dbapi.sql.parser_base` only.
+"""
 
 from __future__ import annotations
 

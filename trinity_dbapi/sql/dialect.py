@@ -20,7 +20,9 @@ print as ``$1``, ``$2``, ...). The layout follows sqlglot 30's dialects:
 * :mod:`trinity_dbapi.sql.generator` --
   :class:`~trinity_dbapi.sql.generator.TrinityGenerator`;
 * :mod:`trinity_dbapi.sql.types_sql` -- column types and their aliases;
-* this module -- the tokenizer and the :class:`Trinity` dialect itself.
+* this module -- the tokenizer and the :class:`Trinity` dialect itself, and
+  a column type's text both ways (:func:`type_sql`, :func:`parse_type_sql`),
+  which needs the whole dialect.
 
 On top of the dialect, :mod:`trinity_dbapi.sql.statements` turns SQL text into
 the statement model (:mod:`trinity_dbapi.sql.model`), binding parameters with
@@ -30,15 +32,21 @@ the statement model (:mod:`trinity_dbapi.sql.model`), binding parameters with
 ``docs/sql.md`` is the reference of the language; ``grammar/trinity.ebnf`` its
 grammar and ``grammar/identity.sql`` the corpus every change must keep
 round-tripping.
+
+Floor: imports :mod:`~trinity_dbapi.sql.types_sql`, :mod:`~trinity_dbapi.sql.generator`
+and :mod:`~trinity_dbapi.sql.parser`.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+import sqlglot
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.tokens import TokenType
 
+from trinity_dbapi.format.definitions import DataType
+from trinity_dbapi.sql import types_sql
 from trinity_dbapi.sql.generator import TrinityGenerator
 from trinity_dbapi.sql.parser import TrinityParser
 
@@ -64,3 +72,21 @@ class Trinity(DuckDB):
 
     Parser = TrinityParser
     Generator = TrinityGenerator
+
+
+def type_sql(data_type: DataType) -> str:
+    """The canonical trinity-dialect text of a type, e.g. ``DECIMAL(10, 2)``."""
+    generator = Trinity().generator()
+    return generator.column_type_sql(types_sql.sql_type(data_type))  # type: ignore[attr-defined,no-any-return]
+
+
+def parse_type_sql(text: str) -> DataType:
+    """The TrinityLake type of its SQL text, e.g. ``"decimal(10,2)"`` (as ``system.columns`` shows).
+
+    Raises:
+        ProgrammingError: ``text`` is not a column type of the dialect.
+    """
+    # Column types parse only inside a column definition: the dialect's
+    # query types are DuckDB's.
+    statement = sqlglot.parse_one(f"CREATE TABLE t (c {text})", read=Trinity)
+    return types_sql.data_type(statement.expressions[0].args["kind"])

@@ -32,6 +32,8 @@ Conventions shared by the nodes:
   ``VERSION``, ``SYSTEM_TIME`` or ``TIMESTAMP``).
 * A typed literal such as ``TIMESTAMP '2026-01-01'`` is an ``exp.Cast`` whose
   ``meta["typed_literal"]`` is true, so that it prints back as written.
+
+Floor: imports no sibling module.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ upper-case keywords, types by their TrinityLake names (``INT4``,
 ``BEGIN``) and ``SCHEMA`` / ``NAMESPACE`` kept as written. Each node of
 :mod:`trinity_dbapi.sql.expressions` has its ``<key>_sql`` method, wired in
 ``TRANSFORMS``.
+
+Floor: imports :mod:`~trinity_dbapi.sql.expressions`,
+:mod:`~trinity_dbapi.sql.types_sql` and :mod:`~trinity_dbapi.sql.compat`.
 """
 
 from __future__ import annotations

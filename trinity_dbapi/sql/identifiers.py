@@ -9,6 +9,8 @@ names already refuse NUL (:mod:`trinity_dbapi.format.names`); this refuses
 it in every identifier a statement writes, before the statement runs, so no
 name is ever silently cut short. :func:`check_identifiers` runs as a text is
 parsed, before its tree is cached, so a text is checked once.
+
+Floor: imports :mod:`~trinity_dbapi.sql.expressions` only.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ are plain ``str`` after identifier
 normalisation: unquoted identifiers are case-insensitive and lower-cased,
 quoted ones keep their case; a namespace of ``None`` means the connection's
 current namespace.
+
+Floor: imports no sibling module.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ levels:
   ``NOT NOT ...``) into the same error. Python 3.11 runs Python-to-Python
   calls without growing the C stack, so the raised limit is safe in threads
   too (3000 levels were measured to run in a thread of the default size).
+
+Floor: imports no sibling module.
 """
 
 from __future__ import annotations

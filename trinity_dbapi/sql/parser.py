@@ -9,6 +9,9 @@ the rest a sqlglot ``ParseError`` (turned into
 :class:`~trinity_dbapi.errors.SQLSyntaxError` by
 :func:`trinity_dbapi.sql.statements.parse`). sqlglot's ``exp.Command``
 fallback is never produced.
+
+Floor: imports :mod:`~trinity_dbapi.sql.expressions`, :mod:`~trinity_dbapi.sql.compat`
+and :mod:`~trinity_dbapi.sql.parser_ddl`.
 """
 
 from __future__ import annotations

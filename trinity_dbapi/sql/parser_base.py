@@ -9,6 +9,9 @@ and :meth:`_dispatch`, which picks a sub-statement parser from a table keyed
 by leading words.
 :class:`~trinity_dbapi.sql.parser_ddl.DDLParser` adds the DDL and
 :class:`~trinity_dbapi.sql.parser.TrinityParser` the rest.
+
+Floor: imports :mod:`~trinity_dbapi.sql.expressions` and
+:mod:`~trinity_dbapi.sql.compat`.
 """
 
 from __future__ import annotations

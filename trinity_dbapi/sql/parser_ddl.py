@@ -7,6 +7,9 @@ secondary indices, and every TrinityLake column type with its aliases
 by tables keyed by their leading words (``CREATE_PARSERS``,
 ``ALTER_TABLE_PARSERS``, ``TYPE_PARSERS``, ...), each with its trie, never by
 ``if`` chains.
+
+Floor: imports :mod:`~trinity_dbapi.sql.expressions`,
+:mod:`~trinity_dbapi.sql.types_sql` and :mod:`~trinity_dbapi.sql.parser_base`.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ is kept under :data:`DEFAULT_MAX_BYTES`. A text whose own size is over
 :data:`MAX_ENTRY_BYTES` is not cached at all (nor walked to be measured):
 parsing dominates for such texts anyway, and one of them would push out
 hundreds of the small texts the cache is for.
+
+Floor: imports no sibling module.
 """
 
 from __future__ import annotations

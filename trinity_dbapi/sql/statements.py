@@ -8,6 +8,13 @@ values and returns the statement's model object (the frozen dataclasses of
 Names in the model are plain ``str`` after identifier normalisation:
 unquoted identifiers are case-insensitive and lower-cased, quoted ones keep
 their case; a namespace of ``None`` means the connection's current namespace.
+
+This module converts the statements that define and manage things (DDL,
+``SHOW``, transactions, ``CALL``); a query or DML statement is the work of
+:mod:`~trinity_dbapi.sql.queries` (its tables, time travel and placeholders).
+
+Floor: the top of the folder (the language's front door); it imports the
+modules below it, never the engine (:mod:`trinity_dbapi.sql.engine`).
 """
 
 from __future__ import annotations
@@ -16,7 +23,6 @@ import itertools
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timezone
 from typing import Any
 
 from sqlglot import exp
@@ -26,9 +32,8 @@ from sqlglot.tokens import Token, TokenType
 from trinity_dbapi.errors import ProgrammingError, UnsupportedStatementError
 from trinity_dbapi.format.definitions import Column
 from trinity_dbapi.sql import expressions as texp
-from trinity_dbapi.sql.binding import Binder, as_utc, literal_value, parse_timestamp, text_value
-from trinity_dbapi.sql.binding import value_node as _value_node
-from trinity_dbapi.sql.compat import meta_get
+from trinity_dbapi.sql import queries
+from trinity_dbapi.sql.binding import Binder, literal_value, text_value
 from trinity_dbapi.sql.diagnostics import syntax_error, token_error
 from trinity_dbapi.sql.dialect import Trinity
 from trinity_dbapi.sql.identifiers import check_identifiers
@@ -39,7 +44,6 @@ from trinity_dbapi.sql.model import (
     AlterColumnType,
     AlterNamespace,
     AlterTable,
-    AsOf,
     Begin,
     Call,
     Commit,
@@ -50,14 +54,12 @@ from trinity_dbapi.sql.model import (
     CreateView,
     DescribeNamespace,
     DescribeTable,
-    Dml,
     DropColumn,
     DropIndex,
     DropNamespace,
     DropTable,
     DropView,
     PartitionTransform,
-    Query,
     RenameColumn,
     RenameTable,
     Rollback,
@@ -69,16 +71,12 @@ from trinity_dbapi.sql.model import (
     ShowTables,
     ShowViews,
     Statement,
-    TableName,
-    TableRef,
     TruncateTable,
     UnsetTableProperties,
     Use,
 )
 from trinity_dbapi.sql.nesting import check_depth, recursion_budget
-from trinity_dbapi.sql.parser import TrinityParser
 from trinity_dbapi.sql.statement_cache import StatementCache, node_cost
-from trinity_dbapi.sql.table_functions import check_table_functions, refuse_file_name
 from trinity_dbapi.sql.types_sql import convert_type, data_type, name_of
 
 __all__ = [
@@ -209,16 +207,6 @@ def to_statement(parsed: Parsed, params: Sequence[object] = ()) -> Statement:
     )
 
 
-def _table_name(table: exp.Table) -> TableName:
-    if table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
-        raise ProgrammingError(
-            f"{table.sql(dialect='trinity')} is not a table name: write [namespace.]table "
-            "(a ? placeholder cannot stand for a name)"
-        )
-    db = table.args.get("db")
-    return TableName(name_of(db) if db else None, name_of(table.this))
-
-
 def _properties(items: list[exp.Expression] | None, binder: Binder) -> dict[str, str]:
     properties = {}
     for item in items or ():
@@ -289,7 +277,7 @@ def _partitions(
 
 
 def _create_table(node: texp.CreateTable, binder: Binder) -> CreateTable:
-    table = _table_name(node.this)
+    table = queries.table_name(node.this)
     ids = itertools.count(1)
     columns = [_column(c, binder, lambda: next(ids)) for c in node.expressions]
     names = [c.name for c in columns]
@@ -337,7 +325,7 @@ def _create_table(node: texp.CreateTable, binder: Binder) -> CreateTable:
 
 
 def _create_table_as(node: texp.CreateTableAs, binder: Binder) -> CreateTableAs:
-    table = _table_name(node.this)
+    table = queries.table_name(node.this)
     partitioned_by, transforms = _partitions(node.args.get("partitioned_by"))
     # The query's columns are known only when it runs: the engine checks that
     # partition columns and transform sources are among them.
@@ -350,7 +338,7 @@ def _create_table_as(node: texp.CreateTableAs, binder: Binder) -> CreateTableAs:
             )
     return CreateTableAs(
         table=table,
-        query=_query(node.expression, binder),
+        query=queries.query(node.expression, binder),
         partitioned_by=partitioned_by,
         comment=text_value(node.args.get("comment"), binder, "the table comment"),
         properties=_properties(node.args.get("properties"), binder),
@@ -383,8 +371,8 @@ def _alter_table(node: texp.AlterTable, binder: Binder) -> AlterTable:
                 )
         converted = SetPartitioning(names, transforms)
     else:
-        converted = RenameTable(_table_name(action.this))
-    return AlterTable(_table_name(node.this), converted)
+        converted = RenameTable(queries.table_name(action.this))
+    return AlterTable(queries.table_name(node.this), converted)
 
 
 def _alter_namespace(node: texp.AlterNamespace, binder: Binder) -> AlterNamespace:
@@ -401,166 +389,11 @@ def _call(node: texp.Call, binder: Binder) -> Call:
             kwargs[name_of(arg.this)] = literal_value(arg.expression, binder)
         else:
             args.append(literal_value(arg, binder))
-    return Call(_table_name(node.this), tuple(args), kwargs)
-
-
-# -- queries ------------------------------------------------------------------------------
-
-
-def _as_of(version: exp.Version | None, binder: Binder) -> AsOf | None:
-    if version is None:
-        return None
-    spelling = version.name
-    value = literal_value(version.expression, binder)
-    clause = f"FOR {spelling} AS OF"
-    if TrinityParser.TIME_TRAVEL_BY_TIME[spelling]:
-        if isinstance(value, datetime):
-            return AsOf("timestamp", as_utc(value))
-        if isinstance(value, date):
-            midnight = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-            return AsOf("timestamp", midnight)
-        if isinstance(value, str):
-            return AsOf("timestamp", parse_timestamp(value, f"the {clause} value"))
-        rule = "a datetime or an ISO timestamp string"
-    else:
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            return AsOf("version", value)
-        if isinstance(value, str):
-            return AsOf("export", value)
-        rule = "a version number (int >= 0) or an export name (str)"
-    raise ProgrammingError(f"{clause} got {value!r}; it takes {rule}")
-
-
-def _is_cte(table: exp.Table) -> bool:
-    """Whether DuckDB binds ``table`` to a common table expression (else: a lakehouse table).
-
-    DuckDB's scoping, which this must match exactly (a name it does not bind
-    to a CTE it looks up as a table, and then as a file by a replacement
-    scan): a CTE is visible to the body of its WITH and to the CTEs after it,
-    not to itself or the ones before it, except a RECURSIVE one to the
-    recursive (right) branch of its own UNION; an inner WITH hides an outer one.
-    """
-    if table.args.get("db") or table.args.get("catalog"):
-        return False
-    name = name_of(table.this)
-    path = {id(table)}
-    ancestor = table.parent
-    while ancestor is not None:
-        path.add(id(ancestor))
-        with_ = ancestor.args.get("with_")
-        if with_ and _cte_visible(with_, name, table, path):
-            if table.args.get("version"):
-                raise ProgrammingError(
-                    f"{name!r} is a common table expression, which has no versions to travel "
-                    "to; put FOR SYSTEM_VERSION / FOR SYSTEM_TIME on the tables it reads"
-                )
-            return True
-        ancestor = ancestor.parent
-    return False
-
-
-def _cte_visible(with_: exp.With, name: str, table: exp.Table, path: set[int]) -> bool:
-    """Whether a CTE ``name`` of ``with_`` is visible where ``table`` stands."""
-    ctes = with_.expressions
-    inside = next((i for i, cte in enumerate(ctes) if id(cte) in path), None)
-    for i, cte in enumerate(ctes):
-        if name_of(cte.args["alias"].this) != name:
-            continue
-        if inside is None or i < inside:
-            return True
-        if i == inside and with_.args.get("recursive"):
-            body = cte.this
-            recursive = body.expression.find_all(exp.Table) if isinstance(body, exp.Union) else ()
-            if any(node is table for node in recursive):
-                return True
-    return False
-
-
-def _text_position(table: exp.Table) -> int:
-    """Where a table reference starts in the statement text (parsed identifiers know)."""
-    start = meta_get(table.this, "start") if isinstance(table.this, exp.Expression) else None
-    return start if isinstance(start, int) else -1
-
-
-def _table_refs(
-    expression: exp.Expression, binder: Binder, target: exp.Table | None = None
-) -> tuple[TableRef, ...]:
-    """The real tables of ``expression`` in textual order; a DML ``target`` comes first.
-
-    The target is always a real table, even where a common table expression
-    has its name (``WITH t AS (...) INSERT INTO t ...`` writes table ``t``).
-    """
-    refs = []
-    if target is not None:
-        refs.append(TableRef(target, _table_name(target), None))
-    check_table_functions(expression)
-    tables = sorted(expression.find_all(exp.Table), key=_text_position)
-    for table in tables:
-        if table is target:
-            continue
-        if table.this is None or isinstance(table.this, exp.Func):
-            continue  # ROWS FROM or a table function, both whitelisted above
-        if not isinstance(table.this, exp.Identifier):
-            _table_name(table)  # raises: a placeholder (or anything else) is not a name
-        if table.this.meta.get(texp.STRING_NAME):
-            raise refuse_file_name(table.this.name)
-        if _is_cte(table):
-            continue
-        refs.append(TableRef(table, _table_name(table), _as_of(table.args.get("version"), binder)))
-    return tuple(refs)
-
-
-def _bind_placeholders(expression: exp.Expression, binder: Binder) -> tuple[object, ...]:
-    """Bind time travel values into ``expression``; number the other ``?`` 1..n in text order."""
-    for version in expression.find_all(exp.Version):
-        for placeholder in list(version.find_all(exp.Placeholder)):
-            placeholder.replace(_value_node(binder.value(placeholder)))
-    remaining = sorted(expression.find_all(exp.Placeholder), key=lambda p: int(p.name))
-    values = []
-    for number, placeholder in enumerate(remaining, start=1):
-        values.append(binder.value(placeholder))
-        placeholder.set("this", str(number))
-    return tuple(values)
-
-
-def _query(node: exp.Expression, binder: Binder) -> Query:
-    """A copy of the query's tree with its tables found and its placeholders bound."""
-    expression = node.copy()
-    refs = _table_refs(expression, binder)
-    params = _bind_placeholders(expression, binder)
-    return Query(expression, refs, len(params), params)
-
-
-def _dml_target(expression: exp.Expression) -> exp.Table:
-    """The table an ``INSERT`` (``INTO t`` or ``INTO t (columns)``), UPDATE or DELETE writes."""
-    target = expression.this
-    if isinstance(target, exp.Schema):
-        target = target.this
-    if not isinstance(target, exp.Table):
-        raise ProgrammingError(
-            f"{expression.sql(dialect='trinity')!r} does not write a table: name one as "
-            "[namespace.]table"
-        )
-    version = target.args.get("version")
-    if version is not None:
-        kind, name = expression.key.upper(), _table_name(target).name
-        raise ProgrammingError(
-            f"{kind} writes the current version of table {name!r}; FOR {version.name} AS OF "
-            f"applies to the tables a statement reads: remove it from the {kind} target"
-        )
-    return target
-
-
-def _dml(node: exp.Expression, binder: Binder) -> Dml:
-    """Like :func:`_query`, with the written table first in ``tables``."""
-    expression = node.copy()
-    refs = _table_refs(expression, binder, target=_dml_target(expression))
-    params = _bind_placeholders(expression, binder)
-    return Dml(expression, refs, len(params), params)
+    return Call(queries.table_name(node.this), tuple(args), kwargs)
 
 
 def _create_view(node: texp.CreateView, binder: Binder) -> CreateView:
-    view = _table_name(node.this)
+    view = queries.table_name(node.this)
     query = node.expression
     if any(True for _ in query.find_all(exp.Placeholder)):
         raise ProgrammingError(
@@ -578,7 +411,7 @@ def _create_view(node: texp.CreateView, binder: Binder) -> CreateView:
         view=view,
         columns=columns,
         comment=text_value(node.args.get("comment"), binder, "the view comment"),
-        query=_query(query, binder),
+        query=queries.query(query, binder),
         or_replace=bool(node.args.get("replace")),
         if_not_exists=bool(node.args.get("exists")),
     )
@@ -600,40 +433,40 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     texp.CreateTable: _create_table,
     texp.CreateTableAs: _create_table_as,
     texp.DropTable: lambda node, binder: DropTable(
-        _table_name(node.this), bool(node.args.get("exists"))
+        queries.table_name(node.this), bool(node.args.get("exists"))
     ),
     texp.CreateView: _create_view,
     texp.DropView: lambda node, binder: DropView(
-        _table_name(node.this), bool(node.args.get("exists"))
+        queries.table_name(node.this), bool(node.args.get("exists"))
     ),
     texp.ShowViews: lambda node, binder: ShowViews(name_of(node.this) if node.this else None),
-    texp.Truncate: lambda node, binder: TruncateTable(_table_name(node.this)),
+    texp.Truncate: lambda node, binder: TruncateTable(queries.table_name(node.this)),
     texp.CreateIndex: lambda node, binder: CreateIndex(
         name_of(node.this),
-        _table_name(node.args["table"]),
+        queries.table_name(node.args["table"]),
         name_of(node.args["column"]),
         bool(node.args.get("exists")),
     ),
     texp.DropIndex: lambda node, binder: DropIndex(
-        name_of(node.this), _table_name(node.args["table"]), bool(node.args.get("exists"))
+        name_of(node.this), queries.table_name(node.args["table"]), bool(node.args.get("exists"))
     ),
     texp.AlterTable: _alter_table,
     texp.ShowTables: lambda node, binder: ShowTables(
         name_of(node.this) if node.this else None, _like(node.args.get("like"), binder)
     ),
-    texp.DescribeTable: lambda node, binder: DescribeTable(_table_name(node.this)),
-    texp.ShowCreateTable: lambda node, binder: ShowCreateTable(_table_name(node.this)),
+    texp.DescribeTable: lambda node, binder: DescribeTable(queries.table_name(node.this)),
+    texp.ShowCreateTable: lambda node, binder: ShowCreateTable(queries.table_name(node.this)),
     texp.Begin: lambda node, binder: Begin(node.args.get("isolation")),
     exp.Commit: lambda node, binder: Commit(),
     exp.Rollback: lambda node, binder: Rollback(),
     texp.SetTransaction: lambda node, binder: SetTransaction(node.args["isolation"]),
     texp.UseNamespace: lambda node, binder: Use(name_of(node.this)),
     texp.Call: _call,
-    texp.Explain: _query,
-    exp.Query: _query,
-    exp.Values: _query,
-    exp.Insert: _dml,
-    exp.Update: _dml,
-    exp.Delete: _dml,
-    exp.Merge: _dml,
+    texp.Explain: queries.query,
+    exp.Query: queries.query,
+    exp.Values: queries.query,
+    exp.Insert: queries.dml,
+    exp.Update: queries.dml,
+    exp.Delete: queries.dml,
+    exp.Merge: queries.dml,
 }

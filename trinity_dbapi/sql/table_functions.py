@@ -16,6 +16,8 @@ Elsewhere in a statement a name that DuckDB knows only as a table function (or
 pragma) and that is not whitelisted is refused too: DuckDB would reject it
 there anyway, so this costs nothing and keeps the rule independent of where
 sqlglot happens to put a function node.
+
+Floor: imports no sibling module.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ The trinity dialect parses a column type into a sqlglot ``exp.DataType`` whose
 ``this`` is the ``exp.DType`` of :data:`KIND_DTYPES` and whose parameters are
 always explicit (the parser fills in the defaults below). :func:`data_type`
 turns such a node, or one of sqlglot's own parsers, into a ``DataType``;
-:func:`sql_type` goes back. The tables here are the single source of the type
+:func:`sql_type` goes back. A type's text, both ways, is the whole dialect's
+work: :func:`~trinity_dbapi.sql.dialect.type_sql` and
+:func:`~trinity_dbapi.sql.dialect.parse_type_sql`. The tables here are the single source of the type
 names: the parser, the generator and ``docs/sql.md`` all follow them.
 
 Defaults (see "Decisions" in ``docs/sql.md``):
@@ -17,6 +19,8 @@ Defaults (see "Decisions" in ``docs/sql.md``):
   format stores), printed back without a length.
 * ``time``, ``timetz``, ``timestamp`` and ``timestamptz`` without a precision
   have precision 6 (microseconds).
+
+Floor: imports :mod:`~trinity_dbapi.sql.compat` only.
 """
 
 from __future__ import annotations
@@ -264,27 +268,3 @@ def sql_type(data_type: DataType) -> exp.DataType:
         this=dtype,
         expressions=[exp.DataTypeParam(this=exp.Literal.number(p)) for p in params] or None,
     )
-
-
-def type_sql(data_type: DataType) -> str:
-    """The canonical trinity-dialect text of a type, e.g. ``DECIMAL(10, 2)``."""
-    from trinity_dbapi.sql.dialect import Trinity
-
-    generator = Trinity().generator()
-    return generator.column_type_sql(sql_type(data_type))  # type: ignore[attr-defined,no-any-return]
-
-
-def parse_type_sql(text: str) -> DataType:
-    """The TrinityLake type of its SQL text, e.g. ``"decimal(10,2)"`` (as ``system.columns`` shows).
-
-    Raises:
-        ProgrammingError: ``text`` is not a column type of the dialect.
-    """
-    import sqlglot
-
-    from trinity_dbapi.sql.dialect import Trinity
-
-    # Column types parse only inside a column definition: the dialect's
-    # query types are DuckDB's.
-    statement = sqlglot.parse_one(f"CREATE TABLE t (c {text})", read=Trinity)
-    return data_type(statement.expressions[0].args["kind"])
