@@ -14,7 +14,6 @@ from typing import Any
 from sqlalchemy import exc
 from sqlalchemy.engine import default
 
-from trinity_dbapi.sqlalchemy.base import CATALOG_NAMESPACES
 from trinity_dbapi.sqlalchemy.compat import (
     ReflectedCheckConstraint,
     ReflectedColumn,
@@ -26,6 +25,7 @@ from trinity_dbapi.sqlalchemy.compat import (
     driver_connection,
     reflection_cache,
 )
+from trinity_dbapi.sqlalchemy.dialect import CATALOG_NAMESPACES
 from trinity_dbapi.sqlalchemy.driver import TrinityDialect_trinity_dbapi
 from trinity_dbapi.sqlalchemy.types import sqlalchemy_type
 
@@ -105,7 +105,7 @@ class SqlReflectionDialect(TrinityDialect_trinity_dbapi):  # type: ignore[misc]
     def get_columns(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedColumn]:
-        from trinity_dbapi.sql.types_sql import parse_type_sql
+        from trinity_dbapi.sql.dialect import parse_type_sql
 
         namespace = self._schema(schema)
         if namespace in CATALOG_NAMESPACES:

@@ -4,12 +4,28 @@ Importing this package imports SQLAlchemy; ``import trinity_dbapi`` does not.
 The dialect is registered through the ``sqlalchemy.dialects`` entry point, so
 an installed trinity-dbapi is all SQLAlchemy, pandas and BI tools need.
 
-* :mod:`~trinity_dbapi.sqlalchemy.base`: compilers, types and reflection;
+* :mod:`~trinity_dbapi.sqlalchemy.dialect`: the dialect and its reflection;
+* :mod:`~trinity_dbapi.sqlalchemy.compiler`: statements and DDL as trinity SQL;
+* :mod:`~trinity_dbapi.sqlalchemy.types`: column types, both ways;
 * :mod:`~trinity_dbapi.sqlalchemy.driver`: URLs and the DB-API adapter;
 * :func:`as_of`: time travel for one table of a ``select()``;
 * :func:`arrow_insert`: a fast ``DataFrame.to_sql(method=...)``.
 
 See ``docs/sqlalchemy.md``.
+
+The folder's floors, bottom to top (a module imports only modules below it):
+
+1. ``compat`` (names only SQLAlchemy 2 has, for 1.4 too), ``requirements``
+   (the compliance suite's), ``merge`` (the ``MERGE`` construct): no sibling;
+2. ``types`` (column types both ways, the dialect's type side), ``compiler``
+   (statement and DDL compilers, identifier rules), ``writer``
+   (``arrow_insert``), ``provision`` (the suite's hooks): ``compat``;
+3. ``lookups`` (reflection's reads, and what each kind reports): ``compat``, ``types``;
+4. ``views`` (reflection of views): ``compat``, ``lookups``;
+5. ``dialect`` (:class:`TrinityDialect`): ``compat``, ``types``, ``compiler``,
+   ``lookups``, ``views``;
+6. ``driver`` (the DB-API side): ``compat``, ``dialect``;
+7. this package: ``dialect``, ``driver``, ``types``, ``writer``.
 """
 
 from __future__ import annotations
@@ -20,7 +36,7 @@ from typing import Any, TypeVar
 from sqlalchemy import exc
 
 from trinity_dbapi.format.sql_text import quote_string
-from trinity_dbapi.sqlalchemy.base import TrinityDialect
+from trinity_dbapi.sqlalchemy.dialect import TrinityDialect
 from trinity_dbapi.sqlalchemy.driver import TrinityDialect_trinity_dbapi
 from trinity_dbapi.sqlalchemy.types import FIXED, MAP, STRUCT
 from trinity_dbapi.sqlalchemy.writer import arrow_insert

@@ -24,6 +24,8 @@ needs of it on 1.4.
 Other 2.x-only dialect attributes (``use_insertmanyvalues``,
 ``insert_returning``, ``type_compiler_cls``, ``import_dbapi``) are read by
 2.x and ignored by 1.4, so they need no stand-in.
+
+Floor: the bottom of the folder; imports no sibling.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ decoded, other values stay text); ``autocommit``, ``read_only``, ``create``,
 ``definition_cache_bytes`` (the bound of the connection's definition cache) are
 :func:`~trinity_dbapi.connect` options. ``create_engine(..., connect_args={...})`` adds or overrides any of
 them, including a whole ``storage_options`` dict.
+
+Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` and
+:mod:`~trinity_dbapi.sqlalchemy.dialect`.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from sqlalchemy import exc
 from sqlalchemy.engine import URL
 
 from trinity_dbapi.errors import InterfaceError
-from trinity_dbapi.sqlalchemy.base import TrinityDialect
 from trinity_dbapi.sqlalchemy.compat import DIALECT_SETS_ISOLATION_LEVEL
+from trinity_dbapi.sqlalchemy.dialect import TrinityDialect
 
 #: ``connect()`` options a URL query may carry, with their value parsers.
 _BOOLEAN_OPTIONS = ("autocommit", "read_only", "create")

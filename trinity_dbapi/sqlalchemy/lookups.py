@@ -16,6 +16,9 @@ DB-API connection's own transaction, as a statement would read it:
 What a definition turns into is the catalog's own row-building code (the
 rows of ``system.tables`` and ``system.columns``), so reflection shows
 exactly what the catalog tables show.
+
+Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` and
+:mod:`~trinity_dbapi.sqlalchemy.types`.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def _pairs(value: Any) -> Any:
 
 def facts(namespace: str, definition: TableDefinition) -> TableFacts:
     """The facts of one table definition, built by the catalog's row code."""
-    from trinity_dbapi.sql.types_sql import parse_type_sql
+    from trinity_dbapi.sql.dialect import parse_type_sql
 
     one = cast(Any, _OneTable([(namespace, definition)]))
     table_row = next(iter(catalog.CATALOG_TABLES[catalog.SYSTEM, "tables"].rows(one)))
@@ -273,7 +276,24 @@ def table_options(table: TableFacts) -> dict[str, Any]:
     return options
 
 
+#: What reflection reports of one table, by SQLAlchemy's reflection kind: the
+#: one place that says it. The dialect's ``get_<kind>`` (one table) and
+#: ``get_multi_<kind>`` (a namespace's tables) are made from each entry
+#: (:mod:`~trinity_dbapi.sqlalchemy.dialect`).
+FACETS: Mapping[str, Callable[[TableFacts], Any]] = {
+    "columns": columns,
+    "pk_constraint": pk_constraint,
+    "foreign_keys": nothing,
+    "indexes": indexes,
+    "unique_constraints": nothing,
+    "check_constraints": nothing,
+    "table_comment": table_comment,
+    "table_options": table_options,
+}
+
+
 __all__ = [
+    "FACETS",
     "TABLE_FIELDS",
     "TableFacts",
     "catalog_table_facts",

@@ -4,6 +4,8 @@ Wired as SQLAlchemy's ``README.dialects`` describes (``[sqla_testing]`` in
 ``setup.cfg`` names this class). Every requirement closed here carries the
 reason on its line; requirements opened here are features SQLAlchemy's
 defaults assume absent but the lakehouse has. Only imported by the suite.
+
+Floor: imports no sibling.
 """
 
 from __future__ import annotations

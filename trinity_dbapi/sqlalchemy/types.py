@@ -12,6 +12,16 @@ Two directions, kept in one table each:
 
 Types with no TrinityLake equivalent (``JSON``, ``Interval``) raise
 ``CompileError`` naming the type, rather than silently becoming text.
+:class:`TypeDialect` is the dialect's type side (its name, type compiler and
+``colspecs``), which the dialect extends.
+
+The type compiler sits here rather than beside the statement compilers
+(:mod:`~trinity_dbapi.sqlalchemy.compiler`) because its inverse,
+:func:`sqlalchemy_type`, must round-trip with it, and a STRUCT or MAP bind
+renders its own type with it.
+
+Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` only (and, lazily, the
+SQL language's :func:`~trinity_dbapi.sql.dialect.parse_type_sql`, a layer below).
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from typing import Any
 
 from sqlalchemy import exc
 from sqlalchemy import types as sqltypes
+from sqlalchemy.engine import default
 from sqlalchemy.sql import compiler
 
 from trinity_dbapi.format.definitions import DataType
@@ -89,11 +100,12 @@ class _NestedValue(sqltypes.TypeEngine[dict]):  # type: ignore[type-arg]
 
 
 def _duckdb_text(type_: Any) -> str:
+    # SQLAlchemy asks for a bind expression with no dialect at hand: the type
+    # side of the trinity dialect (TypeDialect, below) renders the type.
     from trinity_dbapi.format.type_mapping import duckdb_type
-    from trinity_dbapi.sql.types_sql import parse_type_sql
-    from trinity_dbapi.sqlalchemy.base import TrinityDialect
+    from trinity_dbapi.sql.dialect import parse_type_sql
 
-    return duckdb_type(parse_type_sql(type_compiler(TrinityDialect()).process(type_)))
+    return duckdb_type(parse_type_sql(type_compiler(TypeDialect()).process(type_)))
 
 
 class STRUCT(_NestedValue):
@@ -328,3 +340,23 @@ COLSPECS: dict[Any, Any] = {
     sqltypes.DateTime: _DateTime,
     sqltypes.Time: _Time,
 }
+
+
+class TypeDialect(default.DefaultDialect):
+    """The type side of the trinity dialect: its name, type compiler, colspecs and type flags.
+
+    :class:`~trinity_dbapi.sqlalchemy.dialect.TrinityDialect` extends it. A
+    STRUCT or MAP bind renders its cast through it, because SQLAlchemy asks
+    for a bind expression without the statement's dialect; what the type
+    compiler reads of a dialect is all here, so both render a type alike.
+    """
+
+    name = "trinity"
+    type_compiler_cls = TrinityTypeCompiler
+    # SQLAlchemy 1.4 reads the class here; 2.x takes it too (as a legacy name).
+    type_compiler = TrinityTypeCompiler
+    colspecs = COLSPECS
+    supports_native_boolean = True
+    supports_native_decimal = True
+    supports_native_enum = False
+    supports_native_uuid = False

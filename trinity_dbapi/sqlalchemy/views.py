@@ -1,10 +1,13 @@
 """Reflection of views: their names, their stored query and their bound columns.
 
-Mixed into :class:`~trinity_dbapi.sqlalchemy.base.TrinityDialect`. Each answer
+Mixed into :class:`~trinity_dbapi.sqlalchemy.dialect.TrinityDialect`. Each answer
 is read as :mod:`~trinity_dbapi.sqlalchemy.lookups` reads tables: a key-range
 scan of a namespace's view keys for the names, a point lookup and one
 definition file for one view. A view's columns are those bound when it was
 made (``CREATE VIEW``), as ``information_schema.columns`` shows them.
+
+Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` and
+:mod:`~trinity_dbapi.sqlalchemy.lookups`.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ first builds a parameter dict per row. ``arrow_insert`` skips the rows: it
 hands the frame's columns to :meth:`Cursor.ingest
 <trinity_dbapi.dbapi.cursor.Cursor.ingest>` as Arrow arrays, the way
 Snowflake's ``pd_writer`` and ADBC's ingestion do.
+
+Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` only.
 """
 
 from __future__ import annotations
