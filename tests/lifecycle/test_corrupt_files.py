@@ -200,7 +200,7 @@ def test_a_deleted_dataset_metadata_file_is_a_corrupt_file(lake: str) -> None:
     # A reader that must read it: this process keeps the metadata it wrote.
     from trinity_dbapi.tables import managed
 
-    managed._METADATA_CACHE.clear()
+    managed.forget_metadata()
     with pytest.raises(errors.CorruptFileError) as info:
         _select(lake)
     _assert_names(info.value, metadata[-1])

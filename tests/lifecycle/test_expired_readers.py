@@ -72,9 +72,9 @@ def test_a_pinned_transaction_gets_version_expired_after_expiry_and_gc(backend: 
     reader = Lakehouse.open(uri, storage_options=options).begin(read_only=True)  # version 8
     assert reader.snapshot.version == 8
     _drop_all(lake)
-    expired = lake.expire_versions(older_than=LATER, retain_last=1)
+    expired = lake.maintenance.expire_versions(older_than=LATER, retain_last=1)
     assert expired.retained == (9,)
-    assert lake.collect_garbage(grace_period_millis=0).deleted
+    assert lake.maintenance.collect_garbage(grace_period_millis=0).deleted
 
     error = _reader_error(reader)
     assert isinstance(error, VersionExpiredError) and isinstance(error, OperationalError)
@@ -104,8 +104,8 @@ def test_the_error_names_the_retention_that_expired_the_version(backend: Backend
     by_age = other.begin(version=8, read_only=True)
     _drop_all(lake)
     time.sleep(0.01)
-    assert 7 in lake.expire_versions().expired  # the definition's own retention
-    lake.collect_garbage(grace_period_millis=0)
+    assert 7 in lake.maintenance.expire_versions().expired  # the definition's own retention
+    lake.maintenance.collect_garbage(grace_period_millis=0)
 
     error = _reader_error(by_age)
     assert isinstance(error, VersionExpiredError)
@@ -151,7 +151,7 @@ def test_a_root_lost_above_a_retained_version_is_damage(backend: Backend) -> Non
 def test_time_travel_to_an_expired_version_says_it_was_expired(backend: Backend) -> None:
     uri, options = backend
     lake = _lake(backend)
-    lake.expire_versions(older_than=LATER, retain_last=3)
+    lake.maintenance.expire_versions(older_than=LATER, retain_last=3)
     with pytest.raises(NoSuchVersionError, match="lakehouse version 2 was expired") as caught:
         lake.begin(version=2)
     assert caught.value.version == 2
@@ -173,7 +173,7 @@ def test_a_commit_on_an_expired_version_is_refused_not_lost(backend: Backend) ->
     for name in ("l1", "l2"):
         with lake.begin() as txn:
             txn.create_namespace(name)
-    assert lake.expire_versions(older_than=LATER, retain_last=1).retained == (10,)
+    assert lake.maintenance.expire_versions(older_than=LATER, retain_last=1).retained == (10,)
 
     with pytest.raises(CommitConflictError, match="was expired") as caught:
         writer.commit()
@@ -197,7 +197,7 @@ def test_a_handle_idle_across_expiry_begins_on_the_latest_version(backend: Backe
     for name in ("l1", "l2"):
         with lake.begin() as txn:
             txn.create_namespace(name)
-    lake.expire_versions(older_than=LATER, retain_last=1)  # 8 and 9 are gone
+    lake.maintenance.expire_versions(older_than=LATER, retain_last=1)  # 8 and 9 are gone
 
     again = idle.begin(read_only=True)
     assert again.snapshot.version == 10
@@ -220,8 +220,8 @@ def _expire_rewritten(conn: trinity_dbapi.Connection, uri: str, options: dict[st
     cur.execute("DELETE FROM s.t WHERE id >= 0")
     cur.execute("INSERT INTO s.t VALUES (100, 'new')")
     lake = Lakehouse.open(uri, storage_options=options)
-    lake.expire_versions(older_than=LATER, retain_last=1)
-    assert lake.collect_garbage(grace_period_millis=0).deleted
+    lake.maintenance.expire_versions(older_than=LATER, retain_last=1)
+    assert lake.maintenance.collect_garbage(grace_period_millis=0).deleted
 
 
 def test_sql_readers_of_an_expired_version_get_version_expired(backend: Backend) -> None:

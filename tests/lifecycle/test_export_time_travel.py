@@ -108,7 +108,7 @@ def test_export_survives_garbage_collection_of_the_source(
     backend: Backend, mode: str, depth: int | None, to_target: bool
 ) -> None:
     conn, _v = _exported(backend, mode, depth, to_target)
-    conn.lakehouse.collect_garbage(grace_period_millis=0)
+    conn.lakehouse.maintenance.collect_garbage(grace_period_millis=0)
     cur = trinity_dbapi.connect(backend[0], storage_options=backend[1], create=False).cursor()
     assert _column(cur, "SELECT a FROM n.t FOR SYSTEM_VERSION AS OF 's' ORDER BY a") == [1, 2]
     sql = "SELECT table_name FROM information_schema.tables FOR SYSTEM_VERSION AS OF 's'"
@@ -133,7 +133,9 @@ def test_every_export_target_opens_alone_and_reads_its_tables(
     exported = trinity_dbapi.connect(target, storage_options=options, autocommit=True).cursor()
     assert exported.execute("SELECT * FROM n.t ORDER BY a").fetchall() == expected
     assert exported.execute("CALL system.check_integrity()").fetchall() == [(None, None, "ok")]
-    result = Lakehouse.open(target, storage_options=options).collect_garbage(grace_period_millis=0)
+    result = Lakehouse.open(target, storage_options=options).maintenance.collect_garbage(
+        grace_period_millis=0
+    )
     assert result.deleted == []  # the export holds nothing it does not need
     if mode == "full":
         # Independent: a lakehouse of its own, that writes and survives its source.
@@ -188,8 +190,8 @@ def test_a_full_export_is_a_backup(backend: Backend) -> None:
     ).fetchone()
     cur.execute("DROP TABLE sales.orders")
     conn = Lakehouse.open(uri, storage_options=options)
-    conn.expire_versions(older_than=10**13, retain_last=1)
-    conn.collect_garbage(grace_period_millis=0)
+    conn.maintenance.expire_versions(older_than=10**13, retain_last=1)
+    conn.maintenance.collect_garbage(grace_period_millis=0)
     backup = trinity_dbapi.connect(target, storage_options=options).cursor()
     assert [backup.execute(q).fetchall() for q in queries] == expected
     assert backup.execute("CALL system.check_integrity()").fetchall() == [(None, None, "ok")]

@@ -48,7 +48,7 @@ def test_gc_after_killed_writers_keeps_exactly_the_reachable_files(tmp_path: Pat
     assert before - live, "no kill left an orphan behind"
     states = {v: dict(lake.snapshot(v).scan()) for v in range(lake.latest_version() + 1)}
 
-    result = lake.collect_garbage(grace_period_millis=0)
+    result = lake.maintenance.collect_garbage(grace_period_millis=0)
 
     after = {p for p, _ in lake.storage.list_with_times("")}
     assert set(result.deleted) == before - live  # every orphan went...

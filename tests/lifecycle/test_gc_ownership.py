@@ -146,8 +146,10 @@ def test_gc_keeps_every_file_that_is_not_the_lakehouses(
     live = ["n.keep", "n.selfref", "n.inside", "n.atroot"]
     before = {table: _rows(cur, table) for table in live}
     assert before["n.selfref"] == [(10,), (20,)] and len(before["n.atroot"]) == 12
-    conn.lakehouse.expire_versions(older_than=time.time() * 1000 + 60_000, retain_last=1)
-    result = conn.lakehouse.collect_garbage(grace_period_millis=0)
+    conn.lakehouse.maintenance.expire_versions(
+        older_than=time.time() * 1000 + 60_000, retain_last=1
+    )
+    result = conn.lakehouse.maintenance.collect_garbage(grace_period_millis=0)
 
     after = {path: storage.read(path) for path in storage.list("")}
     assert {path: after.get(path) for path in foreign} == foreign  # every byte kept
@@ -163,7 +165,7 @@ def test_gc_keeps_every_file_that_is_not_the_lakehouses(
             assert other.cursor().execute("SELECT a FROM x.t").fetchall() == [(2,)]
     assert fresh.execute("CALL system.check_integrity()").fetchall() == [(None, None, "ok")]
     # A second collection finds nothing more, and deletes nothing foreign.
-    assert conn.lakehouse.collect_garbage(grace_period_millis=0).deleted == []
+    assert conn.lakehouse.maintenance.collect_garbage(grace_period_millis=0).deleted == []
 
 
 def _garbage_lake(tmp_path: Path) -> tuple[Any, Lakehouse, str]:
@@ -176,7 +178,7 @@ def _garbage_lake(tmp_path: Path) -> tuple[Any, Lakehouse, str]:
     ]
     cur.execute("DROP TABLE n.t")
     lake = conn.lakehouse
-    lake.expire_versions(older_than=time.time() * 1000 + 60_000, retain_last=1)
+    lake.maintenance.expire_versions(older_than=time.time() * 1000 + 60_000, retain_last=1)
     return cur, lake, dataset
 
 
@@ -186,7 +188,7 @@ def test_a_dataset_made_before_claim_files_is_collected_through_its_definitions(
     _cur, lake, dataset = _garbage_lake(tmp_path)
     lake.storage.delete(claim_path(managed.TABLE_FORMAT, dataset))  # as an older release
     assert lake.storage.list(dataset + "/")
-    deleted = lake.collect_garbage(grace_period_millis=0).deleted
+    deleted = lake.maintenance.collect_garbage(grace_period_millis=0).deleted
     assert not lake.storage.list(dataset + "/") and any(p.startswith(dataset) for p in deleted)
     # its definitions proved it: they went after every file of the dataset
     last_file = max(i for i, p in enumerate(deleted) if p.startswith(dataset))
@@ -197,10 +199,11 @@ def test_a_dataset_made_before_claim_files_is_collected_through_its_definitions(
 def test_an_unclaimed_dataset_nothing_names_is_kept(tmp_path: Path) -> None:
     _cur, lake, dataset = _garbage_lake(tmp_path)
     lake.storage.delete(claim_path(managed.TABLE_FORMAT, dataset))
-    lake.collect_garbage(grace_period_millis=0)  # its definitions go with it...
+    lake.maintenance.collect_garbage(grace_period_millis=0)  # its definitions go with it...
     stray = f"{uuid.uuid4()}/table/{uuid.uuid4()}.parquet"
     lake.storage.write(stray, b"a dataset copied here by some tool")
-    assert lake.collect_garbage(grace_period_millis=0).deleted == []  # ...this one stays
+    # ...this one stays
+    assert lake.maintenance.collect_garbage(grace_period_millis=0).deleted == []
     assert lake.storage.read(stray) == b"a dataset copied here by some tool"
 
 
@@ -216,7 +219,7 @@ def test_an_abandoned_create_table_as_select_is_collected_through_its_claim(
     orphans = set(lake.storage.list("")) - before
     assert any(p.endswith(".parquet") for p in orphans)
     assert any(p.endswith(".claim") for p in orphans)
-    deleted = lake.collect_garbage(grace_period_millis=0).deleted
+    deleted = lake.maintenance.collect_garbage(grace_period_millis=0).deleted
     assert orphans <= set(deleted) and not set(lake.storage.list("")) & orphans
     assert deleted[-1].endswith(".claim") or "-table-" in deleted[-1]  # the proofs go last
 
@@ -225,7 +228,7 @@ def test_an_interrupted_collection_loses_nothing_and_finishes_later(tmp_path: Pa
     """Stopped after each possible number of deletions, a later collection finishes the job."""
     _cur, lake, dataset = _garbage_lake(tmp_path)
     lake.storage.delete(claim_path(managed.TABLE_FORMAT, dataset))  # proof by definitions only
-    doomed = lake.collect_garbage(grace_period_millis=0, dry_run=True).deleted
+    doomed = lake.maintenance.collect_garbage(grace_period_millis=0, dry_run=True).deleted
     snapshot = {p: lake.storage.read(p) for p in lake.storage.list("")}
 
     class Stop(Exception):
@@ -240,8 +243,8 @@ def test_an_interrupted_collection_loses_nothing_and_finishes_later(tmp_path: Pa
                 raise Stop
 
         with pytest.raises(Stop):
-            lake.collect_garbage(grace_period_millis=0, progress=stop)
-        lake.collect_garbage(grace_period_millis=0)
+            lake.maintenance.collect_garbage(grace_period_millis=0, progress=stop)
+        lake.maintenance.collect_garbage(grace_period_millis=0)
         assert not lake.storage.list(dataset + "/"), stop_after
         assert set(lake.storage.list("")) == set(snapshot) - set(doomed)
 
@@ -252,8 +255,8 @@ def test_young_files_keep_their_dataset_claimed(tmp_path: Path) -> None:
     late = f"{dataset}/table/{uuid.uuid4()}.parquet"  # an append racing the DROP
     lake.storage.write(late, b"written by a transaction still in flight")
     old = time.time() + 3600  # everything else is older than the grace period then
-    result = lake.collect_garbage(grace_period_millis=1_800_000, now=old)
+    result = lake.maintenance.collect_garbage(grace_period_millis=1_800_000, now=old)
     assert late not in result.deleted and lake.storage.exists(late)
     assert lake.storage.exists(claim_path(managed.TABLE_FORMAT, dataset))
-    lake.collect_garbage(grace_period_millis=0)
+    lake.maintenance.collect_garbage(grace_period_millis=0)
     assert not lake.storage.list(dataset + "/")

@@ -35,7 +35,7 @@ from trinity_dbapi.format.definitions import TableDefinition
 from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name
 from trinity_dbapi.storage import Storage, open_storage
 from trinity_dbapi.tables import layout, managed
-from trinity_dbapi.tables.metadata import read_metadata
+from trinity_dbapi.tables.metadata_io import read_metadata
 
 Backend = tuple[str, dict[str, Any]]
 
@@ -185,9 +185,9 @@ def test_the_lakehouse_api_refuses_maintenance_when_pinned(backend: Backend) -> 
     lake = Lakehouse.open(uri, storage_options=options, version=intact)
     # Pinned, the newer version's files would look unreachable: never collect them.
     with pytest.raises(ReadOnlyError):
-        lake.collect_garbage(grace_period_millis=0)
+        lake.maintenance.collect_garbage(grace_period_millis=0)
     with pytest.raises(ReadOnlyError):
-        lake.expire_versions(retain_last=1)
+        lake.maintenance.expire_versions(retain_last=1)
     with pytest.raises(ReadOnlyError):
         lake.commit(lake.snapshot(), {"k": "v"})
 

@@ -22,7 +22,7 @@ from trinity_dbapi.format.features import KNOWN_FEATURES
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 from trinity_dbapi.lakehouse import Lakehouse
-from trinity_dbapi.lakehouse.snapshot import Snapshot
+from trinity_dbapi.lakehouse.chain import Snapshot
 from trinity_dbapi.storage import open_storage
 
 Backend = tuple[str, dict[str, Any]]
@@ -76,19 +76,19 @@ def test_a_lakehouse_requiring_an_unknown_feature_refuses_every_change(backend: 
         txn.commit()
     _refused(caught, "a commit")
     with pytest.raises(UnsupportedFeatureError) as caught:
-        lake.rollback(latest - 1)
+        lake.maintenance.rollback(latest - 1)
     _refused(caught, "rollback")
     with pytest.raises(UnsupportedFeatureError) as caught:
-        lake.compact()
+        lake.maintenance.compact()
     _refused(caught, "compact")
     with pytest.raises(UnsupportedFeatureError) as caught:
-        lake.export_snapshot("e")
+        lake.maintenance.export_snapshot("e")
     _refused(caught, "export_snapshot")
     with pytest.raises(UnsupportedFeatureError) as caught:
-        lake.expire_versions(older_than=2**62, retain_last=1)
+        lake.maintenance.expire_versions(older_than=2**62, retain_last=1)
     _refused(caught, "expire_versions")
     with pytest.raises(UnsupportedFeatureError) as caught:
-        lake.collect_garbage(grace_period_millis=0)
+        lake.maintenance.collect_garbage(grace_period_millis=0)
     _refused(caught, "collect_garbage")
     assert lake.latest_version() == latest  # nothing was committed
     assert files <= set(storage.list(""))  # and nothing deleted
@@ -119,7 +119,7 @@ def test_an_unknown_feature_without_a_release_is_named_as_a_newer_release(
 ) -> None:
     lake, _ = _requires_branches(backend, release="")
     with pytest.raises(UnsupportedFeatureError) as caught:
-        lake.compact()
+        lake.maintenance.compact()
     assert caught.value.release == ""
     assert "it takes a newer release (branches)" in str(caught.value)
     assert "Upgrade to a release that knows it" in str(caught.value)
@@ -177,7 +177,7 @@ def test_a_newer_releases_fields_survive_this_releases_definition_change(
     assert newer.unknown_fields == extra
     _as_newer_release(lake, newer)
 
-    recorded = lake.export_snapshot("keep").recorded_in_version
+    recorded = lake.maintenance.export_snapshot("keep").recorded_in_version
     snap = lake.snapshot(recorded)
     assert snap.definition.exported_snapshots == {"keep": root_node_file_name(recorded - 1)}
     written = open_storage(uri, storage_options=options).read(snap.definition_path)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import configparser
 import subprocess
 import sys
 import textwrap
 import uuid
 from collections.abc import Iterator
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -37,7 +39,7 @@ def test_a_process_that_never_imported_tables_keeps_managed_data(tmp_path: Path)
         from trinity_dbapi.lakehouse import Lakehouse
         lake = Lakehouse.open({uri!r})
         assert not [m for m in sys.modules if m.startswith("trinity_dbapi.tables")]
-        result = lake.collect_garbage(grace_period_millis=0)
+        result = lake.maintenance.collect_garbage(grace_period_millis=0)
         print("\\n".join(result.deleted))
         """
     )
@@ -47,6 +49,87 @@ def test_a_process_that_never_imported_tables_keeps_managed_data(tmp_path: Path)
     assert not data & set(done.stdout.split())
     assert data <= _files(Lakehouse.open(uri))
     assert cur.execute("SELECT v FROM ns.t ORDER BY v").fetchall() == [(1,), (2,)]
+
+
+#: Run first in a fresh process: the installed entry points are out of reach, so
+#: only what the process imports registers the managed table format.
+_NO_ENTRY_POINTS = """
+from trinity_dbapi.lakehouse import table_formats
+table_formats.entry_points = lambda **_: []
+"""
+
+
+def _run(script: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_ENTRY_POINTS + textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_importing_the_registration_registers_every_hook() -> None:
+    # All four together: the lakehouse loads an entry point only for a format
+    # it knows no hook of, so one left out would be missed without an error.
+    _run(
+        """
+        from trinity_dbapi.errors import NotSupportedError
+        from trinity_dbapi.tables import data_files, file_rules, kartothek_main, managed
+        name = managed.TABLE_FORMAT
+        try:  # the hooks' own modules register nothing
+            table_formats.referenced_files_of(name)
+            raise SystemExit("registered before the registration was imported")
+        except NotSupportedError:
+            pass
+        import trinity_dbapi.tables.registration
+        assert table_formats.referenced_files_of(name) is file_rules.referenced_files
+        rules = table_formats.file_rules()[name]
+        assert (rules.group_of, rules.ownership, rules.read_from) == (
+            file_rules.group_of, file_rules.ownership, managed.read_from
+        )
+        publish = (kartothek_main.publish, kartothek_main.published_files)
+        assert table_formats.derived_files_of(name) == publish
+        assert table_formats.data_files_of(name) is data_files.describe_files
+        """
+    )
+
+
+def test_a_connection_registers_the_format_before_its_first_commit(tmp_path: Path) -> None:
+    # Without the entry point, only the SQL engine's own import registers it:
+    # the commit publishes the derived file, system.data_files lists the
+    # file, and garbage collection knows the dataset is the lakehouse's.
+    uri = str(tmp_path / "lake")
+    out = _run(
+        f"""
+        import trinity_dbapi
+        cur = trinity_dbapi.connect({uri!r}, autocommit=True).cursor()
+        cur.execute("CREATE NAMESPACE ns").execute("CREATE TABLE ns.t (v INT4)")
+        cur.execute("INSERT INTO ns.t VALUES (1), (2)")
+        print(cur.execute("SELECT count(*) FROM system.data_files").fetchall()[0][0])
+        result = cur.connection.lakehouse.maintenance.collect_garbage(grace_period_millis=0)
+        print(result.foreign)
+        print("\\n".join(result.deleted))
+        """
+    )
+    count, foreign, *deleted = out.split("\n")
+    assert (count, foreign) == ("1", "0")  # our files are ours: none taken for another's
+    files = _files(Lakehouse.open(uri))
+    assert any(p.endswith(".by-dataset-metadata.json") and "/" not in p for p in files)
+    data = {p for p in files if p.endswith(".parquet") and "/table/" in p}
+    assert len(data) == 1 and not data & set(deleted)
+
+
+def test_the_entry_point_is_the_registration() -> None:
+    """setup.cfg names the module that registers every hook, and the installed metadata agrees."""
+    config = configparser.ConfigParser()
+    config.read(Path(trinity_dbapi.__file__).parent.parent / "setup.cfg", encoding="utf-8")
+    declared = config["options.entry_points"][table_formats.ENTRY_POINT_GROUP].split()
+    assert declared == ["kartothek", "=", "trinity_dbapi.tables.registration:referenced_files"]
+    installed = entry_points(group=table_formats.ENTRY_POINT_GROUP, name="kartothek")
+    assert [e.value for e in installed] == [declared[2]], "reinstall: pip install -e ."
 
 
 @pytest.fixture
@@ -83,7 +166,7 @@ def test_a_registered_format_is_followed(tmp_path: Path, custom_format: str) -> 
     table_formats.register_file_rules(custom_format, table_formats.FileRules(group_of, ownership))
     lake = _lake_with_table(tmp_path, custom_format)
     lake.storage.write("notes.txt", b"another program's file")
-    result = lake.collect_garbage(grace_period_millis=0)
+    result = lake.maintenance.collect_garbage(grace_period_millis=0)
     assert result.deleted == ["orphan.bin"]
     assert {"d.bin", "notes.txt"} <= _files(lake)
     assert result.foreign == 1
@@ -94,7 +177,7 @@ def test_a_format_without_file_rules_loses_no_file(tmp_path: Path, custom_format
     # collection cannot tell its orphans from another program's files.
     table_formats.register_table_format(custom_format, lambda _s, t: {t.format_properties["f"]})
     lake = _lake_with_table(tmp_path, custom_format)
-    result = lake.collect_garbage(grace_period_millis=0)
+    result = lake.maintenance.collect_garbage(grace_period_millis=0)
     assert result.deleted == [] and result.foreign == 1
     assert {"d.bin", "orphan.bin"} <= _files(lake)
 
@@ -102,5 +185,5 @@ def test_a_format_without_file_rules_loses_no_file(tmp_path: Path, custom_format
 def test_an_unknown_format_stops_garbage_collection(tmp_path: Path, custom_format: str) -> None:
     lake = _lake_with_table(tmp_path, custom_format)
     with pytest.raises(NotSupportedError, match="register_table_format"):
-        lake.collect_garbage(grace_period_millis=0)
+        lake.maintenance.collect_garbage(grace_period_millis=0)
     assert {"d.bin", "orphan.bin"} <= _files(lake)

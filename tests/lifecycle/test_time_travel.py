@@ -70,7 +70,7 @@ def test_by_timestamp_binary_search(backend: Backend) -> None:
 
 def test_timestamp_search_skips_expired_versions(backend: Backend) -> None:
     lake, times = _build(backend, 20)
-    result = lake.expire_versions(older_than=times[12], retain_last=1)
+    result = lake.maintenance.expire_versions(older_than=times[12], retain_last=1)
     assert result.expired == tuple(range(12))
     assert lake.snapshot_at(times[15]).version == 15
     assert lake.snapshot_at(times[12]).version == 12
@@ -84,7 +84,7 @@ def test_timestamp_search_skips_expired_versions(backend: Backend) -> None:
 
 def test_history_lists_every_version(backend: Backend) -> None:
     lake, times = _build(backend, 6)
-    lake.rollback(2)
+    lake.maintenance.rollback(2)
     history = lake.history()
     assert [h.version for h in history] == list(range(8))
     assert [h.created_at_millis for h in history[:7]] == times
@@ -100,7 +100,7 @@ def test_history_lists_every_version(backend: Backend) -> None:
 
 def test_by_export_name(backend: Backend) -> None:
     lake, _ = _build(backend, 5)
-    lake.export_snapshot("month-end", version=3)
+    lake.maintenance.export_snapshot("month-end", version=3)
     snap = lake.snapshot_by_export("month-end")
     assert snap.version == 3
     assert lake.begin(version=snap.version).list_namespaces() == ["n000", "n001", "n002"]

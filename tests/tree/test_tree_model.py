@@ -74,7 +74,7 @@ class TreeMachine(RuleBasedStateMachine):
 
     @rule()
     def compact(self) -> None:
-        snap = self.lakehouse.compact()
+        snap = self.lakehouse.maintenance.compact()
         self.version += 1
         assert snap.version == self.version and snap.changed_keys() == set()
         self.last_batch, self.last_txn = {}, snap.latest_txn
@@ -83,7 +83,7 @@ class TreeMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def rollback(self, data: st.DataObject) -> None:
         target = data.draw(st.integers(0, self.version), label="target")
-        snap = self.lakehouse.rollback(target)
+        snap = self.lakehouse.maintenance.rollback(target)
         self.version += 1
         assert snap.version == self.version
         self.model = dict(self.states[target])

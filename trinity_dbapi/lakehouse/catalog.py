@@ -45,18 +45,18 @@ Conventions shared with the SQL layer:
 * Catalog tables have ``table_type`` ``VIEW`` in ``information_schema.tables``,
   as Postgres lists its own ``information_schema`` views (DuckDB does not list
   its catalog views there at all); user tables are ``BASE TABLE``.
-* ``data_type`` in ``information_schema.columns`` is DuckDB type text
-  (:func:`~trinity_dbapi.format.type_mapping.duckdb_type`, e.g. ``DECIMAL(10,2)``,
-  ``TIMESTAMP WITH TIME ZONE``), and ``udt_name`` is the TrinityLake type text
-  (``decimal(10,2)``, ``timestamptz(6)``). The numeric facts follow DuckDB
-  (``INTEGER`` has precision 32, radix 2); lengths and datetime precisions,
-  which DuckDB does not have, follow the SQL standard (``character_octet_length``
-  of ``varchar(n)`` is ``4 * n``, UTF-8), and are NULL beyond the int32 range
-  (unbounded). The columns of catalog tables are typed by inference from their
-  Arrow schema (:func:`~trinity_dbapi.format.type_mapping.columns_from_schema`).
+* ``data_type`` in ``information_schema.columns`` is DuckDB type text and
+  ``udt_name`` the TrinityLake type text; the numeric, length and datetime
+  facts of each type are :mod:`~trinity_dbapi.lakehouse.catalog_columns`'s.
+  The columns of catalog tables are typed by inference from their Arrow
+  schema (:func:`~trinity_dbapi.format.type_mapping.columns_from_schema`).
 
 Names are matched exactly (``is_catalog_table("system", "tables")``); folding
 the case of SQL identifiers is the SQL layer's business.
+
+Floor 8 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+catalog_columns, catalog_files, catalog_scope, catalog_views, chain, history,
+objects.
 """
 
 from __future__ import annotations
@@ -72,15 +72,15 @@ from trinity_dbapi.errors import InvalidNameError, NoSuchTableError
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import (
     Column,
-    DataType,
     FrozenMap,
     NamespaceDefinition,
     TableDefinition,
     ViewDefinition,
 )
-from trinity_dbapi.format.type_mapping import columns_from_schema, duckdb_type
+from trinity_dbapi.format.type_mapping import columns_from_schema
 from trinity_dbapi.lakehouse import catalog_files
 from trinity_dbapi.lakehouse import catalog_views as cv
+from trinity_dbapi.lakehouse.catalog_columns import INFO_COLUMNS_SCHEMA, column_row
 from trinity_dbapi.lakehouse.catalog_scope import (
     EVERYTHING,
     CatalogScope,
@@ -90,9 +90,9 @@ from trinity_dbapi.lakehouse.catalog_scope import (
 )
 
 if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse.chain import Snapshot
     from trinity_dbapi.lakehouse.history import VersionInfo
     from trinity_dbapi.lakehouse.objects import ObjectOperations
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 __all__ = [
     "CATALOG_TABLES",
@@ -114,10 +114,6 @@ INFORMATION_SCHEMA = "information_schema"
 RESERVED_NAMESPACES = frozenset({SYSTEM, INFORMATION_SCHEMA})
 #: The namespace or table property holding its ``COMMENT``.
 COMMENT_PROPERTY = "comment"
-
-_INT32_MAX = 2**31 - 1
-#: Bytes per character of the UTF-8 ``character_octet_length``.
-_UTF8_MAX_BYTES = 4
 
 Row = Mapping[str, Any]
 
@@ -402,128 +398,13 @@ def _info_tables_rows(catalog: _Catalog) -> Iterator[Row]:
 
 # information_schema.columns
 
-_INT = pa.int32()
-#: DuckDB's information_schema.columns, column for column.
-_INFO_COLUMNS_SCHEMA = _schema(
-    ("table_catalog", _STRING),
-    ("table_schema", _STRING),
-    ("table_name", _STRING),
-    ("column_name", _STRING),
-    ("ordinal_position", _INT),
-    ("column_default", _STRING),
-    ("is_nullable", _STRING),
-    ("data_type", _STRING),
-    ("character_maximum_length", _INT),
-    ("character_octet_length", _INT),
-    ("numeric_precision", _INT),
-    ("numeric_precision_radix", _INT),
-    ("numeric_scale", _INT),
-    ("datetime_precision", _INT),
-    ("interval_type", _STRING),
-    ("interval_precision", _INT),
-    ("character_set_catalog", _STRING),
-    ("character_set_schema", _STRING),
-    ("character_set_name", _STRING),
-    ("collation_catalog", _STRING),
-    ("collation_schema", _STRING),
-    ("collation_name", _STRING),
-    ("domain_catalog", _STRING),
-    ("domain_schema", _STRING),
-    ("domain_name", _STRING),
-    ("udt_catalog", _STRING),
-    ("udt_schema", _STRING),
-    ("udt_name", _STRING),
-    ("scope_catalog", _STRING),
-    ("scope_schema", _STRING),
-    ("scope_name", _STRING),
-    ("maximum_cardinality", pa.int64()),
-    ("dtd_identifier", _STRING),
-    ("is_self_referencing", pa.bool_()),
-    ("is_identity", pa.bool_()),
-    ("identity_generation", _STRING),
-    ("identity_start", _STRING),
-    ("identity_increment", _STRING),
-    ("identity_maximum", _STRING),
-    ("identity_minimum", _STRING),
-    ("identity_cycle", pa.bool_()),
-    ("is_generated", _STRING),
-    ("generation_expression", _STRING),
-    ("is_updatable", pa.bool_()),
-    ("COLUMN_COMMENT", _STRING),
-)
-
-
-def _int32(value: int | None) -> int | None:
-    """An int32 column value; NULL (unbounded) when it does not fit."""
-    return value if value is not None and value <= _INT32_MAX else None
-
-
-def _binary_numeric(bits: int) -> Callable[[DataType], Row]:
-    return lambda t: {"numeric_precision": bits, "numeric_precision_radix": 2, "numeric_scale": 0}
-
-
-def _characters(t: DataType) -> Row:
-    assert t.length is not None  # validated by DataType
-    return {
-        "character_maximum_length": _int32(t.length),
-        "character_octet_length": _int32(t.length * _UTF8_MAX_BYTES),
-    }
-
-
-def _octets(t: DataType) -> Row:
-    return {
-        "character_maximum_length": _int32(t.length),
-        "character_octet_length": _int32(t.length),
-    }
-
-
-def _datetime(t: DataType) -> Row:
-    return {"datetime_precision": t.precision}
-
-
-#: The length, precision and scale columns of each kind (other kinds: all NULL).
-_TYPE_FACTS: Mapping[str, Callable[[DataType], Row]] = {
-    "int2": _binary_numeric(16),
-    "int4": _binary_numeric(32),
-    "int8": _binary_numeric(64),
-    "float4": _binary_numeric(24),
-    "float8": _binary_numeric(53),
-    "decimal": lambda t: {
-        "numeric_precision": t.precision,
-        "numeric_precision_radix": 10,
-        "numeric_scale": t.scale,
-    },
-    "char": _characters,
-    "varchar": _characters,
-    "fixed": _octets,
-    "binary": _octets,
-    "date": lambda t: {"datetime_precision": 0},
-    "time": _datetime,
-    "timetz": _datetime,
-    "timestamp": _datetime,
-    "timestamptz": _datetime,
-}
-
 
 def _info_columns_rows(catalog: _Catalog) -> Iterator[Row]:
     for rel in catalog.relations:
         for position, col in enumerate(rel.columns, 1):
-            yield {
-                "table_catalog": catalog.name,
-                "table_schema": rel.namespace,
-                "table_name": rel.name,
-                "column_name": col.name,
-                "ordinal_position": position,
-                "is_nullable": "YES" if col.nullable else "NO",
-                "data_type": duckdb_type(col.type),
-                **_TYPE_FACTS.get(col.type.kind, lambda t: {})(col.type),
-                "udt_name": col.type.to_sql(),
-                "is_self_referencing": False,
-                "is_identity": False,
-                "is_generated": "NEVER",
-                "is_updatable": not rel.is_catalog,
-                "COLUMN_COMMENT": col.comment,
-            }
+            yield column_row(
+                catalog.name, rel.namespace, rel.name, position, col, updatable=not rel.is_catalog
+            )
 
 
 # --- the registry ----------------------------------------------------------------
@@ -565,7 +446,7 @@ _TABLES = (
         INFORMATION_SCHEMA,
         "columns",
         "Every column of every table and catalog view",
-        _INFO_COLUMNS_SCHEMA,
+        INFO_COLUMNS_SCHEMA,
         _info_columns_rows,
     ),
 )

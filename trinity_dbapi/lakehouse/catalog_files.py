@@ -8,6 +8,9 @@ registered nothing (external tables) have no rows. The rows come from the
 version's own table definitions, so time travel shows the files of the
 version read, and a scope (``WHERE namespace_name = ... AND table_name =
 ...``) reads only the named tables' dataset metadata.
+
+Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, table_formats.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from trinity_dbapi.lakehouse.table_formats import data_files_of
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
+    from trinity_dbapi.lakehouse.chain import Snapshot
     from trinity_dbapi.storage import Storage
 
 

@@ -12,6 +12,9 @@ column the key does not hold (``definitions``). For ``system.versions``, a
 :class:`VersionScope` bounds the version numbers and creation times: exact
 numbers are read root by root, a time bound costs the binary search time
 travel uses, and a ``LIMIT`` reads only that many roots of the range.
+
+Floor 6 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, history, objects.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ from trinity_dbapi.lakehouse.history import (
 )
 
 if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse.chain import Snapshot
     from trinity_dbapi.lakehouse.objects import ObjectOperations
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 __all__ = [
     "EVERYTHING",

@@ -7,6 +7,9 @@ tables: ``table_type`` ``VIEW`` in ``system.tables`` and
 ``information_schema.views`` (DuckDB's column layout, as Postgres's). A
 :class:`~trinity_dbapi.lakehouse.catalog_scope.CatalogScope` narrows them by
 namespace, name and name prefix as it narrows tables.
+
+Floor 7 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+catalog_scope, objects.
 """
 
 from __future__ import annotations

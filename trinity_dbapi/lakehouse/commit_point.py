@@ -1,21 +1,30 @@
 """The commit point: the pieces of creating the next root file.
 
 A commit writes its changed non-root nodes, then exclusively creates root
-``base.version + 1`` (:meth:`Lakehouse.write_root`): that one create decides
-the commit. This module holds what the create needs and checks: the root's
-system rows, telling our own root from another writer's, the conflict error,
-the latest-version hint, and the checks on what a commit may change.
+``base.version + 1`` (:meth:`VersionChain.write_root
+<trinity_dbapi.lakehouse.chain.VersionChain.write_root>`): that one create
+decides the commit. This module holds what the create needs and checks: the
+root's system rows, the create itself (:func:`create_root`), telling our own
+root from another writer's, the conflict error, the latest-version hint
+(:func:`announce`), the checks on what a commit may change, and the progress
+of the node files written before the root.
+
+Floor 2 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+io_pool. It knows versions by number, never a snapshot or the chain, so that
+:mod:`.chain` can call it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import (
     CommitConflictError,
+    FileAlreadyExistsError,
     NotSupportedError,
     ProgrammingError,
     StorageError,
@@ -24,10 +33,10 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.node_file import Message
 from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name
+from trinity_dbapi.lakehouse.io_pool import io_pool
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import LakehouseDefinition
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
     from trinity_dbapi.storage import Storage
 
 #: Definition fields that shape the tree and its keys, so they never change.
@@ -46,29 +55,135 @@ def now_millis() -> int:
     return time.time_ns() // 1_000_000
 
 
+Progress = Callable[[int, int], None]
+"""Progress callback: (done, total); total is -1 while unknown."""
+
+
+def node_file_progress(
+    progress: Progress | None, before_root: Callable[[], None] | None = None
+) -> tuple[Callable[[int], None] | None, Callable[[], None] | None]:
+    """The ``progress`` and ``before_root`` of one root write, reporting to ``progress``.
+
+    :meth:`VersionChain.write_root <trinity_dbapi.lakehouse.chain.VersionChain.write_root>`
+    counts the node files it writes; this turns that count into ``(n, -1)``
+    per file and a final ``(n, n)`` reported just before the new root is
+    published (after ``before_root``, if given). The final report comes
+    while the commit can still be abandoned: a callback that raises there
+    leaves no new version. Use one per attempt.
+    """
+    if progress is None:
+        return None, before_root
+    report = progress
+    written = 0
+
+    def each(count: int) -> None:
+        nonlocal written
+        written = count
+        report(count, -1)
+
+    def last() -> None:
+        if before_root is not None:
+            before_root()
+        report(written, written)
+
+    return each, last
+
+
 def root_system(
-    base: Snapshot,
+    base: int,
+    base_definition_path: str,
     *,
     now: int,
     txn: str,
     definition_path: str | None,
     extra_system: Mapping[str, str] | None,
 ) -> dict[str, str]:
-    """The system rows of the root that follows ``base``."""
+    """The system rows of the root that follows version ``base``.
+
+    ``base_definition_path``: the lakehouse definition ``base`` points at,
+    which the new root keeps unless ``definition_path`` names a new one.
+    """
     return {
         system_keys.CREATED_AT_MILLIS: str(now),
-        system_keys.LAKEHOUSE_DEF: definition_path or base.definition_path,
-        system_keys.PREVIOUS_ROOT: root_node_file_name(base.version),
+        system_keys.LAKEHOUSE_DEF: definition_path or base_definition_path,
+        system_keys.PREVIOUS_ROOT: root_node_file_name(base),
         system_keys.TXN_ID: txn,
         **(extra_system or {}),
     }
+
+
+def create_root(
+    storage: Storage,
+    version: int,
+    data: bytes,
+    *,
+    check_base: bool,
+    before_root: Callable[[], None] | None,
+) -> None:
+    """Exclusively create root ``version`` holding ``data``: the commit point.
+
+    ``before_root`` runs just before the root becomes visible (after the
+    storage has staged it privately), then the files the storage is still
+    creating in the background are waited for: a root never points at a
+    file that is not complete and durable. With ``check_base``, that the
+    base (``version - 1``) still exists is asked in the round of those
+    files (:func:`check_base_retained`).
+
+    Raises:
+        CommitConflictError: another writer created that version first, or
+            the base was expired meanwhile.
+        StorageError: the create failed, and reading the root back could
+            not tell whether it was made (see :func:`settle_root`).
+    """
+    name = root_node_file_name(version)
+    retained = None
+    if check_base:
+        # Asked while the staged files are written: its round overlaps theirs.
+        check = partial(check_base_retained, storage, version - 1)
+        retained = io_pool().submit(storage.this_round(check))
+
+    def before_publish() -> None:
+        # Everything the root points at is complete before it appears:
+        # the caller's staged files, then the data and metadata files
+        # this storage is still creating in the background.
+        try:
+            if before_root is not None:
+                before_root()
+            storage.settle()
+        finally:
+            if retained is not None:
+                retained.result()
+
+    try:
+        storage.create_exclusive(name, data, before_publish=before_publish)
+    except FileAlreadyExistsError:
+        # Another writer's, or this commit's own whose reply was lost.
+        settle_root(storage, name, data, version)
+    except StorageError as exc:
+        # No clear answer (the client gave up): made or not, the root tells.
+        settle_root(storage, name, data, version, exc)
+
+
+def announce(storage: Storage, version: int, after_root: Callable[[], None] | None) -> None:
+    """Record committed ``version`` in the hint; ``after_root`` runs while the hint is written.
+
+    ``after_root`` (a commit's derived files) shares the hint's round; it
+    must not raise.
+    """
+    if after_root is None:
+        write_hint(storage, version)
+        return
+    hint = io_pool().submit(storage.this_round(partial(write_hint, storage, version)))
+    try:
+        after_root()
+    finally:
+        hint.result()
 
 
 def settle_root(
     storage: Storage,
     name: str,
     data: bytes,
-    base: Snapshot,
     version: int,
     error: StorageError | None = None,
 ) -> None:
@@ -108,11 +223,11 @@ def settle_root(
         return
     if found is None and error is not None:
         raise error
-    raise conflict(storage, base, version) from None
+    raise conflict(storage, version) from None
 
 
-def check_base_retained(storage: Storage, base: Snapshot) -> None:
-    """Refuse a commit on ``base`` once ``base`` was expired.
+def check_base_retained(storage: Storage, base: int) -> None:
+    """Refuse a commit on version ``base`` once ``base`` was expired.
 
     Expiration deletes a version only after a later one exists, and the
     oldest first: with ``base``'s root gone, version ``base + 1`` was
@@ -125,21 +240,21 @@ def check_base_retained(storage: Storage, base: Snapshot) -> None:
     Raises:
         CommitConflictError: ``base``'s root no longer exists.
     """
-    if storage.exists(root_node_file_name(base.version)):
+    if storage.exists(root_node_file_name(base)):
         return
     raise CommitConflictError(
-        f"version {base.version} of {storage.root_uri!r}, which this commit was based on, "
+        f"version {base} of {storage.root_uri!r}, which this commit was based on, "
         "was expired while the transaction ran (newer versions were committed meanwhile); "
         "nothing was committed. Start again from the latest version",
-        version=base.version + 1,
+        version=base + 1,
     )
 
 
-def conflict(storage: Storage, base: Snapshot, version: int) -> CommitConflictError:
-    """The error of a commit on ``base`` that lost ``version`` to another writer."""
+def conflict(storage: Storage, version: int) -> CommitConflictError:
+    """The error of a commit on ``version - 1`` that lost ``version`` to another writer."""
     return CommitConflictError(
         f"version {version} of {storage.root_uri!r} was committed by another "
-        f"writer first; this commit was based on version {base.version}. Start again "
+        f"writer first; this commit was based on version {version - 1}. Start again "
         "from the latest version",
         version=version,
     )

@@ -15,6 +15,9 @@ at once may leave the older state in the file (the later commit point's writer
 may publish first); the next commit or a sync corrects it. Garbage collection
 keeps the derived files of the newest version's tables (:func:`live_derived_files`)
 and deletes the others (dropped tables).
+
+Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, table_formats.
 """
 
 from __future__ import annotations
@@ -29,8 +32,7 @@ from trinity_dbapi.format.definitions import TableDefinition
 from trinity_dbapi.lakehouse.table_formats import derived_files_of
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
+    from trinity_dbapi.lakehouse.chain import Snapshot, VersionChain
 
 _log = logging.getLogger(__name__)
 
@@ -49,7 +51,7 @@ class Published:
 
 
 def _tables(
-    lakehouse: Lakehouse,
+    lakehouse: VersionChain,
     snapshot: Snapshot,
     table_keys: Iterable[str] | None,
     staged: Mapping[str, bytes] | None = None,
@@ -87,7 +89,7 @@ def _tables(
 
 
 def publish_tables(
-    lakehouse: Lakehouse,
+    lakehouse: VersionChain,
     snapshot: Snapshot,
     table_keys: Iterable[str] | None = None,
     *,
@@ -124,7 +126,7 @@ def publish_tables(
 
 
 def _definition_in(
-    lakehouse: Lakehouse, snapshot: Snapshot, namespace: str, name: str
+    lakehouse: VersionChain, snapshot: Snapshot, namespace: str, name: str
 ) -> TableDefinition | None:
     """The table's definition in ``snapshot`` (already read by the commit), or None."""
     key = keys.table_key(namespace, name, snapshot.definition.key_limits)
@@ -135,7 +137,7 @@ def _definition_in(
 
 
 def publish_after_commit(
-    lakehouse: Lakehouse,
+    lakehouse: VersionChain,
     snapshot: Snapshot,
     table_keys: Iterable[str] | None,
     staged: Mapping[str, bytes] | None = None,
@@ -161,7 +163,7 @@ def publish_after_commit(
         )
 
 
-def live_derived_files(lakehouse: Lakehouse, snapshot: Snapshot) -> set[str]:
+def live_derived_files(lakehouse: VersionChain, snapshot: Snapshot) -> set[str]:
     """Paths of the derived files of every table of ``snapshot`` (garbage collection keeps them)."""
     live: set[str] = set()
     for _, _, table in _tables(lakehouse, snapshot, None):

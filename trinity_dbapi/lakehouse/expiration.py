@@ -4,6 +4,9 @@ A version's maximum age is the definition's, a per-version override, or an
 explicit cut-off; the newest ``minimum_versions_to_keep`` versions, the
 latest, and versions pinned by an export are always kept. Their files are
 left to garbage collection.
+
+Floor 6 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, commit_point, history.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from trinity_dbapi.format.paths import root_node_file_name, root_node_version
 from trinity_dbapi.lakehouse.history import to_millis
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-    from trinity_dbapi.lakehouse.transaction import Progress
+    from trinity_dbapi.lakehouse.chain import VersionChain
+    from trinity_dbapi.lakehouse.commit_point import Progress
 
 
 @dataclass(frozen=True)
@@ -32,14 +35,14 @@ class ExpireResult:
     dry_run: bool
 
 
-def retained_versions(lakehouse: Lakehouse) -> list[int]:
+def retained_versions(lakehouse: VersionChain) -> list[int]:
     """Every version whose root file exists, ascending (one list request)."""
     versions = (root_node_version(p) for p in lakehouse.storage.list("_"))
     return sorted(v for v in versions if v is not None)
 
 
 def expire_versions(
-    lakehouse: Lakehouse,
+    lakehouse: VersionChain,
     *,
     older_than: datetime | float | None = None,
     retain_last: int | None = None,
@@ -56,14 +59,27 @@ def expire_versions(
     versions (default ``minimum_versions_to_keep``), the latest version, and
     versions an export pins in place.
 
-    ``progress`` is called with (versions done, versions to check): a version
-    that may expire is done once it is found young enough to keep, or once
-    its root file is deleted (found expired, in a dry run); the last call has
-    done == total, also when no version may expire (0, 0).
+    Args:
+        older_than: the cut-off for every version without an override of
+            its own (default: now minus ``maximum_version_age_millis``).
+        retain_last: the newest versions always kept (default:
+            ``minimum_versions_to_keep``); at least 1.
+        now: the current time (a datetime, naive = UTC, or epoch ms).
+        dry_run: only report what would expire.
+        progress: called with (versions done, versions to check): a version
+            that may expire is done once it is found young enough to keep,
+            or once its root file is deleted (found expired, in a dry run);
+            the last call has done == total, also when no version may expire
+            (0, 0).
+
+    Returns:
+        The versions expired and retained.
 
     Raises:
+        ProgrammingError: ``retain_last`` is below 1.
         UnsupportedFeatureError: the lakehouse requires a feature this release
             does not know.
+        ReadOnlyError: the lakehouse is pinned (opened with ``version=N``).
     """
     # Pinned, the newer versions would look expirable and their files garbage.
     lakehouse.require_unpinned("expire_versions")
@@ -118,7 +134,7 @@ def expire_versions(
     return ExpireResult(tuple(expired), kept, dry_run)
 
 
-def _created_at_most(lakehouse: Lakehouse, version: int, versions: list[int]) -> int:
+def _created_at_most(lakehouse: VersionChain, version: int, versions: list[int]) -> int:
     """When ``version`` was created, or a time after it when its root is damaged.
 
     Creation times strictly increase with the version, so a damaged root
@@ -133,7 +149,7 @@ def _created_at_most(lakehouse: Lakehouse, version: int, versions: list[int]) ->
     return 2**63 - 1  # nothing readable after it: keep it
 
 
-def delete_file(lakehouse: Lakehouse, path: str) -> None:
+def delete_file(lakehouse: VersionChain, path: str) -> None:
     """Delete the file at ``path``, and forget it if it is a cached node."""
     lakehouse.storage.delete(path)
     lakehouse.nodes.forget(path)  # a deleted version must not live on in the cache

@@ -24,13 +24,17 @@ Then the reader gets :class:`VersionExpiredError` instead of
 :class:`CorruptFileError`, whose advice (restore, roll back) would throw away
 good commits. Time travel to a version whose root is already gone gets
 :func:`missing_version`'s ``NoSuchVersionError``, which says it was expired.
+
+Floor 2 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+roots. What it reads of a lakehouse is its own small :class:`Reader` protocol,
+so that :mod:`.chain` can call it from every read that fails.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from trinity_dbapi.errors import (
     CorruptFileError,
@@ -45,12 +49,26 @@ from trinity_dbapi.lakehouse import roots
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import LakehouseDefinition
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
     from trinity_dbapi.storage import Storage
+    from trinity_dbapi.tree.node import NodeStore
+
+
+class Reader(Protocol):
+    """What this module reads of a lakehouse (a :class:`~trinity_dbapi.lakehouse.chain.VersionChain`)."""
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def nodes(self) -> NodeStore: ...
+
+    def latest_version(self) -> int: ...
+
+    def read_definition(self, path: str, *, referrer: str | None = None) -> LakehouseDefinition: ...
 
 
 def expired_error(
-    lakehouse: Lakehouse, version: int, created_at_millis: int, exc: CorruptFileError
+    lakehouse: Reader, version: int, created_at_millis: int, exc: CorruptFileError
 ) -> Error:
     """The error for a file of pinned ``version`` that a read found damaged or missing.
 
@@ -85,7 +103,7 @@ def expired_error(
     return VersionExpiredError(version, exc.path, retention=retention, why=why, latest=listed[-1])
 
 
-def missing_version(lakehouse: Lakehouse, version: int) -> NoSuchVersionError:
+def missing_version(lakehouse: Reader, version: int) -> NoSuchVersionError:
     """The error for time travel to ``version``, whose root file does not exist.
 
     Says the version was expired when it was (see :func:`was_expired`), and
@@ -156,7 +174,7 @@ def _local_path(storage: Storage, path: str) -> str | None:
     return None
 
 
-def _definition(lakehouse: Lakehouse, version: int) -> LakehouseDefinition | None:
+def _definition(lakehouse: Reader, version: int) -> LakehouseDefinition | None:
     """The definition of ``version`` (the newest): the retention that expired the reader's."""
     name = root_node_file_name(version)
     try:

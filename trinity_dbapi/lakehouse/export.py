@@ -12,6 +12,11 @@ definition's ``exported_snapshots``.
 The target must be a new location outside the source lakehouse and outside
 any other lakehouse (``NestedLakehouseError``): an export written inside a
 lakehouse root would be files no lakehouse knows how to keep.
+
+Floor 7 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, commit_point, derived, opening, ownership, roots, table_formats,
+transaction. It records the export with a :class:`~.transaction.Transaction`
+and opens the target as a chain (:mod:`.opening`), never through the facade.
 """
 
 from __future__ import annotations
@@ -40,15 +45,17 @@ from trinity_dbapi.format.paths import (
     new_lakehouse_definition_path,
     root_node_file_name,
 )
-from trinity_dbapi.lakehouse import roots
+from trinity_dbapi.lakehouse import opening, roots
+from trinity_dbapi.lakehouse.chain import VersionChain
+from trinity_dbapi.lakehouse.derived import publish_after_commit
 from trinity_dbapi.lakehouse.ownership import claim_content
 from trinity_dbapi.lakehouse.table_formats import file_rules, referenced_files_of
+from trinity_dbapi.lakehouse.transaction import Transaction
 from trinity_dbapi.storage import Storage, open_storage
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
-    from trinity_dbapi.lakehouse.transaction import Progress
+    from trinity_dbapi.lakehouse.chain import Snapshot
+    from trinity_dbapi.lakehouse.commit_point import Progress
     from trinity_dbapi.tree.node import Node
 
 EXPORT_MODES = ("minimal", "partial", "full")
@@ -68,7 +75,7 @@ class ExportResult:
 
 
 def export_snapshot(
-    lakehouse: Lakehouse,
+    lakehouse: VersionChain,
     name: str,
     *,
     version: int | None = None,
@@ -78,12 +85,15 @@ def export_snapshot(
     target_storage_options: dict[str, Any] | None = None,
     progress: Progress | None = None,
 ) -> ExportResult:
-    """Export one version under ``name``; see the module docstring for the modes.
+    """Export one version under ``name``: pin it in place, or copy it to ``target``.
+
+    :mod:`~trinity_dbapi.lakehouse.export` describes the modes.
 
     Args:
         name: the export's name (not all digits: ``AS OF 3`` means version 3).
         version: the version to export (the latest when None).
-        mode: ``minimal``, ``partial`` (needs ``depth``) or ``full``.
+        mode: ``minimal`` (the root), ``partial`` (the top ``depth`` levels)
+            or ``full`` (an independent lakehouse).
         target: root URI of the new lakehouse; None pins the version in place
             (minimal only).
         depth: tree levels a partial export copies (1 = the root only).
@@ -94,14 +104,23 @@ def export_snapshot(
             callback that raises leaves no export behind; the target may keep
             the files copied so far, and a later export there reuses them).
 
+    Returns:
+        What the export did, and the version that records it.
+
     Raises:
         ObjectExistsError: an export of that name exists.
         LakehouseExistsError: the target already holds a lakehouse.
         NestedLakehouseError: the target lies inside this lakehouse or
             another one, or this lakehouse lies inside the target.
+        UnsupportedFeatureError: the lakehouse, or the version exported,
+            requires a feature this release does not know (checked before
+            anything is copied).
+        ReadOnlyError: the lakehouse is pinned (opened with ``version=N``).
     """
-    lakehouse.require_unpinned("export_snapshot")
     lakehouse.require_known_features("export_snapshot")
+    if version is not None:  # its definition is what the copy writes
+        lakehouse.require_known_features("export_snapshot", lakehouse.snapshot(version).definition)
+    lakehouse.require_unpinned("export_snapshot")
     if mode not in EXPORT_MODES:
         raise ProgrammingError(f"export mode {mode!r} is not one of {', '.join(EXPORT_MODES)}")
     if mode == "partial" and (depth is None or depth < 1):
@@ -109,7 +128,7 @@ def export_snapshot(
     levels = {"minimal": 1, "partial": depth or 1, "full": None}[mode]
     snap = lakehouse.snapshot(version)
     lakehouse.require_known_features("export_snapshot", snap.definition)
-    current = snap.lakehouse.snapshot().definition
+    current = lakehouse.snapshot().definition
     if name in current.exported_snapshots:
         raise ObjectExistsError("exported snapshot", name)
     # The name's rules are the definition's: checked before anything is copied.
@@ -131,7 +150,7 @@ def export_snapshot(
     if progress is not None:
         progress(copied, copied)
 
-    txn = lakehouse.begin()
+    txn = Transaction(lakehouse, lakehouse.snapshot())
 
     def record(definition: LakehouseDefinition) -> LakehouseDefinition:
         if name in definition.exported_snapshots:
@@ -150,7 +169,7 @@ class _Copier:
 
     def __init__(
         self,
-        lakehouse: Lakehouse,
+        lakehouse: VersionChain,
         snap: Snapshot,
         target: str,
         options: dict[str, Any] | None,
@@ -306,10 +325,7 @@ def _publish_derived(target: Storage) -> None:
     Best effort, as after a commit: the export is complete without them, and
     a commit or ``CALL system.sync_kartothek()`` in the target writes them.
     """
-    from trinity_dbapi.lakehouse.derived import publish_after_commit
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-
-    exported = Lakehouse.open(target)
+    exported = opening.open_lakehouse(VersionChain, target, None, version=None, defer=False)
     publish_after_commit(exported, exported.snapshot(), None)
 
 

@@ -16,6 +16,9 @@ Within a group no retained version reaches any more, the files that prove it
 is the lakehouse's (its claim file, the table definitions that owned it) are
 deleted after all its other files, and kept while any of them stays, so an
 interrupted collection leaves nothing it cannot collect later.
+
+Floor 7 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, commit_point, derived, expiration, history, ownership, table_formats.
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ from trinity_dbapi.lakehouse.history import to_millis
 from trinity_dbapi.lakehouse.table_formats import FileRules, file_rules, referenced_files_of
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-    from trinity_dbapi.lakehouse.transaction import Progress
+    from trinity_dbapi.lakehouse.chain import VersionChain
+    from trinity_dbapi.lakehouse.commit_point import Progress
 
 #: Files younger than this are never collected: they may belong to a
 #: transaction that has not created its root yet.
@@ -73,7 +76,7 @@ class GarbageResult:
     dry_run: bool = False
 
 
-def reachable_files(lakehouse: Lakehouse) -> set[str]:
+def reachable_files(lakehouse: VersionChain) -> set[str]:
     """Paths of every file in this storage that a retained version or an export reaches.
 
     Also the derived files of the newest version's tables (see
@@ -83,7 +86,7 @@ def reachable_files(lakehouse: Lakehouse) -> set[str]:
     return _reach(lakehouse).live
 
 
-def _reach(lakehouse: Lakehouse) -> _Marker:
+def _reach(lakehouse: VersionChain) -> _Marker:
     marker = _Marker(lakehouse)
     for version in retained_versions(lakehouse):
         marker.root(root_node_file_name(version))
@@ -103,7 +106,7 @@ def _reach(lakehouse: Lakehouse) -> _Marker:
 class _Marker:
     """Marks files reachable from roots; shared subtrees are visited once."""
 
-    def __init__(self, lakehouse: Lakehouse) -> None:
+    def __init__(self, lakehouse: VersionChain) -> None:
         self.lakehouse = lakehouse
         self.root_uri = lakehouse.storage.root_uri
         self.live: set[str] = {LATEST_HINT_FILE}
@@ -181,14 +184,14 @@ class _Marker:
 
 
 def collect_garbage(
-    lakehouse: Lakehouse,
+    lakehouse: VersionChain,
     *,
     grace_period_millis: int = DEFAULT_GRACE_PERIOD_MILLIS,
     now: datetime | float | None = None,
     dry_run: bool = False,
     progress: Progress | None = None,
 ) -> GarbageResult:
-    """Delete every file of the lakehouse's own that nothing retained reaches.
+    """Delete every file no retained version or export reaches, once old enough.
 
     Unreachable: not reached by any retained version (its root, lakehouse
     definition, nodes, object definitions and table files), an export or a
@@ -196,13 +199,30 @@ def collect_garbage(
     orphans of failed or killed commits; see the module docstring for what
     is never deleted.
 
-    ``progress`` is called with (files deleted, files to delete) after each
-    deletion (counted alike in a dry run), or once with (0, 0) when there is
-    nothing to delete.
+    Args:
+        grace_period_millis: files younger than this are kept (they may
+            belong to a commit in flight).
+        now: the current time (a datetime, naive = UTC, or epoch ms).
+        dry_run: only report what would be deleted.
+        progress: called with (files deleted, files to delete) after each
+            deletion (counted alike in a dry run), or once with (0, 0) when
+            there is nothing to delete.
+
+    Returns:
+        The files deleted, and how many were reachable or too young.
+
+    Raises:
+        NotSupportedError: a table has a table format nobody registered
+            (:func:`table_formats.register_table_format`).
+        UnsupportedFeatureError: the lakehouse requires a feature this
+            release does not know: what such a feature reaches would look
+            like garbage.
+        ReadOnlyError: the lakehouse is pinned (opened with ``version=N``):
+            the newer versions' files would look unreachable.
     """
-    lakehouse.require_unpinned("collect_garbage")
     # A newer release's features may reach files this one cannot see.
     lakehouse.require_known_features("collect_garbage")
+    lakehouse.require_unpinned("collect_garbage")
     if grace_period_millis < 0:
         raise ProgrammingError("grace_period_millis must not be negative")
     now_s = (to_millis(now) if now is not None else int(time.time() * 1000)) / 1000
@@ -233,7 +253,7 @@ class _Plan:
 
     def __init__(
         self,
-        lakehouse: Lakehouse,
+        lakehouse: VersionChain,
         marker: _Marker,
         rules: dict[str, FileRules],
         young: Callable[[float | None], bool],

@@ -8,6 +8,9 @@ search over version numbers: about log2(V) root reads, never a walk along
 retained versions are a contiguous run ending at the latest, plus isolated
 older versions kept by a per-version override; a missing root met by the
 search is below that run, and the overrides are checked by name.
+
+Floor 5 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, read_ahead.
 """
 
 from __future__ import annotations
@@ -28,8 +31,7 @@ from trinity_dbapi.format.paths import root_node_version
 from trinity_dbapi.lakehouse import read_ahead
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
+    from trinity_dbapi.lakehouse.chain import Snapshot, VersionChain
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def to_millis(timestamp: datetime | float) -> int:
     return int(timestamp)
 
 
-def history(lakehouse: Lakehouse, *, since: int = 0) -> Iterator[VersionInfo]:
+def history(lakehouse: VersionChain, *, since: int = 0) -> Iterator[VersionInfo]:
     """Every retained version from ``since`` to the latest, oldest first.
 
     A version whose root cannot be read is left out, as an expired one is,
@@ -112,7 +114,7 @@ def history(lakehouse: Lakehouse, *, since: int = 0) -> Iterator[VersionInfo]:
 
 
 def newest_versions(
-    lakehouse: Lakehouse, upto: int, count: int, *, lowest: int = 0
+    lakehouse: VersionChain, upto: int, count: int, *, lowest: int = 0
 ) -> list[VersionInfo]:
     """The ``count`` newest retained versions from ``lowest`` to ``upto``, newest first.
 
@@ -145,7 +147,7 @@ def newest_versions(
 
 
 def oldest_versions(
-    lakehouse: Lakehouse, candidates: Sequence[int], count: int | None = None
+    lakehouse: VersionChain, candidates: Sequence[int], count: int | None = None
 ) -> list[VersionInfo]:
     """The retained versions among ``candidates`` (ascending), oldest first; the first ``count``.
 
@@ -169,7 +171,9 @@ def oldest_versions(
     return found
 
 
-def versions_created(lakehouse: Lakehouse, start: int | None, end: int | None) -> tuple[int, int]:
+def versions_created(
+    lakehouse: VersionChain, start: int | None, end: int | None
+) -> tuple[int, int]:
     """The version numbers ``(lowest, highest)`` created from ``start`` to ``end`` ms (inclusive).
 
     Creation times increase with the version number, so the versions
@@ -196,7 +200,7 @@ def versions_created(lakehouse: Lakehouse, start: int | None, end: int | None) -
     return lowest, highest
 
 
-def version_at(lakehouse: Lakehouse, timestamp: datetime | float) -> int:
+def version_at(lakehouse: VersionChain, timestamp: datetime | float) -> int:
     """The newest version created at or before ``timestamp``.
 
     Raises:
@@ -227,7 +231,7 @@ def version_at(lakehouse: Lakehouse, timestamp: datetime | float) -> int:
     return found
 
 
-def _override_version_at(lakehouse: Lakehouse, millis: int) -> int | None:
+def _override_version_at(lakehouse: VersionChain, millis: int) -> int | None:
     """The newest version kept by a per-version override and created by ``millis``."""
     overrides = lakehouse.definition.maximum_version_age_millis_overrides
     for version in sorted(overrides, reverse=True):
@@ -237,7 +241,7 @@ def _override_version_at(lakehouse: Lakehouse, millis: int) -> int | None:
     return None
 
 
-def _try_snapshot(lakehouse: Lakehouse, version: int) -> Snapshot | None:
+def _try_snapshot(lakehouse: VersionChain, version: int) -> Snapshot | None:
     try:
         return lakehouse.load_version(version)
     except StorageFileNotFoundError:

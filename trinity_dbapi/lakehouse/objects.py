@@ -7,6 +7,9 @@ delete. Every read goes through the transaction, so SERIALIZABLE sees the
 exact keys and ranges an operation depended on: listing the tables of a
 namespace scans the namespace's key range, and conflicts with a concurrent
 ``CREATE TABLE`` in it.
+
+Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, definition_cache, table_formats.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from trinity_dbapi.lakehouse.table_formats import located
 from trinity_dbapi.tree.btree import prefix_end
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
+    from trinity_dbapi.lakehouse.chain import Snapshot
 
 NAMESPACE_PREFIX = keys.encode_schema_id(keys.NAMESPACE_SCHEMA_ID)
 

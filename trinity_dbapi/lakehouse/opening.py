@@ -17,6 +17,10 @@ would have raised, naming the newest version that opens; a read that failed
 for another reason (the network) is tried again by the next user. A local
 disk has no round trip to hide: there, and for the versions recovery tries,
 the definition is read before the open returns.
+
+Floor 5 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, io_pool, recovery, roots. It makes chains of the class it is given; the
+facade's ``open`` gives its own.
 """
 
 from __future__ import annotations
@@ -29,32 +33,18 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from trinity_dbapi.errors import CorruptFileError, StorageFileNotFoundError
-from trinity_dbapi.format.definitions import LakehouseDefinition
-from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION
 from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name
-from trinity_dbapi.lakehouse import read_ahead, recovery, roots
-from trinity_dbapi.lakehouse.transaction import _io_pool
-from trinity_dbapi.tree import btree
-from trinity_dbapi.tree.node import NodeStore
+from trinity_dbapi.lakehouse import recovery, roots
+from trinity_dbapi.lakehouse.chain import VersionChain, shape
+from trinity_dbapi.lakehouse.io_pool import io_pool, worth_reading_ahead
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+    from trinity_dbapi.format.definitions import LakehouseDefinition
     from trinity_dbapi.storage import Storage
 
-__all__ = [
-    "COMPRESSION_PROPERTY",
-    "Pending",
-    "open_at",
-    "open_lakehouse",
-    "settle",
-    "shape",
-    "tree_config",
-]
+__all__ = ["Pending", "open_at", "open_lakehouse"]
 
-#: Lakehouse definition property choosing node file compression (zstd, lz4, none).
-COMPRESSION_PROPERTY = "trinity.node-file.compression"
-
-_L = TypeVar("_L", bound="Lakehouse")
+_L = TypeVar("_L", bound=VersionChain)
 
 
 class Pending:
@@ -78,9 +68,38 @@ class Pending:
         self.pid = os.getpid()
         read = partial(_read_definition, storage, version, path)
         #: None once a read failed: the next user reads it again itself.
-        self.future: Future[LakehouseDefinition] | None = _io_pool().submit(
-            storage.this_round(read)
-        )
+        self.future: Future[LakehouseDefinition] | None = io_pool().submit(storage.this_round(read))
+
+    def settle(self, lakehouse: VersionChain) -> None:
+        """Wait for the definition, and install it into ``lakehouse`` (whose pending read this is).
+
+        Raises:
+            DamagedVersionError: it is missing or damaged, or the root is
+                (validated now, with the order the definition gives).
+            StorageError: the read failed otherwise; the next call reads again.
+        """
+        if self.pid != os.getpid():
+            # A forked child: the parent's read, its thread and its lock are not here.
+            self.pid, self.lock, self.future = os.getpid(), threading.Lock(), None
+        with self.lock:
+            if lakehouse.pending is None:  # another thread settled it meanwhile
+                return
+            future, self.future = self.future, None
+            storage, version = lakehouse.storage, self.version
+            read = (
+                future.result
+                if future is not None
+                else partial(_read_definition, storage, version, self.path)
+            )
+            try:
+                definition = _guarded(self.path, read)
+                _install(lakehouse, version, self.path, definition)
+            except CorruptFileError as exc:
+                opens = partial(
+                    open_at, type(lakehouse), storage, storage_options=self.storage_options
+                )
+                raise recovery.damaged(storage, version, exc, opens) from exc
+            lakehouse.pending = None
 
 
 def open_lakehouse(
@@ -110,7 +129,7 @@ def open_lakehouse(
                 f"the root of version {missing} is missing, yet the latest-version hint "
                 f"{LATEST_HINT_FILE!r} says version {hint} was committed",
             )
-        lakehouse = opens(version, wait=pinned or not (defer and read_ahead.worth_it(storage)))
+        lakehouse = opens(version, wait=pinned or not (defer and worth_reading_ahead(storage)))
     except CorruptFileError as exc:
         at = version if missing is None else missing
         raise recovery.damaged(storage, at, exc, opens) from exc
@@ -146,41 +165,6 @@ def open_at(
     return lakehouse
 
 
-def settle(lakehouse: Lakehouse) -> None:
-    """Wait for the definition an open did not wait for, and install it.
-
-    Raises:
-        DamagedVersionError: it is missing or damaged, or the root is
-            (validated now, with the order the definition gives).
-        StorageError: the read failed otherwise; the next call reads again.
-    """
-    pending = lakehouse.pending
-    if pending is None:
-        return
-    if pending.pid != os.getpid():
-        # A forked child: the parent's read, its thread and its lock are not here.
-        pending.pid, pending.lock, pending.future = os.getpid(), threading.Lock(), None
-    with pending.lock:
-        if lakehouse.pending is None:  # another thread settled it meanwhile
-            return
-        future, pending.future = pending.future, None
-        storage, version = lakehouse.storage, pending.version
-        read = (
-            future.result
-            if future is not None
-            else partial(_read_definition, storage, version, pending.path)
-        )
-        try:
-            definition = _guarded(pending.path, read)
-            _install(lakehouse, version, pending.path, definition)
-        except CorruptFileError as exc:
-            opens = partial(
-                open_at, type(lakehouse), storage, storage_options=pending.storage_options
-            )
-            raise recovery.damaged(storage, version, exc, opens) from exc
-        lakehouse.pending = None
-
-
 def _read_definition(storage: Storage, version: int, path: str) -> LakehouseDefinition:
     return roots.read_definition(storage.read, path, root_node_file_name(version))
 
@@ -197,29 +181,8 @@ def _guarded(path: str, call: Any) -> Any:
         raise CorruptFileError(path, f"{type(exc).__name__}: {exc}") from exc
 
 
-def shape(
-    storage: Storage, definition: LakehouseDefinition, storage_options: Mapping[str, Any]
-) -> tuple[btree.TreeConfig, NodeStore]:
-    """The tree shape ``definition`` asks for, and the node store that reads and writes it."""
-    compression = definition.properties.get(COMPRESSION_PROPERTY, DEFAULT_COMPRESSION)
-    nodes = NodeStore(storage, definition.order, compression=compression)
-    nodes.storage_options = storage_options
-    return tree_config(definition), nodes
-
-
-def tree_config(definition: LakehouseDefinition) -> btree.TreeConfig:
-    """The tree shape a lakehouse definition asks for."""
-    return btree.TreeConfig.from_sizes(
-        order=definition.order,
-        namespace_name_max_size_bytes=definition.namespace_name_max_size_bytes,
-        table_name_max_size_bytes=definition.table_name_max_size_bytes,
-        file_name_max_size_bytes=definition.file_name_max_size_bytes,
-        node_file_max_size_bytes=definition.node_file_max_size_bytes,
-    )
-
-
 def _install(
-    lakehouse: Lakehouse, version: int, path: str, definition: LakehouseDefinition
+    lakehouse: VersionChain, version: int, path: str, definition: LakehouseDefinition
 ) -> None:
     """Give ``lakehouse`` its definition once the root parses with the order it says.
 

@@ -8,14 +8,18 @@ check (:func:`latest_version`), so when nothing changed, which is almost
 always, the statement finds them in the caches. When a commit came in
 between, the bytes read ahead are simply not used: nothing is decided from
 them. The history reads the roots it lists :data:`ROOTS_AT_ONCE` at a time
-(:func:`roots`). A local disk has no round trip to hide: nothing is read
+(:func:`roots_of`). A local disk has no round trip to hide: nothing is read
 ahead there.
+
+Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, io_pool. The facade (:mod:`.lakehouse`) passes it the chain's own check
+for the latest version.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -24,48 +28,49 @@ from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import LakehouseDefinition, TableDefinition
 from trinity_dbapi.format.locations import is_uri
 from trinity_dbapi.format.paths import root_node_file_name
-from trinity_dbapi.lakehouse import roots
-from trinity_dbapi.lakehouse.transaction import _io_pool
+from trinity_dbapi.lakehouse.io_pool import io_pool, worth_reading_ahead
 from trinity_dbapi.tree import btree
 from trinity_dbapi.tree.node import NodeStore
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+    from trinity_dbapi.lakehouse.chain import VersionChain
     from trinity_dbapi.storage import Storage
 
-__all__ = ["ROOTS_AT_ONCE", "latest_version", "roots_of", "worth_it"]
+__all__ = ["ROOTS_AT_ONCE", "latest_version", "roots_of"]
 
 #: Roots the history reads at once.
 ROOTS_AT_ONCE = 64
 
 
-def worth_it(storage: Storage) -> bool:
-    """Whether reading ahead saves rounds: a store with round trips, and a cache to fill."""
-    return storage.local_root is None and storage.caches_reads
-
-
-def latest_version(lakehouse: Lakehouse, known: int, tables: Sequence[tuple[str, str]]) -> int:
-    """The latest version, with ``tables``' definitions at ``known`` read in the same round.
+def latest_version(
+    lakehouse: VersionChain,
+    known: int,
+    tables: Sequence[tuple[str, str]],
+    find: Callable[[], int],
+) -> int:
+    """The latest version, as ``find()`` finds it, with ``tables``' definitions read in its round.
 
     Args:
         lakehouse: the lakehouse.
-        known: the latest version it has seen (0: none).
+        known: the latest version it has seen (0: none), where the
+            definitions are looked up.
         tables: ``(namespace, table)`` pairs the caller is about to load.
+        find: the check for the latest version
+            (:meth:`VersionChain.latest_version
+            <trinity_dbapi.lakehouse.chain.VersionChain.latest_version>`).
     """
     storage = lakehouse.storage
-    ahead = worth_it(storage)
-    find = partial(roots.find_latest_version, storage, known=known, read_root=ahead)
-    if not (tables and known and ahead):
+    if not (tables and known and worth_reading_ahead(storage)):
         return find()
     # The check runs here, the definitions beside it: both go out at once.
-    reading = _io_pool().submit(storage.this_round(partial(_definitions, lakehouse, known, tables)))
+    reading = io_pool().submit(storage.this_round(partial(_definitions, lakehouse, known, tables)))
     try:
         return find()
     finally:
         reading.result()  # never raises: reading ahead is best effort
 
 
-def _definitions(lakehouse: Lakehouse, version: int, tables: Sequence[tuple[str, str]]) -> None:
+def _definitions(lakehouse: VersionChain, version: int, tables: Sequence[tuple[str, str]]) -> None:
     # Node files and definition files only, nothing decided from them: a
     # missing table, an expired version or a damaged file is left for the
     # statement's own read to find and report.
@@ -101,13 +106,13 @@ def _provisionally(storage: Storage, version: int, tables: Sequence[tuple[str, s
     storage.read_many([path for path in found if path is not None and not is_uri(path)])
 
 
-def roots_of(lakehouse: Lakehouse, versions: Sequence[int]) -> None:
+def roots_of(lakehouse: VersionChain, versions: Sequence[int]) -> None:
     """Read the roots of ``versions`` the process does not hold into the cache, in one round.
 
     A missing or unreadable root is left for the version's own read to report.
     """
     storage = lakehouse.storage
-    if not worth_it(storage):
+    if not worth_reading_ahead(storage):
         return
     names = [root_node_file_name(v) for v in versions]
     wanted = [name for name in names if not lakehouse.nodes.holds(name)]

@@ -5,9 +5,13 @@ lakehouse cannot be opened the usual way. :func:`damaged` turns the reader's
 error into a :class:`DamagedVersionError` naming the newest older version
 that does open; ``Lakehouse.open(uri, version=N)`` opens that version pinned;
 and a rollback there (:func:`recovery_base`, used by
-:func:`maintenance.rollback`) commits N's content as the version after the
+:func:`blind_commits.rollback`) commits N's content as the version after the
 newest existing root, found by file names only: the damaged root is never
 parsed. See docs/recovery.md.
+
+Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, expired, roots. :mod:`.opening`, above it, passes it the way to open a
+version.
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import roots
+from trinity_dbapi.lakehouse.chain import Snapshot
 from trinity_dbapi.lakehouse.expired import describe, expired_message, was_expired
-from trinity_dbapi.lakehouse.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
+    from trinity_dbapi.lakehouse.chain import VersionChain
     from trinity_dbapi.storage import Storage
 
 #: How many older versions :func:`damaged` tries before giving up: each try
@@ -84,8 +88,8 @@ def newest_intact(storage: Storage, below: int, opens: Callable[[int], object]) 
     """The newest version under ``below`` for which ``opens(version)`` succeeds, or None.
 
     ``opens`` opens a version, its root and definition fully validated
-    (``Lakehouse._open_at``); it is passed in so this module never imports
-    the lakehouse.
+    (:func:`opening.open_at <trinity_dbapi.lakehouse.opening.open_at>`); it is
+    passed in, as opening sits above this module.
     """
     older = sorted((v for v in roots.listed_versions(storage) if v < below), reverse=True)
     for version in older[:MAX_VERSIONS_TRIED]:
@@ -113,7 +117,7 @@ def damaged(
     return DamagedVersionError(exc.path, exc.problem, version=version, intact=intact)
 
 
-def recovery_base(lakehouse: Lakehouse, target: Snapshot) -> Snapshot:
+def recovery_base(lakehouse: VersionChain, target: Snapshot) -> Snapshot:
     """The base of a rollback to ``target`` on a pinned lakehouse.
 
     Its version is the newest existing root, so the rollback creates the

@@ -25,6 +25,9 @@ collection which of the files it finds there are its own
 (:func:`register_file_rules`): garbage collection deletes only files whose
 names the lakehouse writes, in groups (a format's datasets) this lakehouse
 proves it owns; see :mod:`trinity_dbapi.lakehouse.ownership`.
+
+Floor 1 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+nothing.
 """
 
 from __future__ import annotations

@@ -24,18 +24,20 @@ A conflict raises :class:`CommitConflictError` naming the object and the
 version; running out of attempts raises :class:`RetriesExhaustedError`. Both
 leave storage consistent: files written by failed attempts are unreachable
 and garbage collection removes them.
+
+Floor 6 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
+chain, commit_point, definition_cache, derived, io_pool, table_formats, views.
 """
 
 from __future__ import annotations
 
 import enum
-import os
 import random
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -51,8 +53,10 @@ from trinity_dbapi.errors import (
     TransactionClosedError,
 )
 from trinity_dbapi.format.keys import decode_key
+from trinity_dbapi.lakehouse.commit_point import Progress, node_file_progress
 from trinity_dbapi.lakehouse.definition_cache import D
 from trinity_dbapi.lakehouse.derived import publish_after_commit
+from trinity_dbapi.lakehouse.io_pool import io_pool
 from trinity_dbapi.lakehouse.table_formats import located
 from trinity_dbapi.lakehouse.views import ViewOperations
 from trinity_dbapi.tree.btree import prefix_end
@@ -62,8 +66,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from trinity_dbapi.format.definitions import LakehouseDefinition
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
+    from trinity_dbapi.lakehouse.chain import Snapshot, VersionChain
 
 
 class IsolationLevel(str, enum.Enum):
@@ -124,26 +127,6 @@ class _State(enum.Enum):
 
 
 _thread_rng = threading.local()
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _io_pool() -> ThreadPoolExecutor:
-    """A small shared pool for file writes that overlap a commit's CPU work."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="trinity-io")
-        return _pool
-
-
-def _forget_pool_in_child() -> None:
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()  # the parent's threads are not ours
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _rng() -> random.Random:
@@ -159,38 +142,6 @@ def _in_any(key: str, ranges: list[tuple[str | None, str | None]]) -> bool:
 
 #: A change of one key's value (None: absent) computed from its current value.
 Merge = Callable[[str | None], str | None]
-
-Progress = Callable[[int, int], None]
-"""Progress callback: (done, total); total is -1 while unknown."""
-
-
-def node_file_progress(
-    progress: Progress | None, before_root: Callable[[], None] | None = None
-) -> tuple[Callable[[int], None] | None, Callable[[], None] | None]:
-    """The ``progress`` and ``before_root`` of one root write, reporting to ``progress``.
-
-    :meth:`Lakehouse.write_root` counts the node files it writes; this turns
-    that count into ``(n, -1)`` per file and a final ``(n, n)`` reported just
-    before the new root is published (after ``before_root``, if given). The
-    final report comes while the commit can still be abandoned: a callback
-    that raises there leaves no new version. Use one per attempt.
-    """
-    if progress is None:
-        return None, before_root
-    report = progress
-    written = 0
-
-    def each(count: int) -> None:
-        nonlocal written
-        written = count
-        report(count, -1)
-
-    def last() -> None:
-        if before_root is not None:
-            before_root()
-        report(written, written)
-
-    return each, last
 
 
 @dataclass(frozen=True)
@@ -213,7 +164,7 @@ class Transaction(ViewOperations):
 
     def __init__(
         self,
-        lakehouse: Lakehouse,
+        lakehouse: VersionChain,
         snapshot: Snapshot,
         *,
         isolation: IsolationLevel | str = DEFAULT_ISOLATION,
@@ -493,7 +444,7 @@ class Transaction(ViewOperations):
                 if path not in pending
             }
             for path, create in creates.items():
-                pending[path] = _io_pool().submit(create)
+                pending[path] = io_pool().submit(create)
 
         def files_written() -> None:
             for future in pending.values():
