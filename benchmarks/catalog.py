@@ -28,7 +28,7 @@ reads per run). pyiceberg's warm figures are taken the same way.
 The build is fast but realistic: every table has its own definition file and
 tree key, written through the Python transaction API in transactions of
 ``BUILD_BATCH`` tables (not one SQL statement per table). Tables are created
-without a dataset (``managed.create_dataset``, as CREATE TABLE does, writes
+without a dataset (``datasets.create_dataset``, as CREATE TABLE does, writes
 an empty dataset's files too): measured on 2 shared cores, the datasets cut
 the build rate from 1,360 to 155 tables a second, and no statement here reads a dataset.
 

@@ -123,7 +123,7 @@ def bench_point(conn: Any, rows: int) -> dict[str, Any]:
     wanted = f"k{rows // 2 + 1}"
     storage = conn.lakehouse.storage
     storage.clear_cache()
-    managed._METADATA_CACHE.clear()
+    managed.forget_metadata()
     before = storage.stats.snapshot()
     t0 = time.perf_counter()
     found = cur.execute("SELECT v FROM bench.points WHERE k = ?", [wanted]).fetchall()

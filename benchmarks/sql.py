@@ -40,7 +40,7 @@ from typing import Any
 import trinity_dbapi
 from trinity_dbapi.format.definitions import Column, DataType, TableDefinition
 from trinity_dbapi.lakehouse import Lakehouse
-from trinity_dbapi.tables import managed
+from trinity_dbapi.tables import datasets, managed
 
 
 def bench_sql(rounds: int, root: Path) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def bench_api(rounds: int, root: Path) -> dict[str, Any]:
         with lake.begin() as txn:
             # A managed table, as CREATE TABLE makes: with its (empty) dataset.
             table = TableDefinition("t", columns, table_format=managed.TABLE_FORMAT)
-            txn.create_table(namespace, managed.create_dataset(lake.storage, table))
+            txn.create_table(namespace, datasets.create_dataset(lake.storage, table))
         with lake.begin() as txn:
             table = txn.load_table(namespace, "t")
             added = (*table.columns, Column(3, "c", DataType("int4")))

@@ -20,7 +20,8 @@ from trinity_dbapi.tables.indices import (
     read_index,
     update_indices,
 )
-from trinity_dbapi.tables.metadata import DatasetMetadata, read_metadata, write_metadata
+from trinity_dbapi.tables.metadata import DatasetMetadata
+from trinity_dbapi.tables.metadata_io import read_metadata, write_metadata
 from trinity_dbapi.tables.reader import read_table
 from trinity_dbapi.tables.writer import new_dataset, write_data
 

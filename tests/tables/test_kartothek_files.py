@@ -24,7 +24,8 @@ from trinity_dbapi.errors import CorruptFileError, ProgrammingError, StorageFile
 from trinity_dbapi.storage.local import LocalStorage
 from trinity_dbapi.tables import kartothek
 from trinity_dbapi.tables.indices import lookup, read_index
-from trinity_dbapi.tables.metadata import DatasetMetadata, decode_metadata
+from trinity_dbapi.tables.metadata import DatasetMetadata
+from trinity_dbapi.tables.metadata_io import decode_metadata
 from trinity_dbapi.tables.partitions import partition_values
 from trinity_dbapi.tables.reader import arrow_dataset
 

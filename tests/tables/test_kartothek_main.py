@@ -143,7 +143,7 @@ def test_garbage_collection_keeps_live_tables_and_drops_dropped_ones(tmp_path: P
     keep, gone = _expected(lake, "s", "keep")[0], _expected(lake, "s", "gone")[0]
     cur.execute("ALTER TABLE s.keep RENAME TO s.kept")
     cur.execute("DROP TABLE s.gone")
-    result = lake.collect_garbage(grace_period_millis=0)
+    result = lake.maintenance.collect_garbage(grace_period_millis=0)
     assert gone in result.deleted and keep not in result.deleted
     assert lake.storage.exists(keep) and not lake.storage.exists(gone)
     assert _published(lake, keep) == _expected(lake, "s", "kept")[1]
@@ -178,7 +178,7 @@ def test_a_process_that_never_imported_tables_keeps_the_file(tmp_path: Path) -> 
         from trinity_dbapi.lakehouse import Lakehouse
         lake = Lakehouse.open({str(tmp_path / "lake")!r})
         assert not [m for m in sys.modules if m.startswith("trinity_dbapi.tables")]
-        print("\\n".join(lake.collect_garbage(grace_period_millis=0).deleted))
+        print("\\n".join(lake.maintenance.collect_garbage(grace_period_millis=0).deleted))
         """
     )
     done = subprocess.run(
@@ -211,7 +211,7 @@ def test_every_backend_publishes_a_store_a_kartothek_reader_opens(
     lake = Lakehouse.open(uri, storage_options=options)
     path, body = _expected(lake, "default", "t")
     uuid = body["dataset_uuid"]
-    lake.collect_garbage(grace_period_millis=0)
+    lake.maintenance.collect_garbage(grace_period_millis=0)
     fresh = open_storage(uri, storage_options=options, cache_bytes=0)
     assert json.loads(fresh.read(path)) == body
     meta = kartothek.open_dataset(fresh, uuid)

@@ -12,10 +12,10 @@ import pytest
 
 from trinity_dbapi.errors import CorruptFileError, ProgrammingError, StorageFileNotFoundError
 from trinity_dbapi.storage import Storage
-from trinity_dbapi.tables import layout, managed, metadata
-from trinity_dbapi.tables.metadata import (
+from trinity_dbapi.tables import layout, managed, metadata, metadata_io
+from trinity_dbapi.tables.metadata import DatasetMetadata
+from trinity_dbapi.tables.metadata_io import (
     COMPRESS_ABOVE_BYTES,
-    DatasetMetadata,
     UnsupportedDatasetVersionError,
     dataset_files,
     decode_metadata,
@@ -113,9 +113,9 @@ def test_auto_switches_to_msgpack_zstd_past_the_threshold(storage: Storage) -> N
 
 def test_auto_threshold_is_inclusive(storage: Storage, monkeypatch: pytest.MonkeyPatch) -> None:
     meta = _meta(3)
-    monkeypatch.setattr(metadata, "COMPRESS_ABOVE_BYTES", _json_size(meta))
+    monkeypatch.setattr(metadata_io, "COMPRESS_ABOVE_BYTES", _json_size(meta))
     assert write_metadata(storage, meta).endswith(".json")
-    monkeypatch.setattr(metadata, "COMPRESS_ABOVE_BYTES", _json_size(meta) - 1)
+    monkeypatch.setattr(metadata_io, "COMPRESS_ABOVE_BYTES", _json_size(meta) - 1)
     assert write_metadata(storage, meta).endswith(".msgpack.zstd")
 
 

@@ -26,11 +26,11 @@ import pytest
 from trinity_dbapi.errors import CorruptFileError, OperationalError
 from trinity_dbapi.sql.nesting import recursion_budget
 from trinity_dbapi.storage.local import LocalStorage
-from trinity_dbapi.tables import layout, metadata
-from trinity_dbapi.tables.metadata import (
+from trinity_dbapi.tables import layout, metadata, metadata_io
+from trinity_dbapi.tables.metadata import DatasetMetadata
+from trinity_dbapi.tables.metadata_io import (
     MAX_METADATA_BYTES,
     MAX_METADATA_DEPTH,
-    DatasetMetadata,
     decode_metadata,
     encode_metadata,
     write_metadata,
@@ -118,8 +118,8 @@ def test_accepted_exactly_up_to_the_bound(pad: int, delta: int, chunk: int, form
     decoded = len(data) if format == "json" else len(msgpack.packb(_body(pad="x" * pad)))
     bound = max(1, decoded + delta)
     with (
-        mock.patch.object(metadata, "MAX_METADATA_BYTES", bound),
-        mock.patch.object(metadata, "_INFLATE_CHUNK", chunk),
+        mock.patch.object(metadata_io, "MAX_METADATA_BYTES", bound),
+        mock.patch.object(metadata_io, "_INFLATE_CHUNK", chunk),
     ):
         if decoded <= bound:
             assert decode_metadata(path, data).metadata == {"pad": "x" * pad}
@@ -140,19 +140,19 @@ def test_writing_refuses_what_reading_would(tmp_path: Any) -> None:
     assert packed_size < json_size
     written = rf"{UUID} cannot be written.*{json_size:,} bytes for 40 data files"
     with (
-        mock.patch.object(metadata, "MAX_METADATA_BYTES", json_size - 1),
+        mock.patch.object(metadata_io, "MAX_METADATA_BYTES", json_size - 1),
         pytest.raises(OperationalError, match=written),
     ):
         encode_metadata(meta, "json")
     with (
-        mock.patch.object(metadata, "MAX_METADATA_BYTES", packed_size - 1),
+        mock.patch.object(metadata_io, "MAX_METADATA_BYTES", packed_size - 1),
         pytest.raises(OperationalError, match="rewrite_data_files"),
     ):
         write_metadata(storage, meta, format="msgpack.zstd")
     assert storage.list() == []
-    with mock.patch.object(metadata, "MAX_METADATA_BYTES", packed_size):
+    with mock.patch.object(metadata_io, "MAX_METADATA_BYTES", packed_size):
         path = write_metadata(storage, meta, format="msgpack.zstd")
-        assert metadata.read_metadata(storage, path) == meta
+        assert metadata_io.read_metadata(storage, path) == meta
 
 
 # -- nesting (item 5) --------------------------------------------------------------

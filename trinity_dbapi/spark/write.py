@@ -26,6 +26,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from trinity_dbapi.errors import NoSuchObjectError, NoSuchTableError, ProgrammingError
 from trinity_dbapi.spark.options import Location, SourceOptions
+from trinity_dbapi.tables import registration  # noqa: F401 - the table format's hooks
 
 
 @dataclass
@@ -104,7 +105,7 @@ def prepare_write(options: SourceOptions, spark_schema: Any, overwrite: bool) ->
 def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> Any:
     from trinity_dbapi.format.definitions import TableDefinition, with_partition_columns
     from trinity_dbapi.format.type_mapping import columns_from_schema
-    from trinity_dbapi.tables import managed
+    from trinity_dbapi.tables import datasets, managed
 
     # Spark's Arrow schema carries no field IDs: columns_from_schema numbers
     # them. Spark times are microseconds, though PySpark hands them over as
@@ -126,7 +127,7 @@ def _new_definition(options: SourceOptions, frame: pa.Schema, storage: Any) -> A
     )
     # The commit's create_table checks too; here it fails before any task writes.
     definition.check_new_names(namespace=options.namespace)
-    return managed.create_dataset(storage, definition)
+    return datasets.create_dataset(storage, definition)
 
 
 def _microsecond_times(field: pa.Field) -> pa.Field:
@@ -196,7 +197,7 @@ class TrinityLakeWriter(DataSourceArrowWriter):
         return FilesWritten(files=files, rows=counted[0], facts=facts, bounds=bounds)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        from trinity_dbapi.tables import managed
+        from trinity_dbapi.tables import datasets, managed
 
         plan = self.plan
         added: dict[str, str] = {}
@@ -217,7 +218,7 @@ class TrinityLakeWriter(DataSourceArrowWriter):
         if plan.overwrite and not plan.create:
             current = txn.load_table(plan.namespace, plan.table)
             removed = list(managed.metadata(lakehouse.storage, current).partitions)
-        managed.change_files(
+        datasets.change_files(
             txn,
             lakehouse.storage,
             plan.namespace,

@@ -4,8 +4,11 @@ Each managed table stores its rows in one dataset (seed 004). The package is
 split along the layout:
 
 * ``layout.py`` -- file names: :data:`TABLE`, metadata, data, index and schema paths.
-* ``metadata.py`` -- :class:`DatasetMetadata`, its JSON / msgpack.zstd encodings,
-  strict reading (:func:`read_metadata`), :func:`write_metadata`, :func:`dataset_files`.
+* ``metadata.py`` -- :class:`DatasetMetadata`, the model of a dataset's state;
+  ``metadata_io.py`` -- its file: the JSON / msgpack.zstd encodings, strict
+  reading (:func:`read_metadata`), :func:`write_metadata`, :func:`dataset_files`.
+* ``file_facts.py`` -- each data file's rows, bytes and value bounds, an
+  attribute of the dataset metadata.
 * ``values.py`` -- the canonical text of a partition value, per type.
 * ``partitions.py`` -- partition values in directory names, :func:`partition_values`,
   :func:`prune`.
@@ -16,11 +19,36 @@ split along the layout:
   rewrite of the data files (``ALTER COLUMN ... TYPE``).
 * ``indices.py`` -- :func:`build_index`, :func:`update_indices`, :func:`lookup`,
   :func:`drop_index`.
+* ``managed.py`` -- what a table definition says about its dataset (its
+  properties, schema, metadata, the store its files are in): the vocabulary
+  of the modules above it and of the layers above.
+* ``datasets.py`` -- changing a managed table's dataset: creating it, adding
+  and removing files as a merge, repartitioning.
 * ``scan.py`` -- scan planning, the one place that decides which files of a
-  version a reader reads and how (the SQL engine, the DuckDB bridge and Spark).
-* ``pruning.py`` -- the point predicates of a query's WHERE clause that scan
-  planning prunes files with; ``partition_sql.py`` -- partition columns of a
+  version a reader reads and how (the SQL engine, the DuckDB bridge and Spark),
+  pruning them by one plain-value predicate (``scan.pruned_labels``).
+* ``partition_sql.py`` -- partition columns of a
   DuckDB ``read_parquet`` decoded from each file's path.
+* ``file_rules.py``, ``kartothek_main.py``, ``data_files.py`` -- what the
+  lakehouse layer asks of a managed table (the files garbage collection
+  keeps and may delete, Kartothek's derived main metadata file, the rows of
+  ``system.data_files``), registered with it by ``registration.py``.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own, in any form (at the top, inside a function, for type checking); each
+module's docstring names the ones it imports, and
+``tests/tables/test_floors.py`` holds this list to the imports.
+
+1. ``layout``, ``transforms``, ``temporal``, ``floats``, ``encoding``,
+   ``encode_lanes``, ``remote_files``, ``partition_sql``, ``promotion``
+2. ``metadata`` (the model), ``convert``
+3. ``file_facts``, ``conform``
+4. ``metadata_io`` (the file), ``value_bounds``, ``values``
+5. ``managed`` (the vocabulary), ``partitions``
+6. ``reader``, ``writer``, ``file_rules``
+7. ``indices``, ``kartothek``, ``data_files``, ``kartothek_main``
+8. ``datasets`` (the changes), ``scan``, ``kartothek_import``, ``integrity``
+9. ``compaction``, ``registration`` (the hooks; no module of tables/ imports it)
 
 Names are re-exported here and loaded on first use, so importing this package
 does not import pyarrow.
@@ -34,13 +62,13 @@ from typing import TYPE_CHECKING, Any
 #: Public name -> submodule defining it.
 _EXPORTS = {
     "TABLE": "layout",
-    "COMPRESS_ABOVE_BYTES": "metadata",
+    "COMPRESS_ABOVE_BYTES": "metadata_io",
     "DATASET_METADATA_VERSION": "metadata",
     "DatasetMetadata": "metadata",
-    "UnsupportedDatasetVersionError": "metadata",
-    "dataset_files": "metadata",
-    "read_metadata": "metadata",
-    "write_metadata": "metadata",
+    "UnsupportedDatasetVersionError": "metadata_io",
+    "dataset_files": "metadata_io",
+    "read_metadata": "metadata_io",
+    "write_metadata": "metadata_io",
     "NULL_VALUE": "partitions",
     "partition_values": "partitions",
     "prune": "partitions",
@@ -90,10 +118,9 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     from trinity_dbapi.tables.indices import build_index, drop_index, lookup, update_indices
     from trinity_dbapi.tables.layout import TABLE
-    from trinity_dbapi.tables.metadata import (
+    from trinity_dbapi.tables.metadata import DATASET_METADATA_VERSION, DatasetMetadata
+    from trinity_dbapi.tables.metadata_io import (
         COMPRESS_ABOVE_BYTES,
-        DATASET_METADATA_VERSION,
-        DatasetMetadata,
         UnsupportedDatasetVersionError,
         dataset_files,
         read_metadata,

@@ -15,10 +15,12 @@ sizes on storage (:mod:`~trinity_dbapi.tables.data_files`), so a new file is
 near the target only as far as the encoding of the concatenated rows is as
 compact as that of the parts (usually a little more compact).
 
-The change is staged with :func:`~trinity_dbapi.tables.managed.change_files`:
+The change is staged with :func:`~trinity_dbapi.tables.datasets.change_files`:
 a merge that removes exactly the files read and adds the new ones, with the
 index entries of both, so an append committed meanwhile stays, and a
 concurrent DELETE or UPDATE of a file read makes the commit conflict.
+
+Imports from tables/: data_files, datasets, file_facts, managed, metadata, reader, writer.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from trinity_dbapi.errors import ProgrammingError
+from trinity_dbapi.tables import datasets, managed
 from trinity_dbapi.tables import file_facts as known_facts
-from trinity_dbapi.tables import managed
 from trinity_dbapi.tables.data_files import file_facts
 from trinity_dbapi.tables.reader import read_table
 from trinity_dbapi.tables.writer import write_data
@@ -188,7 +190,7 @@ def rewrite(
             each_file(done)
     after = sum(size for _, size, _ in file_facts(storage, list(added.values())))
     if removed:
-        managed.change_files(
+        datasets.change_files(
             view,
             storage,
             namespace,

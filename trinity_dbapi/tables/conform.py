@@ -18,6 +18,8 @@ Errors: an unknown or repeated input column is a
 :class:`~trinity_dbapi.errors.IntegrityError`; a value that does not fit its
 type a :class:`~trinity_dbapi.errors.DataError`. Each names the column
 (``outer.inner`` for nested members).
+
+Imports from tables/: convert, temporal.
 """
 
 from __future__ import annotations

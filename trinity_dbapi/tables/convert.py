@@ -43,6 +43,8 @@ stored only if the column's type holds it exactly**:
 
 A refused value is a :class:`~trinity_dbapi.errors.DataError` naming the
 column, the first value refused (and its row when known) and the fix.
+
+Imports from tables/: floats.
 """
 
 from __future__ import annotations

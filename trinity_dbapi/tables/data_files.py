@@ -8,6 +8,8 @@ read with ranged reads through the storage's Arrow file system (a footer
 and a size, not the file), :data:`FOOTER_THREADS` files at a time; what a
 footer says is remembered for the life of the process. Compaction plans
 from the same facts: right after a thousand small appends it reads none.
+
+Imports from tables/: file_facts, managed, partitions, reader.
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from trinity_dbapi.errors import CorruptFileError
-from trinity_dbapi.lakehouse.table_formats import register_data_files
 from trinity_dbapi.tables import file_facts as known_facts
 from trinity_dbapi.tables import managed
 from trinity_dbapi.tables.file_facts import FileFacts
 from trinity_dbapi.tables.partitions import directory_texts, earlier_specs, partition_scalars
+from trinity_dbapi.tables.reader import arrow_filesystem
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
@@ -43,8 +45,6 @@ FOOTER_THREADS = 8
 
 
 def _read_facts(storage: Storage, path: str) -> FileFacts:
-    from trinity_dbapi.tables.reader import arrow_filesystem
-
     try:
         reached = arrow_filesystem(storage)
         if reached is None:  # a storage without ranged reads: the whole file
@@ -125,6 +125,3 @@ def describe_files(storage: Storage, table: TableDefinition) -> Iterator[dict[st
             "file_size_in_bytes": size,
             "row_group_count": groups,
         }
-
-
-register_data_files(managed.TABLE_FORMAT, describe_files)

@@ -12,6 +12,8 @@ thread: a lane holds a thread only while it has steps queued.
 At most :data:`IN_FLIGHT` steps wait or run at a time: submitting more
 blocks the caller until one finishes, which bounds the memory a streamed
 write holds beyond its open files.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

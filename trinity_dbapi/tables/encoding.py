@@ -11,6 +11,8 @@ fall back in its first row group, and is written plainly from the start.
 Any other column keeps the dictionary, exactly as before (the writer still
 falls back on its own if later rows outgrow it). Measured on 2.5M rows of
 (id, name, score, day, ts): 12% less encoding time, 4% smaller files.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

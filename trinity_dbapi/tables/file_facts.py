@@ -20,7 +20,11 @@ never change once the file exists. They are kept in two places:
 A label the attribute does not list (a file written by another process
 that did not record it, such as an older release) is simply unknown, and
 its footer is read. The attribute is read strictly: anything but the form
-above is :class:`~trinity_dbapi.errors.CorruptFileError`, never a wrong count.
+above is :class:`~trinity_dbapi.errors.CorruptFileError`, never a wrong count
+(:mod:`~trinity_dbapi.tables.metadata_io` checks it with :func:`parse` when it
+reads a metadata file).
+
+Imports from tables/: layout, metadata (the model, for types).
 """
 
 from __future__ import annotations
@@ -207,7 +211,7 @@ def _recorded(meta: DatasetMetadata) -> tuple[Mapping[str, FileFacts], Mapping[s
         return {}, {}
     try:
         return _parse(text)
-    except ValueError as exc:  # decode_metadata refuses such a file: built in memory
+    except ValueError as exc:  # metadata_io refuses such a file: built in memory
         raise CorruptFileError(f"dataset {meta.dataset_uuid}", str(exc)) from None
 
 

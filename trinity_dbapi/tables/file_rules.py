@@ -1,4 +1,8 @@
-"""Which files under the lakehouse root are a managed table's, for garbage collection.
+"""What garbage collection asks of a managed table: the files it uses, and which are ours.
+
+A version of a managed table uses its metadata file, ``_common_metadata``,
+its data files and its index files (:func:`referenced_files`): garbage
+collection keeps them while the version is retained.
 
 Garbage collection deletes only files the lakehouse wrote
 (:mod:`trinity_dbapi.lakehouse.ownership`). For managed tables that means:
@@ -15,24 +19,30 @@ Garbage collection deletes only files the lakehouse wrote
 A referenced dataset whose store lies inside the lakehouse root is protected
 as a whole while a retained version's table reads it: its folder and its
 main metadata files.
+
+Imports from tables/: layout, managed, metadata_io.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from trinity_dbapi.format.definitions import TableDefinition
-from trinity_dbapi.lakehouse.table_formats import FileRules, Ownership, register_file_rules
+from trinity_dbapi.lakehouse.table_formats import Ownership
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.managed import (
     DATASET_ROOT,
     DATASET_UUID,
     EXTERNAL_LOCATION,
     METADATA_LOCATION,
-    TABLE_FORMAT,
     has_dataset,
-    read_from,
+    is_reference,
 )
+from trinity_dbapi.tables.metadata_io import dataset_files
+
+if TYPE_CHECKING:
+    from trinity_dbapi.storage import Storage
 
 _UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _DATASET = r"(?P<ds>[A-Za-z0-9+_-]+)"
@@ -106,8 +116,18 @@ def ownership(table: TableDefinition, root_uri: str) -> Ownership:
     return Ownership(files=files, protected=protected)
 
 
-register_file_rules(
-    TABLE_FORMAT, FileRules(group_of=group_of, ownership=ownership, read_from=read_from)
-)
+def referenced_files(storage: Storage, table: TableDefinition) -> set[str]:
+    """Every file this version of a managed table uses (for garbage collection).
 
-__all__ = ["group_of", "ownership"]
+    The metadata file, ``_common_metadata``, the data files and the index files;
+    of a referenced dataset only its frozen metadata file: the others are
+    in another store, which garbage collection never lists.
+    """
+    if not has_dataset(table) or DATASET_ROOT in table.format_properties:
+        return set()  # another lakehouse's files: that one keeps them
+    if is_reference(table):
+        return {table.format_properties[METADATA_LOCATION]}
+    return dataset_files(storage, table.format_properties[METADATA_LOCATION])
+
+
+__all__ = ["group_of", "ownership", "referenced_files"]

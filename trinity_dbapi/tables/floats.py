@@ -32,6 +32,8 @@ most 2**53 (2**24 for ``float4``) is exact, and a number of at most 15
 significant digits (6 for ``float4``, C's ``DBL_DIG`` / ``FLT_DIG``) that
 lands on a normal float is always named by it. Only the rest is compared in
 Python, with ``decimal.Decimal``'s exact arithmetic.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ Index files are immutable like every other file: a change writes a new file
 points at it. :func:`update_indices` reads only the old index files and the
 rows just written, never the data files. Because of the ``partition`` column,
 a table column called ``partition`` cannot be indexed (Kartothek refuses it too).
+
+Imports from tables/: layout, metadata, partitions, reader, writer.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ is missing or does not parse is one :class:`Problem`. What is read:
 
 Older versions' trees are not walked (follow ``previous_root`` by checking
 them: ``connect(uri, version=N)``). See docs/recovery.md.
+
+Imports from tables/: layout, managed; inside functions: file_facts, indices, metadata_io.
 """
 
 from __future__ import annotations
@@ -213,7 +215,7 @@ class _Checker:
 
     def dataset(self, name: str, table: TableDefinition) -> None:
         from trinity_dbapi.tables import file_facts
-        from trinity_dbapi.tables.metadata import decode_metadata
+        from trinity_dbapi.tables.metadata_io import decode_metadata
 
         path = table.format_properties[managed.METADATA_LOCATION]
         home = managed.metadata_storage(self.storage, table, cached=False)

@@ -13,6 +13,8 @@ This is what ``CALL system.import_kartothek`` builds on: :func:`open_dataset`
 gives the partitions and indices to copy or reference, :func:`dataset_schema`
 the typed columns, :func:`check_file_columns` the rule every data file's
 columns follow, :func:`read_rows` the rows to compare.
+
+Imports from tables/: layout, metadata, metadata_io, reader.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from trinity_dbapi.errors import CorruptFileError, ProgrammingError, StorageFile
 from trinity_dbapi.format.type_mapping import ID_KEY
 from trinity_dbapi.storage.base import Storage
 from trinity_dbapi.tables import layout
-from trinity_dbapi.tables.metadata import DatasetMetadata, decode_metadata
+from trinity_dbapi.tables.metadata import DatasetMetadata
+from trinity_dbapi.tables.metadata_io import decode_metadata
 from trinity_dbapi.tables.reader import read_table
 
 __all__ = [

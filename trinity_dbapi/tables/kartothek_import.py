@@ -20,6 +20,8 @@ module does what needs no lakehouse transaction:
   the source indexed, from the copied files.
 
 The SQL layer creates the table definition and commits once.
+
+Imports from tables/: kartothek, metadata; inside functions: indices, reader, writer.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ nothing of ours reads it, a later commit rewrites it, garbage collection keeps
 it for the tables of the newest version. Unlike our versioned files it holds
 ``partition_keys`` (Kartothek's attribute naming the partition columns), so
 Kartothek sees an empty partitioned table as partitioned.
+
+Imports from tables/: layout, managed, metadata_io, writer.
 """
 
 from __future__ import annotations
@@ -23,16 +25,17 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from trinity_dbapi.lakehouse.table_formats import register_derived_files
 from trinity_dbapi.tables import layout
 from trinity_dbapi.tables.managed import (
     DATASET_UUID,
     METADATA_LOCATION,
-    TABLE_FORMAT,
     files_elsewhere,
     has_dataset,
+    partition_transforms,
     schema,
 )
+from trinity_dbapi.tables.metadata_io import read_metadata
+from trinity_dbapi.tables.writer import common_metadata_file
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
@@ -54,8 +57,6 @@ def main_metadata_path(dataset_uuid: str) -> str:
 
 def main_metadata_body(storage: Storage, table: TableDefinition) -> dict[str, object]:
     """The attributes of this version of ``table``'s dataset, with ``partition_keys``."""
-    from trinity_dbapi.tables.metadata import read_metadata
-
     # Read afresh rather than through managed.metadata's process-wide cache:
     # a reader of this process must still find a damaged file damaged.
     location = table.format_properties[METADATA_LOCATION]
@@ -73,8 +74,6 @@ def common_schema(table: TableDefinition) -> pa.Schema:
     source's type for truncate): Kartothek and plateau return it as an
     extra column.
     """
-    from trinity_dbapi.tables.managed import partition_transforms
-
     result = schema(table)
     for name, transform in partition_transforms(table).items():
         source = result.field(transform.source).type
@@ -101,8 +100,6 @@ def publish(
         # reads it where it is, from its own main metadata file (and another
         # lakehouse's table from that lakehouse's).
         return []
-    from trinity_dbapi.tables.writer import common_metadata_file
-
     dataset_uuid = table.format_properties[DATASET_UUID]
     path = main_metadata_path(dataset_uuid)
     body = main_metadata_body(storage, table)
@@ -132,6 +129,3 @@ def published_files(storage: Storage, table: TableDefinition) -> list[str]:
     if not has_dataset(table) or files_elsewhere(table):
         return []
     return [main_metadata_path(table.format_properties[DATASET_UUID])]
-
-
-register_derived_files(TABLE_FORMAT, publish, published_files)

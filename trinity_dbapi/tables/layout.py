@@ -20,6 +20,8 @@ prefix (seed 004, "Filenames")::
   own name (sequence 0) so a plain Kartothek metadata file can be read.
 
 This module has no third-party imports.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Partition columns of a DuckDB ``read_parquet`` scan, decoded from each file's path.
 
 Both DuckDB scans of a managed table's local or fsspec files (the private
-DuckDB's :class:`~trinity_dbapi.sql.engine.query.NativeScan` and the views of
+DuckDB's :class:`~trinity_dbapi.sql.engine.native_scan.NativeScan` and the views of
 :mod:`trinity_dbapi.duckdb`) read partition values this one way, never with
 DuckDB's ``hive_partitioning``: DuckDB does not URL-decode the column half of
 a ``column=value`` directory, so a column whose name the layout encodes
@@ -18,6 +18,8 @@ URL-decoding (an encoded ``%5F_HIVE_DEFAULT_PARTITION__`` is the text, not
 NULL), and the decoded text is cast to the column's declared DuckDB type.
 DuckDB evaluates expressions over the file name once per file, so a filter
 on a partition column still skips files without opening them.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ convention). A string whose text is exactly that marker is written with its
 first ``_`` percent-encoded (``%5F_HIVE_DEFAULT_PARTITION__``), which decodes to
 the same text but is not the marker, so the two never collide. Nested types
 cannot be partition columns.
+
+Imports from tables/: metadata, transforms, values.
 """
 
 from __future__ import annotations

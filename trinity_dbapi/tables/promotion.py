@@ -8,6 +8,8 @@ casts their values) and partition values (decoded from the directory names
 as the declared type). A change is allowed only where that cast is exact
 for every value an older file can hold and gives the same text in
 directory names: a widening of the same kind of value.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

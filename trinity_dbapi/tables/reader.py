@@ -11,6 +11,9 @@ exactly the listed files, one fragment per file whose partition expression
 (``day == 2024-01-01 and region is null``) supplies the partition columns. It
 reads lazily with projection and filter pushdown (DuckDB can scan it), and
 prunes fragments by their partition expressions. It matches columns by name.
+
+Imports from tables/: conform, layout, metadata, partitions; inside functions:
+file_facts, remote_files.
 """
 
 from __future__ import annotations

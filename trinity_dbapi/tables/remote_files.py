@@ -15,6 +15,8 @@ its cache and its credentials apply), as are footers read alone
 the process's cache (:mod:`trinity_dbapi.storage.cache`), keyed by who reads
 them: the next statement over the same version, on any connection with the
 same credentials, reads no data file at all.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ ranges to values a query computes or another program wrote.
 :func:`nanosecond_scalar` is the other half of the nanosecond rule: a Python
 value that carries nanoseconds (``pandas.Timestamp``, ``numpy.datetime64``)
 as an exact Arrow scalar, where pyarrow's own conversion would drop them.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

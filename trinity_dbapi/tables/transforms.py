@@ -28,6 +28,8 @@ transform       source types                directory value
 
 The temporal texts are fixed width (years 0001..9999), so their text order
 is time order and a range on the source column is a range of texts.
+
+Imports from tables/: nothing.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ a table of many files reads the one or few that can match, where it read
 every file's footer before. Only an ``int`` value against an integer column
 and a ``str`` against a text column is compared (DuckDB's casts decide the
 rest); anything else keeps the file.
+
+Imports from tables/: file_facts.
 """
 
 from __future__ import annotations

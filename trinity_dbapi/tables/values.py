@@ -30,6 +30,8 @@ every other text is UTF-8. Times and timestamps are formatted from their
 integer value, so nanoseconds survive. Dates and timestamps outside years
 1..9999 have no text (a ValueError; :func:`~trinity_dbapi.tables.partitions.directory_of`
 turns it into a DataError).
+
+Imports from tables/: conform, temporal.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ the Arrow schema stored in the file (``store_schema``), so every type and the
 field metadata (``trinity.type``, ``trinity.id``, ``PARQUET:field_id``)
 round-trip. Partition columns are left out of the payload: their values are in
 the file's directory names.
+
+Imports from tables/: conform, encode_lanes, encoding, file_facts, layout, metadata,
+partitions, transforms, value_bounds.
 """
 
 from __future__ import annotations
@@ -183,7 +186,7 @@ def new_dataset(
     ``dataset_uuid`` is the new dataset's UUID (a fresh one when None: a
     managed table's is chosen first, to claim it before any file is written).
 
-    The metadata is not written; :func:`~trinity_dbapi.tables.metadata.write_metadata`
+    The metadata is not written; :func:`~trinity_dbapi.tables.metadata_io.write_metadata`
     does that as part of a commit. It records ``partition_by`` under
     ``trinity.partition_by`` (a JSON list) and the transform partitions
     among them under ``trinity.partition_transforms``.
