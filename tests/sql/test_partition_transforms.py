@@ -295,14 +295,14 @@ def test_files_of_an_earlier_partitioning_are_pruned_by_their_own_directories(
     later = len(_all_labels(conn)) - by_day
     assert (by_day, later) == (7, 5 if now else 1)  # six days and the NULLs; v's 5 values
     chosen: list[int] = []
-    real = scan.prune_labels
+    real = scan.pruned_labels
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         labels = real(*args, **kwargs)
-        chosen.append(-1 if labels is None else len(labels))
+        chosen.append(len(labels))
         return labels
 
-    monkeypatch.setattr(scan, "prune_labels", recording)
+    monkeypatch.setattr(scan, "pruned_labels", recording)
     duck = _duck(data)
     day = START + datetime.timedelta(days=2)
     sql = "SELECT id FROM {t} WHERE ts >= ? AND ts < ? ORDER BY id"

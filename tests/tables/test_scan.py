@@ -72,3 +72,18 @@ def test_pruned_labels_keep_the_dataset_order(tmp_path: Path) -> None:
     chosen = scan.pruned_labels(storage, definition, meta, {"p": [3, 0]})
     assert chosen == [label for label in labels if label in chosen] and len(chosen) == 2
     conn.close()
+
+
+def test_conjoined_ands_two_conditions_on_one_column() -> None:
+    from trinity_dbapi.tables.partitions import ValueRange
+
+    assert scan.conjoined(None, [1, 2]) == [1, 2]
+    assert scan.conjoined([1, 2, 3], [3, 2, 9]) == [3, 2]
+    # Values win over a range, either way round: pruning reads a file more, never one fewer.
+    assert scan.conjoined([1], ValueRange(5)) == [1]
+    assert scan.conjoined(ValueRange(5), [1]) == [1]
+    assert scan.conjoined(ValueRange(1, 9), ValueRange(3, 12)) == ValueRange(3, 9)
+    assert scan.conjoined(ValueRange(1, 9), ValueRange(None, 9, False)) == ValueRange(1, 9, False)
+    assert scan.conjoined(ValueRange(1, 9, False), ValueRange(None, 9)) == ValueRange(1, 9, False)
+    # Bounds of kinds that do not compare: the first is kept.
+    assert scan.conjoined(ValueRange(1), ValueRange("x")) == ValueRange(1)

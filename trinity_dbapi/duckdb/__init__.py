@@ -60,6 +60,7 @@ Everything is read-only: the views read files that are never changed in place.
 
 from __future__ import annotations
 
-from trinity_dbapi.duckdb.attached import CATALOG_SCHEMAS, Attached, attach
+from trinity_dbapi.duckdb.attached import Attached, attach
+from trinity_dbapi.duckdb.version_plan import CATALOG_SCHEMAS
 
 __all__ = ["CATALOG_SCHEMAS", "Attached", "attach"]

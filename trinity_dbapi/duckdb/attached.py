@@ -1,45 +1,38 @@
 """An attachment: one pinned lakehouse version as schemas, views and tables in DuckDB.
 
-:func:`attach` makes an :class:`Attached`; it plans what the version looks
-like in DuckDB (a view per table, a table per catalog table), creates it in
-one DuckDB transaction, and re-points or drops it on refresh and detach.
+:func:`attach` makes an :class:`Attached`; what the version looks like in
+DuckDB (a view per table, a table per catalog table, a view per lakehouse
+view) is planned by :func:`~trinity_dbapi.duckdb.version_plan.plan_version`;
+the attachment creates it in one DuckDB transaction, and re-points or drops
+it on refresh and detach, never touching objects it did not make.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from trinity_dbapi.duckdb import lake_views, views
+from trinity_dbapi.duckdb import views
 from trinity_dbapi.duckdb.connection import in_transaction, is_open, scalar, translate
 from trinity_dbapi.duckdb.files import FileAccess
+from trinity_dbapi.duckdb.version_plan import BridgeObject, Plan, plan_version
 from trinity_dbapi.errors import InterfaceError, OperationalError, ProgrammingError
 from trinity_dbapi.format.sql_text import qualified_name, quote_identifier, quote_string
+from trinity_dbapi.tables import registration  # noqa: F401 - the table format's hooks
 
 if TYPE_CHECKING:
     # typing.Self is Python 3.11+; typing_extensions is only needed by mypy.
     from typing_extensions import Self
 
-    from trinity_dbapi.format.definitions import TableDefinition, ViewDefinition
-    from trinity_dbapi.lakehouse.catalog_scope import CatalogScope
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
-    from trinity_dbapi.lakehouse.transaction import Transaction
 
-__all__ = ["CATALOG_SCHEMAS", "Attached", "attach"]
-
-#: Lakehouse catalog namespace -> the DuckDB schema name (before the prefix).
-CATALOG_SCHEMAS: Mapping[str, str] = {
-    "system": "trinity_system",
-    "information_schema": "trinity_information_schema",
-}
+__all__ = ["Attached", "attach"]
 
 #: Every object the bridge creates carries a comment starting with this and its token.
 _MARKER = "trinity-dbapi bridge"
@@ -121,39 +114,6 @@ def attach(
     return attached
 
 
-# --- what a version looks like in DuckDB ----------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Object:
-    """One view or table the bridge keeps in DuckDB.
-
-    Attributes:
-        kind: ``VIEW`` or ``TABLE``.
-        select: the SELECT it holds; with ``data``, only the select list, read
-            from the hidden name ``data`` is registered under.
-        comment: what it shows (stored after the marker). Not compared: a view
-            whose SELECT did not change is kept, with the version it was made at.
-        data: a pyarrow dataset (a view's fallback) or table (a catalog table)
-            to register for the statement, or None. Objects with data are made
-            again on every refresh.
-        rank: 0, or for a lakehouse view its place in the order DuckDB can
-            create them in (after the objects it reads). Lakehouse views are
-            made again on every refresh, after every other object: DuckDB
-            binds a view when it is created.
-    """
-
-    kind: str
-    select: str
-    comment: str = field(compare=False)
-    data: Any = field(default=None, compare=False)
-    rank: int = field(default=0, compare=False)
-
-
-#: DuckDB schema -> object name -> object.
-_Plan = dict[str, dict[str, _Object]]
-
-
 class Attached:
     """A lakehouse version exposed in a DuckDB connection; made by :func:`attach`.
 
@@ -194,7 +154,7 @@ class Attached:
         self._unreadable: dict[str, str] = {}
         # What DuckDB holds, the schemas the bridge made (dropped again when
         # they empty), and the hidden names of registered Arrow data.
-        self._objects: _Plan = {}
+        self._objects: Plan = {}
         self._owned: set[str] = set()
         self._registered: dict[tuple[str, str], str] = {}
         self._retired: list[str] = []
@@ -276,7 +236,14 @@ class Attached:
         """
         self._check_attached()
         snapshot = _pin(self.lakehouse, version, timestamp, export)
-        plan, namespaces, unreadable = self._plan(snapshot)
+        plan, namespaces, unreadable = plan_version(
+            self.lakehouse,
+            snapshot,
+            prefix=self.prefix,
+            namespaces=self.namespaces,
+            catalog=self.catalog,
+            file_path=self._files.path,
+        )
         try:
             self._check_names(plan)
             self._files.register(self.connection)
@@ -311,102 +278,7 @@ class Attached:
             self._registered.clear()
             self._files.close(self.connection)
 
-    # -- planning ------------------------------------------------------------------------------
-
-    def _plan(self, snapshot: Snapshot) -> tuple[_Plan, dict[str, str], dict[str, str]]:
-        """Every object the version needs, by schema; namespace -> schema; unreadable views.
-
-        The tables are read as the catalog tables read them (the same
-        :class:`~trinity_dbapi.lakehouse.catalog_scope.CatalogScope`): one
-        key range scan per namespace and each definition through the
-        lakehouse's definition cache, so the catalog tables built next read
-        no definition file again, and chosen namespaces read nothing else.
-        """
-        from trinity_dbapi.lakehouse.catalog_scope import (
-            namespaces_scope,
-            scoped_namespace_names,
-            scoped_tables,
-        )
-        from trinity_dbapi.lakehouse.catalog_views import scoped_views
-        from trinity_dbapi.lakehouse.transaction import Transaction
-
-        view = Transaction(self.lakehouse, snapshot, read_only=True)
-        scope = namespaces_scope(view, self.namespaces)  # NoSuchNamespaceError
-        where = f"lakehouse {self.lakehouse.storage.root_uri} as of version {snapshot.version}"
-        plan: _Plan = {}
-        namespaces: dict[str, str] = {}
-        for namespace in scoped_namespace_names(view, scope):
-            schema = namespaces[namespace] = self.prefix + namespace
-            plan[schema] = {}
-        stand_ins: dict[str, dict[str, Any]] = {}
-        tables = scoped_tables(view, scope)
-        for namespace, definition in tables:
-            obj = self._table_object(definition, namespace, where)
-            plan[namespaces[namespace]][definition.name] = obj
-            empty = views.empty_select(definition.columns)
-            stand_ins.setdefault(namespaces[namespace], {})[definition.name] = empty
-        lakehouse_views = scoped_views(view, scope, {(ns, t.name) for ns, t in tables})
-        if self.catalog:
-            self._plan_catalog(view, snapshot, scope, plan, namespaces, where, stand_ins)
-        unreadable = self._plan_views(lakehouse_views, plan, namespaces, where, stand_ins)
-        return plan, namespaces, unreadable
-
-    def _plan_catalog(
-        self,
-        view: Transaction,
-        snapshot: Snapshot,
-        scope: CatalogScope,
-        plan: _Plan,
-        namespaces: dict[str, str],
-        where: str,
-        stand_ins: dict[str, dict[str, Any]],
-    ) -> None:
-        from trinity_dbapi.lakehouse import catalog
-
-        if scope.namespaces is not None:
-            # The catalog's own tables stay listed in information_schema, as
-            # in a full attachment: their rows belong to the reserved namespaces.
-            shown = scope.namespaces | catalog.RESERVED_NAMESPACES
-            scope = dataclasses.replace(scope, namespaces=shown)
-        for namespace, name in catalog.CATALOG_TABLES:
-            schema = namespaces[namespace] = self.prefix + CATALOG_SCHEMAS[namespace]
-            data = catalog.catalog_table(view, snapshot, namespace, name, scope)
-            comment = f"{where}, catalog table {namespace}.{name}"
-            plan.setdefault(schema, {})[name] = _Object("TABLE", "*", comment, data)
-            stand_ins.setdefault(schema, {})[name] = data
-
-    def _plan_views(
-        self,
-        definitions: list[tuple[str, ViewDefinition]],
-        plan: _Plan,
-        namespaces: dict[str, str],
-        where: str,
-        stand_ins: dict[str, dict[str, Any]],
-    ) -> dict[str, str]:
-        """Add the lakehouse views to ``plan``; return the unreadable ones and why."""
-        names = {schema: set(objects) for schema, objects in plan.items()}
-        made, unreadable = lake_views.view_objects(definitions, names, namespaces, where, stand_ins)
-        for rank, (schema, name, select, comment) in enumerate(made, 1):
-            plan[schema][name] = _Object("VIEW", select, comment, rank=rank)
-        return unreadable
-
-    def _table_object(self, definition: TableDefinition, namespace: str, where: str) -> _Object:
-        from trinity_dbapi.tables import scan
-
-        comment = f"{where}, table {namespace}.{definition.name}"
-        columns = definition.columns
-        storage = self.lakehouse.storage
-        plan = scan.plan_view_scan(storage, definition)
-        if plan.form is scan.ScanForm.EMPTY:
-            return _Object("VIEW", views.empty_select(columns), comment)
-        if plan.form is scan.ScanForm.ARROW_DATASET:
-            dataset = plan.arrow_dataset(storage)
-            return _Object("VIEW", views.cast_items(columns), f"{comment} (Arrow dataset)", dataset)
-        files = [self._files.path(relative) for relative in plan.files]
-        select = scan.parquet_select(columns, plan.partition_by, files)
-        return _Object("VIEW", select, comment)
-
-    def _check_names(self, plan: _Plan) -> None:
+    def _check_names(self, plan: Plan) -> None:
         """Refuse schema and object names that DuckDB cannot tell apart or that are taken."""
         views.check_unique(plan, "schema", "attachment")
         for schema, objects in plan.items():
@@ -434,7 +306,7 @@ class Attached:
 
     # -- applying ----------------------------------------------------------------------------------
 
-    def _sync(self, plan: _Plan) -> None:
+    def _sync(self, plan: Plan) -> None:
         """Make DuckDB hold exactly ``plan``, all or nothing."""
         saved = (
             {schema: dict(objects) for schema, objects in self._objects.items()},
@@ -457,7 +329,7 @@ class Attached:
             with contextlib.suppress(duckdb.Error):
                 self.connection.unregister(relation)
 
-    def _apply(self, plan: _Plan) -> None:
+    def _apply(self, plan: Plan) -> None:
         con = self.connection
         for schema, objects in self._objects.items():
             wanted = plan.get(schema, {})
@@ -496,7 +368,7 @@ class Attached:
                 self.connection.execute(f"DROP {kind} IF EXISTS {self._qualified(schema, name)}")
                 self._owned.add(schema)
 
-    def _create(self, schema: str, name: str, obj: _Object) -> None:
+    def _create(self, schema: str, name: str, obj: BridgeObject) -> None:
         con = self.connection
         target = self._qualified(schema, name)
         self._retire(schema, name)

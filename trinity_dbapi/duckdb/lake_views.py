@@ -7,7 +7,7 @@ the attachment's own schemas (``prefix + namespace``, the catalog tables'
 ``prefix + "trinity_system"`` ...), so it reads the tables of the pinned
 version exactly as the SQL engine reads a view as of that version:
 ``SELECT * FROM (query) AS "v"("col", ...)``, the view's stored column names
-over its query, as :func:`~trinity_dbapi.sql.engine.views.expand_views`
+over its query, as :func:`~trinity_dbapi.sql.engine.view_expansion.expand_views`
 writes it.
 
 A view the bridge cannot expose as such (it reads a table that no longer

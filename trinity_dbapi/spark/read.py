@@ -14,7 +14,7 @@ rows of the objects the filters can match are built
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -48,7 +48,6 @@ class TableScan:
     meta: Any  # DatasetMetadata, immutable
     catalog: tuple[str, str] | None = None  # (namespace, name) of a catalog table
     namespaces: frozenset[str] | None = None  # a catalog table's rows: these namespaces only
-    predicate: dict[str, Any] = field(default_factory=dict)  # values, or a ValueRange
 
 
 def pin_version(options: SourceOptions, lakehouse: Any) -> int:
@@ -71,7 +70,7 @@ class TrinityLakeReader(DataSourceReader):
 
     def __init__(self, scan: TableScan, view: Any = None) -> None:
         self.scan = scan
-        self.predicate: dict[str, Any] = {}  # column -> allowed values, or a ValueRange
+        self.predicate: dict[str, Any] = {}  # a tables.scan.Predicate
         self.pushed: list[Any] = []  # every filter Spark pushed (a catalog table's scope)
         self._view = view  # the driver's read-only transaction; never pickled
 
@@ -124,57 +123,48 @@ class PruningReader(TrinityLakeReader):
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
         """Use ``col = v``, ``col IN (...)`` and ranges on top-level columns to prune files.
 
-        Ranges (``>``, ``>=``, ``<``, ``<=``, ANDed) prune by the directories
-        of the column's ``year`` .. ``hour`` transforms and numeric ``truncate``. Pruning is by file, so every filter is also
-        returned for Spark to evaluate on the rows. A catalog table keeps them
-        all to narrow the objects whose rows it builds (and returns them all too).
+        Each becomes a condition of the plain-value predicate scan planning
+        prunes by (:data:`~trinity_dbapi.tables.scan.Predicate`, as a SQL
+        query's WHERE clause does), conditions on one column ANDed by
+        :func:`~trinity_dbapi.tables.scan.conjoined`. Ranges (``>``, ``>=``,
+        ``<``, ``<=``) prune by the directories of the column's ``year`` ..
+        ``hour`` transforms and numeric ``truncate``. Pruning is by file, so
+        every filter is also returned for Spark to evaluate on the rows. A
+        catalog table keeps them all to narrow the objects whose rows it
+        builds (and returns them all too).
         """
+        from trinity_dbapi.tables.scan import conjoined
+
         for pushed in filters:
             self.pushed.append(pushed)
-            if len(getattr(pushed, "attribute", ())) != 1:
-                yield pushed
-                continue
-            column = pushed.attribute[0]
-            before = self.predicate.get(column)
-            if isinstance(pushed, (EqualTo, In)):
-                values = [pushed.value] if isinstance(pushed, EqualTo) else list(pushed.value)
-                if isinstance(before, list):  # two conditions on one column: both hold
-                    values = [v for v in values if v in before]
-                # Values are narrower than a range: a file holding one is in it anyway.
-                self.predicate[column] = values
-            elif isinstance(pushed, _RANGES) and not isinstance(before, list):
-                self.predicate[column] = _narrowed(before, pushed)
+            if len(getattr(pushed, "attribute", ())) == 1:
+                demanded = _demanded(pushed)
+                if demanded is not None:
+                    column = pushed.attribute[0]
+                    self.predicate[column] = conjoined(self.predicate.get(column), demanded)
             yield pushed
 
 
-_RANGES = (GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual)
-
-
-def _narrowed(before: Any, pushed: Any) -> Any:
-    """The :class:`ValueRange` of ``before`` (None or a range) ANDed with filter ``pushed``.
+def _demanded(pushed: Any) -> Any:
+    """What filter ``pushed`` demands of its column: allowed values, a ValueRange, or None.
 
     ``>`` keeps its bound's value (a range's lower bound is inclusive): pruning
     then keeps a file or two more, never one fewer.
     """
     from trinity_dbapi.tables.partitions import ValueRange
 
-    bounds = before or ValueRange()
-    value = pushed.value
-    if value is None:
-        return bounds  # Spark does not push a NULL bound; nothing to narrow by
-    try:
-        if isinstance(pushed, (GreaterThan, GreaterThanOrEqual)):
-            if bounds.low is None or value > bounds.low:
-                return ValueRange(value, bounds.high, bounds.high_inclusive)
-            return bounds
-        inclusive = isinstance(pushed, LessThanOrEqual)
-        if bounds.high is None or value < bounds.high:
-            return ValueRange(bounds.low, value, inclusive)
-        if value == bounds.high:
-            return ValueRange(bounds.low, value, inclusive and bounds.high_inclusive)
-        return bounds
-    except TypeError:
-        return bounds  # bounds that do not compare: keep the first, a wider range
+    if isinstance(pushed, EqualTo):
+        return [pushed.value]
+    if isinstance(pushed, In):
+        return list(pushed.value)
+    if not isinstance(pushed, _RANGES) or pushed.value is None:
+        return None  # Spark does not push a NULL bound; nothing to narrow by
+    if isinstance(pushed, (GreaterThan, GreaterThanOrEqual)):
+        return ValueRange(low=pushed.value)
+    return ValueRange(high=pushed.value, high_inclusive=isinstance(pushed, LessThanOrEqual))
+
+
+_RANGES = (GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual)
 
 
 def conform_batches(rows: pa.Table, spark_schema: pa.Schema) -> Iterator[pa.RecordBatch]:

@@ -5,16 +5,26 @@ Every reader of a managed table asks here: the SQL engine's private DuckDB
 and Spark (:func:`pruned_labels`). A plan names
 
 * the files: every file of the version, or only those that can hold rows
-  matching a point predicate (``column -> allowed values``): partition values
-  come from the file labels (:func:`~trinity_dbapi.tables.partitions.prune`),
-  indexed values from the index file (:func:`~trinity_dbapi.tables.indices.lookup`).
-  Pruning only ever skips files that cannot hold a matching row; the reader
-  still evaluates its whole filter;
+  matching a :data:`Predicate`. That is the one form every reader states its
+  filter in, plain values: ``column -> allowed values`` (``column IN (...)``)
+  or ``column -> ValueRange`` (``low <= column <= high``), the columns
+  AND-ed; :func:`conjoined` ANDs two conditions on one column. The SQL
+  engine reads it off a query's WHERE clause, Spark off its pushed filters
+  (the DuckDB bridge's views list every file: DuckDB skips files itself);
+  :func:`pruned_labels` is the one door that prunes by it: partition values from the file labels
+  (:func:`~trinity_dbapi.tables.partitions.prune`), indexed values from the
+  index file (:func:`~trinity_dbapi.tables.indices.lookup`), and each file's
+  value bounds (:mod:`~trinity_dbapi.tables.value_bounds`). Pruning only
+  ever skips files that cannot hold a matching row; the reader still
+  evaluates its whole filter;
 * the form of the read (:class:`ScanForm`): no files at all, DuckDB's own
   ``read_parquet`` with partition columns decoded from each file's path
   (:mod:`~trinity_dbapi.tables.partition_sql`; :func:`parquet_select` is its
   text matched by Parquet field ID), a lazy Arrow dataset, or the files read
   column by column ID in Python (:func:`~trinity_dbapi.tables.reader.read_table`).
+
+Imports from tables/: managed, metadata, partitions; inside functions: file_facts,
+indices, partition_sql, reader, value_bounds, values.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import pyarrow as pa
 
 from trinity_dbapi.format.sql_text import quote_identifier, quote_string
 from trinity_dbapi.tables import managed
+from trinity_dbapi.tables.partitions import ValueRange
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -37,17 +48,22 @@ if TYPE_CHECKING:
     from trinity_dbapi.tables.metadata import DatasetMetadata
 
 __all__ = [
+    "Predicate",
     "ScanForm",
     "ScanPlan",
+    "conjoined",
     "parquet_select",
     "plan_query_scan",
     "plan_view_scan",
-    "prune_labels",
     "pruned_labels",
 ]
 
 #: Largest column ID a Parquet field ID (int32) holds.
 MAX_FIELD_ID = 2**31 - 1
+
+#: What a reader's filter demands of a file's rows, in plain values: each
+#: column's allowed values (None: NULL) or range, all columns AND-ed.
+Predicate = Mapping[str, Sequence[Any] | ValueRange]
 
 
 class ScanForm(enum.Enum):
@@ -135,7 +151,7 @@ class ScanPlan:
 
 
 def plan_query_scan(
-    storage: Storage, definition: TableDefinition, predicate: Mapping[str, Sequence[Any]]
+    storage: Storage, definition: TableDefinition, predicate: Predicate
 ) -> ScanPlan:
     """The scan of the SQL engine's private DuckDB: the files that can match ``predicate``.
 
@@ -152,7 +168,7 @@ def plan_query_scan(
         return ScanPlan(ScanForm.EMPTY, definition, schema, partition_by)
     meta = managed.metadata(storage, definition)
     data = managed.data_storage(storage, definition)
-    labels = prune_labels(data, definition, meta, predicate)
+    labels = pruned_labels(data, definition, meta, predicate) if predicate else None
     if definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true" or _mixed(meta):
         return ScanPlan(
             ScanForm.BY_COLUMN_ID, definition, schema, partition_by, meta, labels, data=data
@@ -223,23 +239,25 @@ def _mixed(meta: DatasetMetadata) -> bool:
 # -- which files ------------------------------------------------------------------------------
 
 
-def prune_labels(
+def pruned_labels(
     storage: Storage,
     definition: TableDefinition,
     meta: DatasetMetadata,
-    predicate: Mapping[str, Sequence[Any]],
-) -> list[str] | None:
-    """The files (labels) that can hold rows matching ``predicate``; None: all of them."""
-    from trinity_dbapi.tables.indices import lookup
-    from trinity_dbapi.tables.partitions import (
-        ValueRange,
-        earlier_specs,
-        prune,
-        recorded_transforms,
-    )
+    predicate: Predicate,
+) -> list[str]:
+    """Every file (label) that can hold rows matching ``predicate``, in the dataset's order.
 
-    if not predicate:
-        return None
+    The one place files are pruned: by partition values (of every
+    partitioning the dataset's files were written with), by the index of an
+    indexed column, and by the value bounds the files record. ``storage``
+    holds the files (and the index files).
+    """
+    from trinity_dbapi.tables.indices import lookup
+    from trinity_dbapi.tables.partitions import earlier_specs, prune, recorded_transforms
+
+    labels = list(meta.partitions)
+    if not predicate or not labels:
+        return labels
     partition_by = definition.partition_columns
     schema = managed.schema(definition)
     predicate = _castable(predicate, schema)
@@ -250,7 +268,6 @@ def prune_labels(
     transforms = {**recorded_transforms(meta), **managed.partition_transforms(definition)}
     sources = {t.source for t in transforms.values()}
     partitioned = {*partition_by, *(name for spec in earlier_specs(meta) for name in spec)}
-    labels: list[str] | None = None
     if any(column in partitioned or column in sources for column in predicate):
         labels = prune(meta, schema, partition_by, predicate, transforms)
     indexed = set(managed.indexes(definition).values())
@@ -260,21 +277,48 @@ def prune_labels(
         if column in indexed and column not in partition_by:
             found = lookup(storage, meta, column, values)
             if found is not None:
-                labels = [
-                    x for x in (labels if labels is not None else meta.partitions) if x in found
-                ]
+                labels = [label for label in labels if label in found]
     return _within_bounds(meta, schema, predicate, labels)
 
 
+def conjoined(
+    before: Sequence[Any] | ValueRange | None, after: Sequence[Any] | ValueRange
+) -> Sequence[Any] | ValueRange:
+    """What one column of a :data:`Predicate` demands under ``before`` AND ``after``.
+
+    Two value lists keep the values in both; values win over a range (a file
+    holding one of them is read, in the range or not); two ranges narrow each
+    other when their bounds are of one comparable kind, else the first is
+    kept. ``before`` None: no condition yet. The result may be wider than
+    the two conditions, never narrower: pruning then reads a file more,
+    never one fewer.
+    """
+    if before is None:
+        return after
+    if not isinstance(before, ValueRange):
+        return before if isinstance(after, ValueRange) else [v for v in after if v in before]
+    if not isinstance(after, ValueRange):
+        return after
+    low, high, inclusive = before.low, before.high, before.high_inclusive
+    try:
+        if after.low is not None and (low is None or after.low > low):  # type: ignore[operator]
+            low = after.low
+        if after.high is not None and (
+            high is None
+            or after.high < high  # type: ignore[operator]
+            or (after.high == high and not after.high_inclusive)
+        ):
+            high, inclusive = after.high, after.high_inclusive
+    except TypeError:
+        return before  # bounds of different kinds (text and a number): keep the first
+    return ValueRange(low, high, inclusive)
+
+
 def _within_bounds(
-    meta: DatasetMetadata,
-    schema: pa.Schema,
-    predicate: Mapping[str, Sequence[Any]],
-    labels: list[str] | None,
-) -> list[str] | None:
-    """``labels`` (None: every file) less the files whose value bounds rule the predicate out."""
+    meta: DatasetMetadata, schema: pa.Schema, predicate: Predicate, labels: list[str]
+) -> list[str]:
+    """``labels`` less the files whose value bounds rule the predicate out."""
     from trinity_dbapi.tables import file_facts, value_bounds
-    from trinity_dbapi.tables.partitions import ValueRange
 
     points = {c: v for c, v in predicate.items() if not isinstance(v, ValueRange)}
     ids = value_bounds.column_ids(schema)
@@ -283,41 +327,19 @@ def _within_bounds(
     bounds = file_facts.recorded_bounds(meta)
     if not bounds:
         return labels
-    candidates = list(meta.partitions) if labels is None else labels
-    kept = value_bounds.prune(candidates, bounds, ids, points)
-    return labels if len(kept) == len(candidates) else kept
+    return value_bounds.prune(labels, bounds, ids, points)
 
 
-def pruned_labels(
-    storage: Storage,
-    definition: TableDefinition,
-    meta: DatasetMetadata,
-    predicate: Mapping[str, Sequence[Any]],
-) -> list[str]:
-    """Every file (label) that can hold rows matching ``predicate``, in the dataset's order."""
-    labels = list(meta.partitions)
-    if not predicate or not labels:
-        return labels
-    chosen = prune_labels(storage, definition, meta, predicate)
-    if chosen is None:
-        return labels
-    keep = set(chosen)
-    return [label for label in labels if label in keep]
-
-
-def _castable(
-    predicate: Mapping[str, Sequence[Any]], schema: pa.Schema
-) -> dict[str, Sequence[Any]]:
+def _castable(predicate: Predicate, schema: pa.Schema) -> dict[str, Sequence[Any] | ValueRange]:
     """The predicate without columns compared to text we cannot read as their type.
 
     DuckDB casts text to a column's type in ways pyarrow does not (formats,
     zone names); text we cannot read must not prune files DuckDB would match.
     A range's bounds are the values checked.
     """
-    from trinity_dbapi.tables.partitions import ValueRange
     from trinity_dbapi.tables.values import coerce
 
-    kept: dict[str, Sequence[Any]] = {}
+    kept: dict[str, Sequence[Any] | ValueRange] = {}
     for column, values in predicate.items():
         index = schema.get_field_index(column)
         if index < 0:

@@ -14,6 +14,9 @@ ILIKE, a comparison with a non-text value) narrows nothing.
 ``created_at`` (timestamps read as DuckDB reads them, in the session's UTC),
 and its ``ORDER BY version LIMIT k`` by k, when those bounds are exactly
 the whole WHERE clause (:class:`~trinity_dbapi.lakehouse.catalog_scope.VersionScope`).
+
+The WHERE clause, and which of its columns are the catalog table's, are
+found as for file pruning (:mod:`~trinity_dbapi.sql.engine.predicates`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from trinity_dbapi.lakehouse.catalog_scope import (
 )
 from trinity_dbapi.sql.binding import as_utc, exact_timestamp
 from trinity_dbapi.sql.compat import DType
+from trinity_dbapi.sql.engine.predicates import column_of, conjuncts, sources
 
 #: Tables whose every row comes from a definition file unless only keys are read.
 _KEYS_ONLY_OK = frozenset({(SYSTEM, "tables"), (INFORMATION_SCHEMA, "tables")})
@@ -66,52 +70,20 @@ def catalog_scope(
 def _conjuncts(node: exp.Table, params: Sequence[Any]) -> list[tuple[str, list[str], bool]]:
     """``(column, text values, is a LIKE prefix)`` of each usable top-level AND-ed condition."""
     found = []
-    for conjunct in _where(node) or ():
+    for conjunct in conjuncts(node) or ():
         usable = _condition(conjunct, params)
         if usable is None:
             continue
         column, values, is_prefix = usable
-        if _of(node, column):
+        if column_of(node, column):
             found.append((column.name.casefold(), values, is_prefix))
     return found
-
-
-def _where(node: exp.Table) -> list[exp.Expr] | None:
-    """The top-level AND-ed conditions of the WHERE clause of the select reading ``node``.
-
-    None when ``node`` is not a source of its select; empty without WHERE.
-    """
-    select = node.parent_select
-    if select is None or not any(source is node for source in _sources(select)):
-        return None
-    where = select.args.get("where")
-    if where is None:
-        return []
-    conjuncts = where.this.flatten() if isinstance(where.this, exp.And) else [where.this]
-    return [_unparen(conjunct) for conjunct in conjuncts]
 
 
 def _unparen(node: exp.Expr) -> exp.Expr:
     while isinstance(node, exp.Paren):
         node = node.this
     return node
-
-
-def _of(node: exp.Table, column: exp.Column) -> bool:
-    """Whether ``column`` is a column of ``node`` (unqualified: ``node`` is the only source)."""
-    if column.table:
-        return column.table == node.alias_or_name
-    select = node.parent_select
-    return select is not None and len(_sources(select)) == 1
-
-
-def _sources(select: exp.Select) -> list[exp.Expression]:
-    sources: list[exp.Expression] = []
-    from_ = select.args.get("from_") or select.args.get("from")
-    if from_ is not None:
-        sources.append(from_.this)
-    sources.extend(join.this for join in select.args.get("joins") or ())
-    return sources
 
 
 def _condition(
@@ -177,12 +149,12 @@ def _version_scope(node: exp.Table, params: Sequence[Any]) -> VersionScope | Non
     reads only k versions of the range when the bounds are the whole WHERE
     clause, exactly.
     """
-    conjuncts = _where(node)
-    if conjuncts is None:
+    found = conjuncts(node)
+    if found is None:
         return None
     bounds = _VersionBounds()
     exact = True
-    for conjunct in conjuncts:  # every one is added: no short cut
+    for conjunct in found:  # every one is added: no short cut
         exact = bounds.add(node, conjunct, params) and exact
     limit = _limit(node, params) if exact else None
     if bounds.empty and limit is None:
@@ -272,7 +244,7 @@ class _VersionBounds:
             return False
         if not isinstance(column, exp.Column) or column.name.casefold() != "version":
             return False
-        if not _of(node, column):
+        if not column_of(node, column):
             return False
         numbers = [_integer(item, params) for item in condition.expressions]
         if not numbers or any(number is None for number in numbers):
@@ -316,7 +288,7 @@ def _bound(
     """``(column name, operator, value)`` of ``column OP value`` on ``version`` or
     ``created_at`` of ``node``; the value of ``created_at`` in µs. None if not understood."""
     column = _unparen(column)
-    if value is None or not isinstance(column, exp.Column) or not _of(node, column):
+    if value is None or not isinstance(column, exp.Column) or not column_of(node, column):
         return None
     name = column.name.casefold()
     if name == "version":
@@ -382,7 +354,7 @@ def _limit(node: exp.Table, params: Sequence[Any]) -> tuple[int, bool] | None:
     than that. The caller makes sure the WHERE clause is exactly the bounds.
     """
     select = node.parent_select
-    if select is None or _sources(select) != [node]:
+    if select is None or sources(select) != [node]:
         return None
     if any(select.args.get(arg) for arg in ("group", "having", "distinct", "qualify")):
         return None
