@@ -110,7 +110,7 @@ def child(store: str, system: str, operation: str, endpoint: str, work: str) -> 
         # The modules a statement imports on first use, as a server process
         # that ran one statement holds them (the peers import theirs whole).
         import trinity_dbapi.dbapi.connection
-        import trinity_dbapi.sql.engine.handlers
+        import trinity_dbapi.sql.engine.dispatch
         import trinity_dbapi.sql.engine.session
 
         if store == "s3":

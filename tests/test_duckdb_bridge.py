@@ -20,7 +20,7 @@ import pytest
 import trinity_dbapi
 from trinity_dbapi import errors
 from trinity_dbapi.duckdb import Attached, attach
-from trinity_dbapi.tables import managed
+from trinity_dbapi.tables import datasets, managed
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -217,7 +217,7 @@ def append(conn: Any, namespace: str, table: str, columns: dict[str, list[Any]])
         meta = managed.metadata(lakehouse.storage, definition)
         by = definition.partition_columns
         files = write_data(lakehouse.storage, meta, schema, by, data)
-        managed.change_files(
+        datasets.change_files(
             txn, lakehouse.storage, namespace, table, added=files, columns=definition.columns
         )
 
@@ -456,7 +456,7 @@ def test_time_travel(lake: Any, con: duckdb.DuckDBPyConnection) -> None:
     assert at_time.version == latest
     assert rows(con, "SELECT count(*) FROM then_shop.empty") == [(0,)]
 
-    lake.lakehouse.export_snapshot("q1", version=before_second_insert)
+    lake.lakehouse.maintenance.export_snapshot("q1", version=before_second_insert)
     exported = attach(con, lake.lakehouse, export="q1", prefix="q1_")
     assert exported.version == before_second_insert
     assert rows(con, "SELECT count(*) FROM q1_shop.orders") == [(2,)]

@@ -341,7 +341,7 @@ def test_definition_options_must_agree_with_an_existing_lakehouse(uri: str) -> N
 
 
 def test_results_stream_across_batches(uri: str) -> None:
-    from trinity_dbapi.sql.engine.query import STREAM_BATCH_ROWS
+    from trinity_dbapi.sql.engine.duck_run import STREAM_BATCH_ROWS
 
     cur = trinity_dbapi.connect(uri).cursor()
     total = 2 * STREAM_BATCH_ROWS + 7

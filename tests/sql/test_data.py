@@ -228,8 +228,10 @@ def test_garbage_collection_keeps_live_data_and_removes_dropped(conn: Any) -> No
     cur.execute("INSERT INTO ns.gone VALUES (2)")
     gone_files = set(files(conn, "ns.gone").values())
     cur.execute("DROP TABLE ns.gone")
-    lake.expire_versions(older_than=datetime.datetime.now(datetime.timezone.utc), retain_last=1)
-    result = lake.collect_garbage(grace_period_millis=0)
+    lake.maintenance.expire_versions(
+        older_than=datetime.datetime.now(datetime.timezone.utc), retain_last=1
+    )
+    result = lake.maintenance.collect_garbage(grace_period_millis=0)
     assert gone_files <= set(result.deleted)
     assert rows(conn, "SELECT v FROM ns.keep") == [(1,)]
 
@@ -292,7 +294,7 @@ def test_point_queries_prune_files_with_constant_metadata_reads(
     assert scanned.pop() == 2
     storage = conn.lakehouse.storage
     storage.clear_cache()
-    managed._METADATA_CACHE.clear()
+    managed.forget_metadata()
     before = storage.stats.snapshot()
     assert rows(conn, "SELECT v FROM ns.t WHERE k = 'k123'") == [(123,)]
     assert scanned.pop() == 1  # the index names the one partition
@@ -400,7 +402,7 @@ def test_files_of_a_rolled_back_transaction_are_collected(tmp_path: Path) -> Non
     assert any(p.endswith(".parquet") for p in written)  # data files are written at once
     conn.rollback()
     assert setup.execute("SELECT v FROM ns.t").fetchall() == [(1,)]  # never visible
-    result = lake.collect_garbage(grace_period_millis=0)
+    result = lake.maintenance.collect_garbage(grace_period_millis=0)
     assert written <= set(result.deleted)
     assert setup.execute("SELECT v FROM ns.t").fetchall() == [(1,)]
 

@@ -245,9 +245,7 @@ def test_both_modes_on_every_backend(store: Path, backend: tuple[str, dict[str, 
     ]
     conn.close()
     # A new process's view (nothing cached): the referenced store opens from its URI.
-    from trinity_dbapi.tables import managed as managed_module
-
-    managed_module._EXTERNAL.clear()
+    managed.forget_stores()
     with trinity_dbapi.connect(uri, storage_options=options) as again:
         assert _select(again.cursor(), "SELECT * FROM referenced") == expected
 
@@ -624,7 +622,7 @@ def test_the_lakehouses_own_metadata_past_the_bound_is_corrupt(tmp_path: Path) -
     from unittest import mock
 
     from trinity_dbapi.errors import CorruptFileError
-    from trinity_dbapi.tables import metadata
+    from trinity_dbapi.tables import metadata_io
 
     root = tmp_path / "lake"
     with _connect(root) as conn:
@@ -633,15 +631,15 @@ def test_the_lakehouses_own_metadata_past_the_bound_is_corrupt(tmp_path: Path) -
     definition = Lakehouse.open(str(root)).begin(read_only=True).load_table("default", "t")
     location = definition.format_properties[managed.METADATA_LOCATION]
     size = (root / location).stat().st_size
-    managed._METADATA_CACHE.clear()
+    managed.forget_metadata()
     with (
-        mock.patch.object(metadata, "MAX_METADATA_BYTES", size - 1),
+        mock.patch.object(metadata_io, "MAX_METADATA_BYTES", size - 1),
         trinity_dbapi.connect(str(root)) as conn,
         pytest.raises(CorruptFileError, match="the most a dataset metadata file may hold") as info,
     ):
         conn.cursor().execute("SELECT * FROM t")
     assert info.value.path == location
-    managed._METADATA_CACHE.clear()
+    managed.forget_metadata()
 
 
 def _rewrite_one_file(store: Path, tmp_path: Path, change: str) -> tuple[Path, str]:

@@ -29,7 +29,7 @@ from trinity_dbapi.format.definitions import (
     TableDefinition,
 )
 from trinity_dbapi.format.names import new_name_problem
-from trinity_dbapi.tables import managed
+from trinity_dbapi.tables import datasets, managed
 from trinity_dbapi.tables.partitions import MAX_NAME_BYTES, MAX_SEGMENT_BYTES
 
 Backend = tuple[str, dict[str, Any]]
@@ -220,7 +220,7 @@ def test_a_comma_joined_definition_of_an_older_version_still_reads(tmp_path: Pat
         format_properties={PARTITIONED_BY: "day,shop"},
     )
     with lakehouse.begin() as txn:
-        txn.create_table("ns", managed.create_dataset(lakehouse.storage, old))
+        txn.create_table("ns", datasets.create_dataset(lakehouse.storage, old))
     assert PARTITION_COLUMNS not in lakehouse.begin().load_table("ns", "t").format_properties
     cur.execute("INSERT INTO ns.t VALUES (1, 'a/b', 10), (2, NULL, 20)")
     assert rows(cur, "SELECT * FROM ns.t") == [(1, "a/b", 10), (2, None, 20)]

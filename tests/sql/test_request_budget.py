@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("_no_cached_bytes")
 def _fresh() -> None:
     """Forget what this process cached, as a new process starts: bytes, decoded metadata, facts."""
     shared_cache().clear()
-    managed._METADATA_CACHE.clear()
+    managed.forget_metadata()
     file_facts._cache.clear()
 
 

@@ -29,7 +29,7 @@ def _fresh_process() -> Any:
         with file_facts._lock:
             file_facts._cache.clear()
             file_facts._bounds.clear()
-        managed._METADATA_CACHE.clear()
+        managed.forget_metadata()
 
     forget()
     yield
@@ -53,7 +53,7 @@ def lake(round_trip_lake: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, An
 
 def _fresh(lake: tuple[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> Any:
     shared_cache().clear()
-    managed._METADATA_CACHE.clear()
+    managed.forget_metadata()
     monkeypatch.setattr(Storage, "latency", LATENCY)
     return trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
 

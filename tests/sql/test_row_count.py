@@ -102,7 +102,8 @@ def test_queries_that_read_a_column_are_scanned(con: Any) -> None:
 def test_a_damaged_facts_attribute_is_a_corrupt_file(con: Any) -> None:
     import json
 
-    from trinity_dbapi.tables.metadata import DatasetMetadata, decode_metadata, encode_metadata
+    from trinity_dbapi.tables.metadata import DatasetMetadata
+    from trinity_dbapi.tables.metadata_io import decode_metadata, encode_metadata
 
     bad = {file_facts.FACTS_KEY: '{"a": [1, -2, 3]}'}
     with pytest.raises(trinity_dbapi.errors.ProgrammingError, match="non-negative"):

@@ -416,7 +416,7 @@ def test_the_refusal_names_the_function_the_rule_and_the_fix(tmp_path: Path, out
     assert "lakehouse tables only" in message and "range" in message
     assert "Cursor.ingest" in message and ".import" in message
     # The wall behind it names the file and its own rule.
-    from trinity_dbapi.sql.engine.query import execute_duckdb
+    from trinity_dbapi.sql.engine.duck_run import execute_duckdb
 
     with pytest.raises(errors.NotSupportedError) as caught:
         execute_duckdb(conn.session.duckdb(), sql, [])

@@ -49,7 +49,7 @@ def lake_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     )
     for i in range(LATEST):
         if i == 12:
-            lake.expire_versions(older_than=datetime.now(timezone.utc), retain_last=3)
+            lake.maintenance.expire_versions(older_than=datetime.now(timezone.utc), retain_last=3)
         with lake.begin() as txn:
             txn.create_namespace(f"v{i:02d}")
         time.sleep(0.002)  # creation times some milliseconds apart

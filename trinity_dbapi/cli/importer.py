@@ -143,9 +143,10 @@ def import_file(connection: Any, path: str, table: str, *, fmt: str | None = Non
 def _table_schema(connection: Any, name: TableName) -> pa.Schema:
     """The Arrow schema of the table's rows: the types the file's values are read as."""
     from trinity_dbapi.dbapi.cursor import guard
+    from trinity_dbapi.sql.engine import dispatch
 
     with connection.lock:
-        schema: pa.Schema = guard(lambda: connection.session.arrow_schema(name))
+        schema: pa.Schema = guard(lambda: dispatch.arrow_schema(connection.session, name))
     return schema
 
 

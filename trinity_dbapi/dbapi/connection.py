@@ -1,4 +1,9 @@
-"""The PEP 249 connection: :func:`connect` and :class:`Connection`."""
+"""The PEP 249 connection: :func:`connect` and :class:`Connection`.
+
+A connection holds the engine session its cursors run statements in; it
+makes the cursors (:mod:`.cursor`, below it, which knows it only as an
+``Owner``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi import errors
+from trinity_dbapi.dbapi.cursor import Cursor, guard
 from trinity_dbapi.errors import InterfaceError, LakehouseNotFoundError, ProgrammingError
 from trinity_dbapi.lakehouse.definition_cache import (
     DEFAULT_DEFINITION_CACHE_BYTES,
@@ -408,8 +414,6 @@ class Connection:
 
     def cursor(self) -> Any:
         """A new cursor on this connection."""
-        from trinity_dbapi.dbapi.cursor import Cursor
-
         self._check_open()
         return Cursor(self)
 
@@ -421,8 +425,6 @@ class Connection:
                 transaction is rolled back.
             RetriesExhaustedError: the retry policy ran out of attempts.
         """
-        from trinity_dbapi.dbapi.cursor import guard
-
         with self.lock:
             self._check_open()
             guard(self.session.commit)

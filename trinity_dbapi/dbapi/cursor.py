@@ -1,9 +1,16 @@
-"""The PEP 249 cursor: statements in, rows out (as tuples or as Arrow)."""
+"""The PEP 249 cursor: statements in, rows out (as tuples or as Arrow).
+
+Statements run through the engine's front door
+(:mod:`trinity_dbapi.sql.engine.dispatch`) with the connection's session.
+The cursor knows its connection only as an :class:`Owner` (its session, its
+lock, whether it is closed): :mod:`.connection` makes cursors and sits
+above this module.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trinity_dbapi.dbapi import pyvalues
 from trinity_dbapi.errors import DataError, Error, InterfaceError, InternalError, ProgrammingError
@@ -12,19 +19,33 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from typing_extensions import Self  # typing.Self is Python 3.11+
 
-    from trinity_dbapi.dbapi.connection import Connection
-    from trinity_dbapi.sql.engine.session import Result
+    from trinity_dbapi.sql.engine.result import Result
+    from trinity_dbapi.sql.engine.session import Session
+
+
+class Owner(Protocol):
+    """What a cursor uses of its connection (a :class:`~.connection.Connection`)."""
+
+    #: The engine session statements run in.
+    session: Session
+    #: Held while a statement runs: a connection runs one statement at a time.
+    lock: Any
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection is closed."""
+        ...
 
 
 class Cursor:
-    """A PEP 249 cursor of a :class:`~trinity_dbapi.dbapi.connection.Connection`.
+    """A PEP 249 cursor of a :class:`~trinity_dbapi.dbapi.connection.Connection` (its owner).
 
     Results are held as an Arrow table: :meth:`fetch_arrow_table` and
     :meth:`fetch_record_batch` hand it over without conversion, the
     ``fetch*`` methods convert rows to tuples on demand.
     """
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Owner) -> None:
         self.connection = connection
         self.arraysize = 1
         self._reader: pa.RecordBatchReader | None = None
@@ -69,10 +90,11 @@ class Cursor:
             OperationalError: commit conflicts, storage failures.
         """
         from trinity_dbapi.dbapi.params import check_params
+        from trinity_dbapi.sql.engine import dispatch
 
         params = check_params(parameters)
         parsed = self._parse_one(operation)
-        self._run(lambda: self.connection.session.execute(parsed, params))
+        self._run(lambda: dispatch.execute(self.connection.session, parsed, params))
         return self
 
     def executemany(self, operation: str, seq_of_parameters: Any) -> Cursor:
@@ -84,10 +106,11 @@ class Cursor:
         row counts (or -1 if any is unknown).
         """
         from trinity_dbapi.dbapi.params import check_seq_of_params
+        from trinity_dbapi.sql.engine import dispatch
 
         all_params = check_seq_of_params(seq_of_parameters)
         parsed = self._parse_one(operation)
-        self._run(lambda: self.connection.session.execute_many(parsed, all_params))
+        self._run(lambda: dispatch.execute_many(self.connection.session, parsed, all_params))
         self._clear_rows()
         return self
 
@@ -119,12 +142,13 @@ class Cursor:
             >>> cur.ingest("t", pa.table({"id": [1, 2], "name": ["a", "b"]}))
             2
         """
+        from trinity_dbapi.sql.engine import dispatch
         from trinity_dbapi.sql.model import TableName
 
         if not isinstance(table, str) or not table:
             raise ProgrammingError(f"ingest() needs a table name, not {table!r}")
         name = TableName(namespace, table)
-        self._run(lambda: self.connection.session.ingest(name, data))
+        self._run(lambda: dispatch.ingest(self.connection.session, name, data))
         self._clear_rows()
         return self.rowcount
 
@@ -150,10 +174,11 @@ class Cursor:
         The cursor holds the last statement's result.
         """
         self._check_open()
+        from trinity_dbapi.sql.engine import dispatch
         from trinity_dbapi.sql.statements import parse
 
         for parsed in guard(lambda: parse(script)):
-            self._run(lambda p=parsed: self.connection.session.execute(p, ()))
+            self._run(lambda p=parsed: dispatch.execute(self.connection.session, p, ()))
         return self
 
     def _run(self, work: Any) -> None:

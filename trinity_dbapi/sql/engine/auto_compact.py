@@ -11,6 +11,12 @@ committed before and never fails because of it: an error of the compaction
 (a conflict with another writer, an interrupt, a bad property value) is
 logged on this module's logger and the files stay as
 they were, for the next write or a manual call to retry.
+
+The session runs :func:`compact_after_write` after a commit because the
+front door registers it there (``session.register_after_commit``, in
+:mod:`.dispatch`); the session never names this module.
+
+Floor: ``rewrite_files``, ``session``.
 """
 
 from __future__ import annotations
@@ -20,10 +26,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import NoSuchTableError
+from trinity_dbapi.sql.engine.rewrite_files import rewrite_data_files
 from trinity_dbapi.sql.engine.session import Session
+from trinity_dbapi.tables.compaction import DEFAULT_TARGET_FILE_SIZE
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
+    from trinity_dbapi.lakehouse.chain import Snapshot
     from trinity_dbapi.lakehouse.transaction import Transaction
 
 __all__ = ["PROPERTY", "compact_after_write"]
@@ -57,9 +65,6 @@ def compact_after_write(
     ``committed``: the version the write made, read first to skip the tables
     without the property.
     """
-    from trinity_dbapi.sql.engine.rewrite_files import rewrite_data_files
-    from trinity_dbapi.tables.compaction import DEFAULT_TARGET_FILE_SIZE
-
     if session.read_only or session.in_transaction:
         return  # a later statement's transaction must not receive its changes
     if committed is not None:
@@ -92,7 +97,7 @@ def compact_after_write(
             continue
         try:
             done = rewrite_data_files(
-                session, f"{namespace}.{name}", DEFAULT_TARGET_FILE_SIZE, None, min_files + 1
+                session, namespace, name, DEFAULT_TARGET_FILE_SIZE, None, min_files + 1
             )
         except Exception as exc:  # noqa: BLE001 - never fail the write already committed
             _log.warning(

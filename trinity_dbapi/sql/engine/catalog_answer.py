@@ -21,6 +21,8 @@ equality, order and Arrow result type are the same in Arrow and in DuckDB.
 Any other query, or any doubt (a name written in another case, a NULL, a
 cast), returns None and DuckDB answers it, as before. The tests compare this
 path with DuckDB's answers, ``cursor.description`` included.
+
+Floor: ``catalog_pushdown``, ``predicates``; the ``session`` it is given.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from sqlglot import exp
 
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql.engine import catalog_pushdown
-from trinity_dbapi.tables.pruning import constant
+from trinity_dbapi.sql.engine.predicates import constant
 
 if TYPE_CHECKING:
     from trinity_dbapi.sql.engine.session import Session

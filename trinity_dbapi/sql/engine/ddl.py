@@ -3,9 +3,11 @@
 Comments are stored as the ``comment`` property of a namespace or table
 (the definitions have no comment field of their own); partition columns as
 the ``partition_columns`` format property, a JSON list of column names
-(:func:`trinity_dbapi.tables.managed.partition_columns` also reads the
+(:attr:`~trinity_dbapi.format.definitions.TableDefinition.partition_columns` also reads the
 comma-joined ``partitioned_by`` of older definitions). ``docs/sql.md``
 documents both.
+
+Floor: ``session``, ``result``.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from trinity_dbapi.format.definitions import Column, TableDefinition, with_parti
 from trinity_dbapi.format.sql_text import qualified_name, quote_identifier, quote_string
 from trinity_dbapi.format.type_mapping import arrow_type
 from trinity_dbapi.sql import model
-from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Result, Session
-from trinity_dbapi.sql.types_sql import type_sql
-from trinity_dbapi.tables import managed
+from trinity_dbapi.sql.dialect import type_sql
+from trinity_dbapi.sql.engine.result import Result
+from trinity_dbapi.sql.engine.session import DEFAULT_NAMESPACE, Session
+from trinity_dbapi.tables import datasets, managed
 from trinity_dbapi.tables.promotion import PROMOTIONS, is_promotion
 from trinity_dbapi.tables.transforms import Transform, dumps
 
@@ -145,7 +148,7 @@ def create_table_definition(
     # txn.create_table checks this too; here it fails before a dataset is written.
     definition.check_new_names(namespace=namespace)
     if dataset is None:
-        definition = managed.create_dataset(session.lakehouse.storage, definition, background=True)
+        definition = datasets.create_dataset(session.lakehouse.storage, definition, background=True)
     txn.create_table(namespace, definition)
     return True
 
@@ -192,11 +195,10 @@ def _check_partition_column(
 def drop_table(session: Session, stmt: model.DropTable) -> Result:
     namespace, name = session.resolve(stmt.table)
     session.check_writable_namespace(namespace)
-    from trinity_dbapi.sql.engine.views import is_view_error
-
-    error = is_view_error(session, namespace, name)
-    if error is not None:
-        raise error
+    if session.transaction().view_exists(namespace, name):
+        raise ProgrammingError(
+            f"{namespace}.{name} is a view, not a table; drop it with DROP VIEW {namespace}.{name}"
+        )
     session.writable().drop_table(namespace, name, if_exists=stmt.if_exists)
     return Result()
 
@@ -283,7 +285,7 @@ def _repartitioned(
                 f"{transform.name!r}, which is a column of the table; rename that column first"
             )
         transform.check(arrow_type(_column(namespace, table.name, by_name, transform.source).type))
-    return managed.repartitioned(
+    return datasets.repartitioned(
         session.lakehouse.storage, table, action.partitioned_by, list(transformed.values())
     )
 

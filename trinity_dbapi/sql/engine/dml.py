@@ -1,11 +1,12 @@
 """Statements that change table data: INSERT, DELETE, UPDATE, TRUNCATE, CTAS, indices.
 
-MERGE and UPDATE ... FROM build on :class:`Target` in :mod:`.merge`.
+MERGE and UPDATE ... FROM build on :class:`Target` in :mod:`.merge` (the
+front door, :mod:`.dispatch`, sends them there).
 
 DuckDB computes every new row; this module only decides which files to
 write and which to replace, writes them in the dataset layout, and stages
 the change of the table's files as a merge of its key (see
-:mod:`trinity_dbapi.tables.managed`).
+:mod:`trinity_dbapi.tables.datasets`).
 
 DELETE and UPDATE are copy-on-write at file granularity: one DuckDB query
 over the candidate files (with each row's file label) finds the files that
@@ -13,6 +14,8 @@ hold affected rows; only those are rewritten, everything else is kept.
 
 Every write of rows reports its progress (rows written) to the session's
 progress handler as a task named after the statement and the table.
+
+Floor: ``ddl`` (CREATE TABLE AS), ``query``, ``duck_run``, ``session``, ``result``.
 """
 
 from __future__ import annotations
@@ -36,9 +39,12 @@ from trinity_dbapi.format.names import check_new_name
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.engine.query import execute_marked, marked
-from trinity_dbapi.sql.engine.session import Result, Session
-from trinity_dbapi.tables import managed
+from trinity_dbapi.sql.engine import ddl
+from trinity_dbapi.sql.engine.duck_run import result_columns
+from trinity_dbapi.sql.engine.query import execute_marked, marked, run_query
+from trinity_dbapi.sql.engine.result import Result
+from trinity_dbapi.sql.engine.session import Session
+from trinity_dbapi.tables import datasets, managed
 
 if TYPE_CHECKING:
     from trinity_dbapi.format.definitions import TableDefinition
@@ -117,7 +123,7 @@ class Target:
             return
         if added:
             self.session.written_tables.add((self.namespace, self.name))
-        managed.change_files(
+        datasets.change_files(
             self.txn,
             self.storage,
             self.namespace,
@@ -163,14 +169,8 @@ _REFUSED_CLAUSES = {
 
 
 def dml(session: Session, stmt: model.Dml) -> Result:
-    """INSERT, UPDATE or DELETE; MERGE and UPDATE ... FROM run in :mod:`.merge`."""
+    """INSERT, UPDATE or DELETE; MERGE and UPDATE ... FROM are :mod:`.merge`'s."""
     node = stmt.expression
-    if isinstance(node, exp.Merge) or (
-        isinstance(node, exp.Update) and (node.args.get("from_") or node.args.get("from"))
-    ):
-        from trinity_dbapi.sql.engine.merge import merge  # it builds on this module
-
-        return merge(session, stmt)
     for arg, clause in _REFUSED_CLAUSES.items():
         if node.args.get(arg):
             raise NotSupportedError(
@@ -481,9 +481,6 @@ def truncate(session: Session, stmt: Any) -> Result:
 def create_table_as(session: Session, stmt: Any) -> Result:
     """CREATE TABLE ... AS query: the table takes the query's column names and types."""
     from trinity_dbapi.format.definitions import TableDefinition
-    from trinity_dbapi.format.type_mapping import columns_from_schema
-    from trinity_dbapi.sql.engine import ddl
-    from trinity_dbapi.sql.engine.query import run_query
 
     namespace, name = session.resolve(stmt.table)
     session.check_writable_namespace(namespace)
@@ -494,7 +491,7 @@ def create_table_as(session: Session, stmt: Any) -> Result:
         raise ObjectExistsError("table", f"{namespace}.{name}")
     query = stmt.query
     rows = run_query(session, query.expression, query.tables, query.params)
-    columns = columns_from_schema(_plain_schema(rows.schema))
+    columns = result_columns(rows.schema)
     definition = TableDefinition(name, columns, table_format=managed.TABLE_FORMAT)
     ddl.create_table_definition(
         session,
@@ -509,26 +506,6 @@ def create_table_as(session: Session, stmt: Any) -> Result:
     added, count = target.write(rows, "create table")
     target.stage(added)
     return Result(None, count)
-
-
-#: DuckDB's unsigned results (a parameter from 2**63 binds as UBIGINT) as the
-#: narrowest TrinityLake type that holds every value: the rows then convert exactly.
-_UNSIGNED = {
-    pa.uint8(): pa.int16(),
-    pa.uint16(): pa.int32(),
-    pa.uint32(): pa.int64(),
-    pa.uint64(): pa.decimal128(20, 0),
-}
-
-
-def _plain_schema(schema: pa.Schema) -> pa.Schema:
-    # DuckDB results carry no field IDs; columns_from_schema numbers them.
-    return pa.schema(
-        [
-            field.remove_metadata().with_type(_UNSIGNED.get(field.type, field.type))
-            for field in schema
-        ]
-    )
 
 
 def create_index(session: Session, stmt: Any) -> Result:

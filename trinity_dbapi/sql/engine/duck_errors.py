@@ -5,13 +5,19 @@ DuckDB error becomes the PEP 249 class that fits; one that names (or, for
 footer damage that names no file, is traced by re-reading to) one of the
 query's immutable data files is that file's :class:`CorruptFileError`; the
 sandbox's refusals and out-of-memory errors say its rule and what to do.
+
+A query's scans are known here only as :class:`Rereadable`: something that
+can re-read its own files one by one to find a damaged one (the native scan
+of :mod:`.native_scan`, the :class:`FetchedScan` of a remote root).
+
+Floor: no engine module.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import duckdb
 import pyarrow as pa
@@ -28,8 +34,7 @@ from trinity_dbapi.errors import (
 )
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.snapshot import Snapshot
-    from trinity_dbapi.sql.engine.query import NativeScan
+    from trinity_dbapi.lakehouse.chain import Snapshot
     from trinity_dbapi.storage import Storage
 
 
@@ -161,6 +166,14 @@ def may_be_a_file(exc: duckdb.Error) -> bool:
     return not is_one_of(exc, NOT_FILE_ERRORS + _VALUE_ERRORS)
 
 
+class Rereadable(Protocol):
+    """A scan whose files can be read again one by one after a failure that named none."""
+
+    def damaged_file(self, duck: duckdb.DuckDBPyConnection) -> CorruptFileError | None:
+        """The first of its files that cannot be read alone, or None."""
+        ...
+
+
 class QueryFiles:
     """The lakehouse data files one query reads, to blame a damaged one.
 
@@ -171,7 +184,7 @@ class QueryFiles:
 
     def __init__(self, duck: duckdb.DuckDBPyConnection) -> None:
         self.paths: set[str] = set()
-        self.scans: list[NativeScan] = []
+        self.scans: list[Rereadable] = []
         #: Remote scans read from fetched bytes, whose errors name no file.
         self.fetched: list[FetchedScan] = []
         self._duck = duck
@@ -211,7 +224,7 @@ class QueryFiles:
 
     def damaged_file(self) -> CorruptFileError | None:
         """The first file of the query's scans that cannot be read alone, or None."""
-        scans: list[NativeScan | FetchedScan] = [*self.scans, *self.fetched]
+        scans: list[Rereadable] = [*self.scans, *self.fetched]
         for scan in scans:
             damaged = scan.damaged_file(self._duck)
             if damaged is not None:

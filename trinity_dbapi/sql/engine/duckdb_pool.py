@@ -36,9 +36,12 @@ What one database serves, and why sharing it leaks nothing between sessions:
 An idle database (no session connected to it) is kept for the next session
 on its root; at most :data:`MAX_IDLE` are, the least recently used closed
 first, so a process that reads many roots holds a bounded number of them.
-The databases are closed at interpreter exit after the sessions
-(``session._release_at_exit``), and a forked child forgets its parent's
-without closing them, as it does the sessions' (``session._forget_in_child``).
+The databases are closed at interpreter exit after the sessions (the
+session module's exit release), and a forked child forgets its parent's
+without closing them, as it does the sessions' (the session module's fork
+hook): :mod:`.session` calls :func:`close_all` and :func:`forget_in_child`.
+
+Floor: ``sandbox``.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ store) is bad input here, not damage to the lakehouse: it is raised as
 is no such dataset), never as ``CorruptFileError`` (an ``InternalError``).
 Nothing is committed on any error; files already copied are left for
 garbage collection, like those of any transaction that did not commit.
+
+Floor: ``ddl`` (the table's creation), ``session``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from trinity_dbapi.errors import (
     StorageFileNotFoundError,
 )
 from trinity_dbapi.format.definitions import TableDefinition
+from trinity_dbapi.sql.engine.ddl import create_table_definition
 from trinity_dbapi.sql.engine.session import Session
 from trinity_dbapi.tables import managed
 from trinity_dbapi.tables.kartothek_import import KartothekSource
@@ -40,27 +43,16 @@ from trinity_dbapi.tables.kartothek_import import KartothekSource
 MODES = ("copy", "reference")
 
 
-def table_name(session: Session, text: str, procedure: str) -> tuple[str, str]:
-    """``'ns.name'`` (or ``'name'``, in the session's namespace) as namespace and name."""
-    namespace, dot, name = text.partition(".")
-    if not dot:
-        namespace, name = session.namespace, text
-    if not namespace or not name:
-        raise ProgrammingError(
-            f"{procedure}: table {text!r} is not a table name; write table => 'namespace.table'"
-        )
-    return namespace, name
-
-
 def import_kartothek(
     session: Session,
-    table: str,
+    namespace: str,
+    name: str,
     location: str,
     dataset_uuid: str,
     kartothek_table: str,
     mode: str,
 ) -> pa.Table:
-    """Create the table ``table`` from a Kartothek dataset and commit; one result row."""
+    """Create the table ``namespace.name`` from a Kartothek dataset and commit; one result row."""
     from trinity_dbapi.storage import open_storage
     from trinity_dbapi.tables.kartothek_import import inspect_dataset
 
@@ -73,7 +65,6 @@ def import_kartothek(
             "be imported: a lakehouse table holds one Kartothek table, named 'table' "
             "(docs/datasets.md, rule 4); write kartothek_table => 'table'"
         )
-    namespace, name = table_name(session, table, where)
     session.check_writable_namespace(namespace)
     txn = session.writable()
     if txn.table_exists(namespace, name):  # before copying files nobody would use
@@ -141,7 +132,6 @@ def _copy(
     each_file: Callable[[int], None],
 ) -> tuple[int, int | None]:
     """Stage a new table holding copies of every file; return files and rows written."""
-    from trinity_dbapi.sql.engine.ddl import create_table_definition
     from trinity_dbapi.tables import file_facts
     from trinity_dbapi.tables.kartothek_import import build_indices, copy_rows
 
@@ -178,9 +168,8 @@ def _reference(
     listing of the dataset's folder, and hold the dataset's columns, checked
     by each data file's Parquet footer (not its rows), read in parallel.
     """
-    from trinity_dbapi.sql.engine.ddl import create_table_definition
     from trinity_dbapi.tables.kartothek_import import check_footers
-    from trinity_dbapi.tables.metadata import write_metadata
+    from trinity_dbapi.tables.metadata_io import write_metadata
 
     uuid = source.meta.dataset_uuid
     uri = source.storage.root_uri

@@ -15,6 +15,12 @@ only the affected files are rewritten (copy-on-write at file granularity),
 new rows are written as new files, and the change is staged once: one
 commit in autocommit, or part of the open transaction. The temporary table
 is dropped whatever happens; nothing is staged unless the statement succeeded.
+
+Which data statements are this module's rather than :mod:`.dml`'s is
+:func:`handles`'s to say; the front door (:mod:`.dispatch`) asks it.
+
+Floor: ``dml`` (:class:`~.dml.Target`), ``merge_keys``, ``query``, ``duck_run``,
+``predicates``, ``session``, ``result``.
 """
 
 from __future__ import annotations
@@ -33,20 +39,22 @@ from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.format.sql_text import quote_identifier
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine.dml import Target
+from trinity_dbapi.sql.engine.duck_run import drop_temporary, execute_duckdb, unregister
 from trinity_dbapi.sql.engine.merge_keys import Keys, count_keys, drop_keys, matchable
-from trinity_dbapi.sql.engine.query import (
-    REF_KEY,
-    drop_temporary,
-    execute_duckdb,
-    execute_marked,
-    marked,
-    unregister,
-)
-from trinity_dbapi.sql.engine.session import Result, Session
-from trinity_dbapi.tables.pruning import NO_VALUE, constant
+from trinity_dbapi.sql.engine.predicates import NO_VALUE, constant
+from trinity_dbapi.sql.engine.query import REF_KEY, execute_marked, marked
+from trinity_dbapi.sql.engine.result import Result
+from trinity_dbapi.sql.engine.session import Session
 
 #: Each candidate row's position: the ``rowid`` it gets in the temporary copy.
 _ROW = "__trinity_row"
+
+
+def handles(node: exp.Expression) -> bool:
+    """Whether the data statement ``node`` is this module's: MERGE, or UPDATE with a FROM."""
+    if isinstance(node, exp.Merge):
+        return True
+    return isinstance(node, exp.Update) and bool(node.args.get("from_") or node.args.get("from"))
 
 
 def merge(session: Session, stmt: model.Dml) -> Result:

@@ -9,6 +9,8 @@ inserts are the same without it. Only the matchable rows go into the
 temporary copy the statement runs on (:mod:`.merge`); a MERGE of 100,000
 source rows into a million-row file then copies, runs on and reads back
 about the 50,000 rows that match instead of the whole file.
+
+Floor: ``query``, ``view_expansion``, ``duck_run``; the ``session`` it is given.
 """
 
 from __future__ import annotations
@@ -23,14 +25,9 @@ from sqlglot import exp
 
 from trinity_dbapi.errors import DataError, NotSupportedError, ProgrammingError
 from trinity_dbapi.format.sql_text import quote_identifier
-from trinity_dbapi.sql.engine.query import (
-    REF_KEY,
-    drop_temporary,
-    execute_duckdb,
-    execute_marked,
-    marked,
-)
-from trinity_dbapi.sql.engine.views import expand_views
+from trinity_dbapi.sql.engine.duck_run import drop_temporary, execute_duckdb
+from trinity_dbapi.sql.engine.query import REF_KEY, execute_marked, marked
+from trinity_dbapi.sql.engine.view_expansion import expand_views
 
 if TYPE_CHECKING:
     from trinity_dbapi.sql import model

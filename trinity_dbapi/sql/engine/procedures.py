@@ -8,6 +8,8 @@ outside the session's transaction (refused while it has uncommitted changes).
 Each reports its progress to the session's progress handler as one task
 (files deleted or copied, versions checked, node files written), started
 before the work and finished with ``done == total``.
+
+Floor: ``kartothek_import``, ``rewrite_files``, ``session``, ``progress``, ``result``.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ import pyarrow as pa
 from trinity_dbapi.errors import ProgrammingError
 from trinity_dbapi.lakehouse.garbage import DEFAULT_GRACE_PERIOD_MILLIS
 from trinity_dbapi.sql import model
+from trinity_dbapi.sql.engine.kartothek_import import import_kartothek
 from trinity_dbapi.sql.engine.progress import NodeFileProgress
-from trinity_dbapi.sql.engine.session import Result, Session
+from trinity_dbapi.sql.engine.result import Result
+from trinity_dbapi.sql.engine.rewrite_files import rewrite_data_files
+from trinity_dbapi.sql.engine.session import Session
 
 _REQUIRED = object()
 
@@ -191,11 +196,11 @@ def _sync_kartothek(session: Session, args: dict[str, Any]) -> pa.Table:
 
 
 def _import_kartothek(session: Session, args: dict[str, Any]) -> pa.Table:
-    from trinity_dbapi.sql.engine.kartothek_import import import_kartothek
-
+    namespace, name = _table(session, _str("table", args["table"]), "system.import_kartothek")
     return import_kartothek(
         session,
-        table=_str("table", args["table"]),
+        namespace,
+        name,
         location=_str("location", args["location"]),
         dataset_uuid=_str("dataset_uuid", args["dataset_uuid"]),
         kartothek_table=_str("kartothek_table", args["kartothek_table"]),
@@ -204,12 +209,12 @@ def _import_kartothek(session: Session, args: dict[str, Any]) -> pa.Table:
 
 
 def _rewrite_data_files(session: Session, args: dict[str, Any]) -> pa.Table:
-    from trinity_dbapi.sql.engine.rewrite_files import rewrite_data_files
-
+    namespace, name = _table(session, _str("table", args["table"]), "system.rewrite_data_files")
     where = args["where"]
     return rewrite_data_files(
         session,
-        table=_str("table", args["table"]),
+        namespace,
+        name,
         target_file_size_bytes=_int("target_file_size_bytes", args["target_file_size_bytes"]),
         where=None if where is None else _str("where", where),
         min_input_files=_int("min_input_files", args["min_input_files"]),
@@ -331,6 +336,18 @@ def _bind(
                 raise ProgrammingError(f"{where} needs the argument {name!r}: {signature}")
             bound[name] = default
     return bound
+
+
+def _table(session: Session, text: str, procedure: str) -> tuple[str, str]:
+    """``'ns.name'`` (or ``'name'``, in the session's namespace) as namespace and name."""
+    namespace, dot, name = text.partition(".")
+    if not dot:
+        namespace, name = session.namespace, text
+    if not namespace or not name:
+        raise ProgrammingError(
+            f"{procedure}: table {text!r} is not a table name; write table => 'namespace.table'"
+        )
+    return namespace, name
 
 
 def _int(name: str, value: Any) -> int:

@@ -6,6 +6,8 @@ that write node files, the procedures) reports to the session's handler
 SQL take plain integer callbacks; :class:`Task` and :class:`NodeFileProgress`
 adapt them, keep each task's events monotonic, and turn a failing handler
 into :class:`~trinity_dbapi.errors.ProgressHandlerError`.
+
+Floor: no engine module.
 """
 
 from __future__ import annotations

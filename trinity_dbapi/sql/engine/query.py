@@ -7,6 +7,15 @@ metadata) or a scan of the table's data, registered in the session's DuckDB
 connection under a private name, and the reference is rewritten to that name.
 DuckDB then plans and executes the whole statement: joins, filters,
 aggregates and subqueries are DuckDB's, never ours.
+
+A view reference is first replaced by its query as of the version read
+(:mod:`.view_expansion`); a user table becomes its scan (:mod:`.native_scan`),
+or a relation of its row counts when the query reads no column
+(:mod:`.row_count`); a catalog table is built for the rows the query can
+match (:mod:`.catalog_pushdown`). The SQL runs through :mod:`.duck_run`.
+
+Floor: ``view_expansion``, ``native_scan``, ``duck_run``, ``duck_errors``,
+``row_count``, ``catalog_pushdown``, ``predicates``; the ``session`` it is given.
 """
 
 from __future__ import annotations
@@ -14,44 +23,29 @@ from __future__ import annotations
 import contextlib
 import itertools
 import uuid
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from trinity_dbapi.errors import (
-    CorruptFileError,
-    Error,
-    InternalError,
-)
-from trinity_dbapi.format import type_mapping
-from trinity_dbapi.format.sql_text import quote_identifier, quote_string
+from trinity_dbapi.errors import CorruptFileError
+from trinity_dbapi.format.sql_text import quote_identifier
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql.compat import duckdb_sql
 from trinity_dbapi.sql.engine import catalog_pushdown, row_count
-from trinity_dbapi.sql.engine.duck_errors import (
-    NOT_FILE_ERRORS,
-    FetchedScan,
-    QueryFiles,
-    arrow_error,
-    is_one_of,
-    may_be_a_file,
-    stream_error,
-    translate_duckdb_error,
-)
-from trinity_dbapi.tables import managed, scan
-from trinity_dbapi.tables.pruning import point_predicates, range_predicates
+from trinity_dbapi.sql.engine.duck_errors import FetchedScan, QueryFiles
+from trinity_dbapi.sql.engine.duck_run import execute_duckdb, stream_duckdb, unregister
+from trinity_dbapi.sql.engine.native_scan import NativeScan, table_scan
+from trinity_dbapi.sql.engine.predicates import scan_predicate
+from trinity_dbapi.sql.engine.view_expansion import expand_views
 from trinity_dbapi.tables.temporal import nanosecond_scalar
 from trinity_dbapi.tables.temporal import text as temporal_text
 
 if TYPE_CHECKING:
-    from trinity_dbapi.lakehouse.objects import ObjectOperations
-    from trinity_dbapi.lakehouse.transaction import Transaction
     from trinity_dbapi.sql.engine.session import Session
     from trinity_dbapi.sql.model import AsOf, TableRef
-    from trinity_dbapi.storage import Storage
 
 #: The ``meta`` key :func:`marked` tags a table node with: its index in the references.
 REF_KEY = "trinity_ref"
@@ -114,8 +108,6 @@ def execute_marked(
     runs on a DuckDB cursor of its own, which lives as long as its reader.
     """
     if refs:
-        from trinity_dbapi.sql.engine.views import expand_views
-
         query, refs = expand_views(session, query, refs, REF_KEY)
     duck = session.duckdb_cursor() if stream else session.duckdb()
     if stream:  # Connection.interrupt() reaches the cursor's query as long as it runs
@@ -140,7 +132,7 @@ def execute_marked(
             namespace = ref.table.namespace or session.namespace
             if node.args.get("alias") is None:
                 unaliased.add((namespace, ref.table.name))
-            predicate: Any = {**range_predicates(node, params), **point_predicates(node, params)}
+            predicate: Any = scan_predicate(node, params)
             if namespace in catalog.RESERVED_NAMESPACES:
                 predicate = catalog_pushdown.catalog_scope(node, params, namespace, ref.table.name)
             key: Any = ("override", index) if overrides and index in overrides else None
@@ -207,30 +199,6 @@ def execute_marked(
                 unregister(duck, name)
 
 
-def unregister(duck: duckdb.DuckDBPyConnection, name: str) -> None:
-    """Drop a registered relation, even while ``Connection.interrupt`` keeps interrupting DuckDB.
-
-    The interrupt is repeated until the statement ends, and dropping the
-    relation runs a (tiny) DuckDB query it may hit.
-    """
-    for _ in range(1000):
-        try:
-            duck.unregister(name)
-            return
-        except duckdb.InterruptException:
-            continue
-
-
-def drop_temporary(duck: duckdb.DuckDBPyConnection, name: str) -> None:
-    """Drop the temporary table ``name``, even while ``Connection.interrupt`` keeps interrupting."""
-    for _ in range(1000):
-        try:
-            duck.execute(f"DROP TABLE IF EXISTS {quote_identifier(name)}")
-            return
-        except duckdb.InterruptException:
-            continue
-
-
 def _bind_used(query: exp.Expression, params: Sequence[Any]) -> tuple[exp.Expression, list[Any]]:
     """Renumber the placeholders ``query`` holds to $1..$k; return their values in order.
 
@@ -268,97 +236,6 @@ def _exact(value: Any) -> Any:
     # duckdb.sqltype is DuckDB 1.4's name for what was duckdb.type.
     sqltype = getattr(duckdb, "sqltype", None) or duckdb.type
     return Value(text, sqltype("TIMESTAMPTZ_NS" if zoned else "TIMESTAMP_NS"))
-
-
-def execute_duckdb(
-    duck: duckdb.DuckDBPyConnection,
-    sql: str,
-    params: Sequence[Any],
-    *,
-    translate: Callable[[duckdb.Error], Error] | None = None,
-) -> pa.Table:
-    """Run ``sql`` in DuckDB with positional ``params``; DuckDB errors become ours.
-
-    ``translate`` turns a DuckDB error into ours (:meth:`QueryFiles.translate`
-    for a query over lakehouse files).
-    """
-    try:
-        # A relation converts to Arrow without the extra copy a DB-API result makes.
-        relation = duck.sql(sql, params=list(params) or None)
-        if relation is None:  # not a query: no rows
-            return pa.table({})
-        # DuckDB 1.4 renamed arrow() to to_arrow_table().
-        to_arrow = getattr(relation, "to_arrow_table", None) or relation.arrow
-        table: pa.Table = to_arrow()
-        return table
-    except duckdb.Error as exc:
-        raise (translate or translate_duckdb_error)(exc) from exc
-    except pa.ArrowException as exc:
-        raise arrow_error(exc) from exc
-
-
-#: Rows per batch of a streamed result.
-STREAM_BATCH_ROWS = 100_000
-
-
-def stream_duckdb(
-    duck: duckdb.DuckDBPyConnection,
-    sql: str,
-    params: Sequence[Any],
-    *,
-    track: Callable[[Generator[pa.RecordBatch, None, None]], None] | None = None,
-    on_close: Callable[[], None] | None = None,
-    translate: Callable[[duckdb.Error], Error] | None = None,
-    translate_stream: Callable[[OSError], Error] | None = None,
-) -> pa.RecordBatchReader:
-    """Run ``sql`` on ``duck`` (a cursor of its own) and stream its rows.
-
-    The reader owns the cursor: it is closed when the last batch is read or
-    the reader is dropped, or by whoever ``track`` hands the generator of
-    batches to (the session closes it when the connection closes); then
-    ``on_close`` is called. DuckDB errors surface here or while reading;
-    ``translate_stream`` turns one met while reading (which Arrow's C stream
-    hands over as ``OSError``) into ours (:meth:`QueryFiles.translate_stream`).
-    """
-    translate = translate or translate_duckdb_error
-    translate_stream = translate_stream or stream_error
-
-    def close() -> None:
-        if on_close is not None:
-            on_close()
-        duck.close()
-
-    try:
-        relation = duck.sql(sql, params=list(params) or None)
-        if relation is None:
-            close()
-            return pa.table({}).to_reader()
-        to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-        reader: pa.RecordBatchReader = to_reader(STREAM_BATCH_ROWS)
-    except duckdb.Error as exc:
-        error = translate(exc)
-        close()
-        raise error from exc
-    except pa.ArrowException as exc:
-        close()
-        raise arrow_error(exc) from exc
-
-    def batches() -> Generator[pa.RecordBatch, None, None]:
-        try:
-            yield from reader
-        except duckdb.Error as exc:
-            raise translate(exc) from exc
-        except OSError as exc:
-            # Arrow's C stream reports DuckDB's errors while reading as OSError
-            # carrying DuckDB's message ("INTERRUPT Error: Interrupted!").
-            raise translate_stream(exc) from exc
-        finally:
-            close()
-
-    stream = batches()
-    if track is not None:
-        track(stream)
-    return pa.RecordBatchReader.from_batches(reader.schema, stream)
 
 
 def _unqualify_columns(
@@ -442,7 +319,7 @@ def _materialise(
     """A catalog table built for ``predicate`` (a :class:`CatalogScope`), or a table's scan.
 
     For a user table ``predicate`` maps columns to their allowed values
-    (see :func:`~trinity_dbapi.tables.pruning.point_predicates`).
+    (see :func:`~trinity_dbapi.sql.engine.predicates.scan_predicate`).
     """
     view, snapshot = session.view_for(as_of)
     if namespace in catalog.RESERVED_NAMESPACES:
@@ -459,150 +336,3 @@ def _materialise(
         # re-read one by one after a failure to name the damaged one.
         files.fetched.append(FetchedScan(storage, paths))
     return relation
-
-
-def table_scan(
-    storage: Storage,
-    view: ObjectOperations | Transaction,
-    namespace: str,
-    table: str,
-    predicate: Mapping[str, Sequence[Any]] | None = None,
-    files: set[str] | None = None,
-) -> Any:
-    """What DuckDB scans for a user table as this view sees it.
-
-    :func:`~trinity_dbapi.tables.scan.plan_query_scan` chooses the files of
-    the pinned version that can hold rows matching ``predicate`` (column ->
-    allowed values; see :mod:`~trinity_dbapi.tables.pruning`) and how to read
-    them: a :class:`NativeScan` of local files, a lazy Arrow dataset DuckDB
-    pushes projections and filters into, or the rows read by column ID. A
-    table without a dataset is an empty table with its exact schema. The
-    data files the scan may read are added to ``files`` (relative paths), so
-    a DuckDB error naming one is reported as that file's damage.
-    """
-    definition = view.load_table(namespace, table)  # NoSuchTableError names it
-    plan = scan.plan_query_scan(storage, definition, predicate or {})
-    if plan.form is scan.ScanForm.EMPTY:
-        return plan.schema.empty_table()
-    if plan.form is scan.ScanForm.BY_COLUMN_ID:
-        return plan.read_table(storage)
-    if files is not None:
-        files.update(plan.files)
-    if plan.form is scan.ScanForm.READ_PARQUET:
-        assert plan.local_root is not None
-        return NativeScan(definition, list(plan.files), plan.partition_by, plan.local_root)
-    return plan.arrow_dataset(storage)
-
-
-class NativeScan:
-    """Local Parquet files DuckDB reads itself (``read_parquet``): its fastest path.
-
-    Partition columns come from each file's path, decoded as the layout
-    encodes them (:mod:`~trinity_dbapi.tables.partition_sql`; not DuckDB's
-    hive partitioning, which does not decode column names), with their
-    declared types; a column no file holds yet (added by ALTER TABLE) reads
-    as NULL; columns are projected in the table's order and cast to their
-    declared DuckDB types.
-
-    Args:
-        definition: the table's definition.
-        paths: the files to scan, relative to the root (``/``-separated).
-        partition_by: the table's partition columns.
-        root: the local root directory the paths are relative to.
-    """
-
-    def __init__(
-        self, definition: Any, paths: list[str], partition_by: list[str], root: str
-    ) -> None:
-        self.definition = definition
-        self.paths = paths
-        self.partition_by = partition_by
-        self.root = root
-        #: The visible root of the last subquery (see :meth:`subquery`).
-        self._visible_root = ""
-        self._options: list[str] = []
-
-    def subquery(self, duck: duckdb.DuckDBPyConnection, visible_root: str | None) -> str:
-        """A parenthesised DuckDB query over the files, with the table's exact columns.
-
-        The files are named under ``visible_root``, the path the session's
-        sandbox lets DuckDB read the root through (never the root's own
-        name, which DuckDB may read as other paths or globs).
-        """
-        from trinity_dbapi.tables import partition_sql
-
-        if visible_root is None:
-            raise InternalError("a native scan of local files in a DuckDB without a local root")
-        options = [partition_sql.SCAN_OPTIONS]
-        if self.definition.format_properties.get(managed.MIXED_FILE_SCHEMAS) == "true":
-            options.append("union_by_name = true")  # match columns by name, file by file
-        file_column = partition_sql.file_column(c.name for c in self.definition.columns)
-        if self.partition_by:
-            options.append(f"filename = {quote_string(file_column)}")
-        self._options, self._visible_root = options, visible_root
-        source = self._source(self.paths)
-        present = self._file_types(duck, source)
-        projection = []
-        for column in self.definition.columns:
-            quoted = quote_identifier(column.name)
-            duck_type = type_mapping.duckdb_type(column.type)
-            found = present.get(column.name)
-            if column.name in self.partition_by:
-                value = partition_sql.partition_value(
-                    file_column, self.partition_by, column.name, duck_type
-                )
-                projection.append(f"{value} AS {quoted}")
-            elif found == duck_type:
-                projection.append(quoted)  # a bare column: filters push into the scan
-            else:
-                value = quoted if found is not None else "NULL"
-                projection.append(f"CAST({value} AS {duck_type}) AS {quoted}")
-        return f"(SELECT {', '.join(projection)} FROM {source})"
-
-    def _source(self, paths: Sequence[str]) -> str:
-        files = [f"{self._visible_root}/{path}" for path in paths]
-        return scan.read_parquet(files, self._options)
-
-    def damaged_file(self, duck: duckdb.DuckDBPyConnection) -> CorruptFileError | None:
-        """The first of the files that DuckDB cannot read on its own, or None.
-
-        Some damage (a changed byte in a footer) fails with a message that names
-        no file ("don't know what type"). The files are immutable, so reading
-        each alone finds the one that fails; it is only ever done after a
-        failure, and costs one full read of the files.
-        """
-        for path in self.paths:
-            try:
-                execute_duckdb(duck, f"SELECT * FROM {self._source([path])}", [])
-            except Error as error:
-                cause = error.__cause__
-                if isinstance(cause, duckdb.Error) and not is_one_of(cause, NOT_FILE_ERRORS):
-                    return CorruptFileError(path, f"reading it failed: {cause}")
-        return None
-
-    def _file_types(self, duck: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
-        """Column -> DuckDB type of what the files hold (an added column may be in none yet).
-
-        Cached by root and file list: the files are immutable.
-        """
-        key = (self.root, *self.paths)
-        types = _FILE_TYPES.get(key)
-        if types is None:
-            try:
-                relation = duck.sql(f"SELECT * FROM {source}")
-            except duckdb.Error as exc:  # reading the footers: a file may be damaged
-                error = translate_duckdb_error(exc, self.paths)
-                if not isinstance(error, CorruptFileError) and may_be_a_file(exc):
-                    error = self.damaged_file(duck) or error
-                raise error from exc
-            types = {name: str(t) for name, t in zip(relation.columns, relation.types, strict=True)}
-            if len(_FILE_TYPES) > 1024:
-                _FILE_TYPES.clear()
-            _FILE_TYPES[key] = types
-        return types
-
-
-_FILE_TYPES: dict[tuple[str, ...], dict[str, str]] = {}
-
-
-# -- DuckDB errors ------------------------------------------------------------------

@@ -14,6 +14,8 @@ far are left for garbage collection).
 only (``day >= DATE '2024-01-01' AND region = 'eu'``), evaluated by the
 session's sandboxed DuckDB once per partition on its typed values; a
 partition where it is not TRUE is left alone.
+
+Floor: ``duck_run`` (the group reader), ``session``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import sqlglot
 from sqlglot import exp
 
 from trinity_dbapi.errors import Error, NotSupportedError, ProgrammingError
-from trinity_dbapi.sql.engine.kartothek_import import table_name
+from trinity_dbapi.sql.engine.duck_run import execute_duckdb
 from trinity_dbapi.sql.engine.session import Session
 from trinity_dbapi.tables import compaction, managed, scan
 from trinity_dbapi.tables.metadata import DatasetMetadata
@@ -134,8 +136,6 @@ def _duckdb_reader(
     payload_schema = pa.schema([schema.field(column.name) for column in payload])
 
     def read(labels: Sequence[str]) -> pa.Table | None:
-        from trinity_dbapi.sql.engine.query import execute_duckdb
-
         root = session.duckdb_root()
         if root is None or not payload:
             return None
@@ -159,13 +159,13 @@ def _duckdb_reader(
 
 def rewrite_data_files(
     session: Session,
-    table: str,
+    namespace: str,
+    name: str,
     target_file_size_bytes: int,
     where: str | None,
     min_input_files: int,
 ) -> pa.Table:
-    """Rewrite the table's small files per partition and commit; one result row."""
-    namespace, name = table_name(session, table, _PROCEDURE)
+    """Rewrite the small files of table ``namespace.name`` per partition and commit; one row."""
     session.check_writable_namespace(namespace)
     txn = session.writable()
     try:

@@ -13,6 +13,8 @@ Only a small, closed set of expressions qualifies (:data:`_ALLOWED`):
 anything else (a column, ``*`` outside ``count(*)``, ``COLUMNS(...)``, a
 function, a subquery, a parameter) is scanned as usual, so no query can
 observe the replacement.
+
+Floor: no engine module.
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ turned off instead (``temp_directory = ''``): a directory DuckDB writes to is
 one SQL can name (``current_setting('temp_directory')``). The consequence: a
 query whose working set exceeds DuckDB's ``memory_limit`` (80% of RAM by
 default) fails with ``OperationalError`` (out of memory) instead of spilling.
+
+Floor: no engine module.
 """
 
 from __future__ import annotations

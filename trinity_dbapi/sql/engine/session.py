@@ -6,11 +6,22 @@ statement begins a transaction that lasts until :meth:`Session.commit` or
 :meth:`Session.rollback` (or SQL ``COMMIT`` / ``ROLLBACK``); in autocommit mode
 each statement is a transaction of its own unless SQL ``BEGIN`` opened one.
 
-Every statement is atomic: one that fails undoes its own staged changes
-(a savepoint of the transaction) and leaves the transaction usable.
+Every statement is atomic (:meth:`Session.atomically`): one that fails undoes
+its own staged changes (a savepoint of the transaction) and leaves the
+transaction usable. Which statement runs, and how, is the front door's
+(:mod:`~trinity_dbapi.sql.engine.dispatch`); the session never names a
+statement type.
+
+Work that follows a commit registers itself here
+(:func:`register_after_commit`): the session calls it and never names it.
+
+The session also holds its own DuckDB connection (:mod:`.duckdb_pool`),
+closed with the session, at interpreter exit, and forgotten in a forked child.
 
 Long work reports its progress to the session's handler (``Connection.progress``):
 see :mod:`trinity_dbapi.sql.engine.progress`.
+
+Floor: ``duckdb_pool``, ``control``, ``progress``.
 """
 
 from __future__ import annotations
@@ -21,8 +32,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from trinity_dbapi.errors import (
     CorruptFileError,
@@ -40,17 +50,17 @@ from trinity_dbapi.lakehouse.transaction import (
     Transaction,
 )
 from trinity_dbapi.sql import model
-from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.engine import duckdb_pool
 from trinity_dbapi.sql.engine.control import StatementControl
 from trinity_dbapi.sql.engine.progress import NodeFileProgress, ProgressHandler, Task
-from trinity_dbapi.sql.nesting import recursion_budget
+from trinity_dbapi.tables import registration  # noqa: F401 - the table format's hooks
 
 if TYPE_CHECKING:
     import duckdb
-    import pyarrow as pa
 
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
+
+T = TypeVar("T")
 
 #: The namespace unqualified names resolve in until ``USE`` changes it.
 DEFAULT_NAMESPACE = "default"
@@ -100,16 +110,25 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_in_child)
 
 
-@dataclass(frozen=True)
-class Result:
-    """What a statement returns: rows (or None when it has no result set) and a row count.
+#: ``hook(session, tables, snapshot)``: work after a commit that changed the
+#: data files of ``tables`` (``(namespace, table)`` pairs) and made ``snapshot``.
+AfterCommit = Callable[["Session", frozenset[tuple[str, str]], "Snapshot"], None]
 
-    Rows are a whole ``pa.Table`` or a ``pa.RecordBatchReader`` streaming
-    them (then the row count is -1: unknown until read).
+#: The hooks :meth:`Session.commit` runs, in the order they were registered.
+_AFTER_COMMIT: list[AfterCommit] = []
+
+
+def register_after_commit(hook: AfterCommit) -> None:
+    """Run ``hook`` after every commit that changed tables' data files (registered once).
+
+    Where the session must call work of a higher module (automatic
+    compaction), that module registers it here and the session never names
+    it. The hook runs in the committing thread once the commit is done,
+    outside any transaction; an exception it raises reaches the caller of
+    the commit, so a hook that must never fail the write catches its own.
     """
-
-    table: pa.Table | pa.RecordBatchReader | None = None
-    rowcount: int = -1
+    if hook not in _AFTER_COMMIT:
+        _AFTER_COMMIT.append(hook)
 
 
 class Session:
@@ -168,8 +187,9 @@ class Session:
         #: The lock a thread holds while it runs a statement of this session
         #: (the connection's): exit waits on it for an interrupted statement.
         self.statement_lock: Any = None
-        #: Tables whose files the open transaction changed (automatic compaction).
+        #: Tables whose files the open transaction changed (for the after-commit hooks).
         self.written_tables: set[tuple[str, str]] = set()
+        #: What the store had served when the running statement began (EXPLAIN ANALYZE).
         self.statement_stats = lakehouse.storage.stats.snapshot()
 
     # -- transactions -----------------------------------------------------------
@@ -212,19 +232,20 @@ class Session:
         """Commit the open transaction, if any (nothing happens otherwise).
 
         A commit that writes node files reports them as the task ``"commit"``.
+        One that changed tables' data files then runs the hooks registered
+        with :func:`register_after_commit`.
 
         Returns:
             The version the commit made (the one read, when nothing changed),
             or None when no transaction was open.
         """
         txn, self._txn, self._explicit = self._txn, None, False
-        written, self.written_tables = self.written_tables, set()
+        written, self.written_tables = frozenset(self.written_tables), set()
         if txn is not None and txn.is_active:
             snapshot = txn.commit(progress=self.node_file_progress("commit", quiet=True))
             if written:
-                from trinity_dbapi.sql.engine.auto_compact import compact_after_write
-
-                compact_after_write(self, written, snapshot)
+                for hook in _AFTER_COMMIT:
+                    hook(self, written, snapshot)
             return snapshot
         return None
 
@@ -418,130 +439,40 @@ class Session:
 
     # -- statements -------------------------------------------------------------
 
-    def execute(self, parsed: st.Parsed, params: Sequence[Any] = ()) -> Result:
-        """Execute one parsed statement with its parameter values.
+    def require_open(self) -> None:
+        """Refuse a statement on a closed session."""
+        if self.closed:
+            raise InterfaceError("the connection is closed: open a new one with connect()")
 
-        Raises:
-            Error: a subclass for every failure; the statement's own changes
-                are undone, and in autocommit mode its transaction too.
+    def atomically(self, work: Callable[[], T], prefetch: Sequence[tuple[str, str]] = ()) -> T:
+        """Run one statement's work: undone on failure, committed in autocommit mode.
+
+        Args:
+            work: the statement's work, staged in :meth:`transaction`.
+            prefetch: the tables it reads, read ahead if a transaction begins.
         """
-        if self.closed:
-            raise InterfaceError("the connection is closed: open a new one with connect()")
-        from trinity_dbapi.sql.engine.handlers import CONTROL, HANDLERS
-
-        with recursion_budget(), self.control.running(_what(parsed)):
-            # What the store had served when this statement began (EXPLAIN ANALYZE).
-            self.statement_stats = self.lakehouse.storage.stats.snapshot()
-            statement = st.to_statement(parsed, params)
-            control = CONTROL.get(type(statement))
-            if control is not None:
-                return control(self, statement)
-            handler = HANDLERS.get(type(statement))
-            if handler is None:
-                raise NotSupportedError(
-                    f"{type(statement).__name__} statements are not supported yet: {parsed.sql!r}"
-                )
-            prefetch = _tables_named(parsed, self.namespace) if self._txn is None else ()
-            return self._atomically(lambda: handler(self, statement), prefetch)
-
-    def execute_many(self, parsed: st.Parsed, seq_of_params: Sequence[Sequence[Any]]) -> Result:
-        """Execute one statement once per parameter set, as one statement.
-
-        ``INSERT INTO t [(cols)] VALUES (?, ...)`` takes every parameter set
-        as a row of one write (one set of files, one commit in autocommit
-        mode); other statements run once per set. Either way all sets apply
-        or, on an error, none.
-        """
-        if self.closed:
-            raise InterfaceError("the connection is closed: open a new one with connect()")
-        with recursion_budget(), self.control.running(_what(parsed)):
-            return self._execute_many(parsed, seq_of_params)
-
-    def _execute_many(self, parsed: st.Parsed, seq_of_params: Sequence[Sequence[Any]]) -> Result:
-        from trinity_dbapi.sql.engine import dml as data
-
-        if data.is_row_insert(parsed):
-            return self._atomically(lambda: data.insert_rows(self, parsed, seq_of_params))
-
-        def each() -> Result:
-            total = 0
-            for params in seq_of_params:
-                self.control.check()
-                result = self.execute(parsed, params)
-                total = -1 if total < 0 or result.rowcount < 0 else total + result.rowcount
-            return Result(None, total)
-
-        if not self._statement_scoped():
-            return self._atomically(each)
-        # Autocommit: the whole batch is one transaction, like one statement.
-        self.begin(None)
-        try:
-            result = each()
-            self.control.check()  # the last point to stop at: the commit is not interrupted
-        except BaseException:
-            self.rollback()
-            raise
-        self.commit()
-        return result
-
-    def ingest(self, table: model.TableName, data: Any) -> Result:
-        """Append Arrow data to ``table`` as one statement (see ``Cursor.ingest``)."""
-        if self.closed:
-            raise InterfaceError("the connection is closed: open a new one with connect()")
-        from trinity_dbapi.sql.engine.dml import insert_arrow
-
-        what = f"the ingest into {'.'.join(filter(None, (table.namespace, table.name)))}"
-        with self.control.running(what):
-            return self._atomically(lambda: insert_arrow(self, table, data))
-
-    def arrow_schema(self, table: model.TableName) -> pa.Schema:
-        """The Arrow schema of ``table``'s rows: the types ``ingest`` conforms data to.
-
-        Read like a statement of its own (in autocommit mode the view it
-        pinned is let go at once).
-
-        Raises:
-            NoSuchTableError: there is no such table.
-        """
-        if self.closed:
-            raise InterfaceError("the connection is closed: open a new one with connect()")
-        from trinity_dbapi.tables import managed
-
-        namespace, name = self.resolve(table)
-        found: list[pa.Schema] = []
-
-        def look_up() -> Result:
-            found.append(managed.schema(self.transaction().peek_table(namespace, name)))
-            return Result()
-
-        self._atomically(look_up)
-        return found[0]
-
-    def _atomically(
-        self, work: Callable[[], Result], prefetch: Sequence[tuple[str, str]] = ()
-    ) -> Result:
-        """Run one statement's work: undone on failure, committed in autocommit mode."""
         txn = self.transaction(prefetch)
         savepoint = txn.savepoint()
         try:
             result = work()
-            if self._statement_scoped():
+            if self.statement_scoped():
                 self.control.check()  # the last point to stop at: the commit is not interrupted
         except BaseException as exc:
             if self._txn is txn and txn.is_active:
                 txn.rollback_to(savepoint)
-            if self._statement_scoped():
+            if self.statement_scoped():
                 self.rollback()
             if isinstance(exc, CorruptFileError):
                 # A dataset file the tables layer found missing: damage, or the
                 # transaction's version was expired and collected meanwhile.
                 txn.snapshot.raise_explained(exc)
             raise
-        if self._statement_scoped():
+        if self.statement_scoped():
             self.commit()
         return result
 
-    def _statement_scoped(self) -> bool:
+    def statement_scoped(self) -> bool:
+        """Whether each statement is a transaction of its own (autocommit, outside ``BEGIN``)."""
         return self.autocommit and not self._explicit
 
     def check_writable_namespace(self, namespace: str) -> None:
@@ -575,13 +506,6 @@ class Session:
         self.closed = True
 
 
-def _what(parsed: st.Parsed) -> str:
-    """How errors name a statement: ``the SELECT statement``."""
-    words = parsed.sql.split(None, 1)
-    keyword = words[0].upper() if words and words[0].isalpha() else "SQL"
-    return f"the {keyword} statement"
-
-
 def _close_duckdb(handle: duckdb.DuckDBPyConnection, deadline: float) -> bool:
     """Close a DuckDB connection or cursor, retrying while another thread uses it.
 
@@ -600,27 +524,3 @@ def _close_duckdb(handle: duckdb.DuckDBPyConnection, deadline: float) -> bool:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.005)
-
-
-#: Tables a statement names whose definitions are read ahead, at most.
-PREFETCH_TABLES = 16
-
-
-def _tables_named(parsed: st.Parsed, namespace: str) -> list[tuple[str, str]]:
-    """The user tables a statement's text names, as ``(namespace, table)``.
-
-    A guess, not a resolution: a CTE's name or a view counts too, and costs
-    a lookup that finds nothing. Only used to read ahead.
-    """
-    from sqlglot import exp
-
-    found: dict[tuple[str, str], None] = {}
-    for node in parsed.expression.find_all(exp.Table):
-        if node.args.get("catalog") is not None or not node.name:
-            continue
-        where = node.db or namespace
-        if where not in catalog.RESERVED_NAMESPACES:
-            found[(where, node.name)] = None
-            if len(found) == PREFETCH_TABLES:
-                break
-    return list(found)

@@ -10,6 +10,8 @@ and the cached definition. BI tools and SQLAlchemy issue these statements
 all day, so they cost what the tree costs: no parse of a rewritten query,
 no DuckDB. Result columns are nullable, as DuckDB's would be, so a
 cursor's ``description`` is the same either way.
+
+Floor: ``query`` (the reserved namespaces' query), ``session``, ``result``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from trinity_dbapi.lakehouse.catalog_scope import CatalogScope
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
 from trinity_dbapi.sql.engine.query import run_query
-from trinity_dbapi.sql.engine.session import Result, Session
+from trinity_dbapi.sql.engine.result import Result
+from trinity_dbapi.sql.engine.session import Session
 
 __all__ = [
     "catalog_query",

@@ -1,0 +1,285 @@
+"""The engine's front door: a parsed statement in, a :class:`~.result.Result` out.
+
+The driver (``dbapi/cursor.py``) runs everything through the functions of
+this module, with the connection's session: :func:`execute` (one statement),
+:func:`execute_many` (one statement, many parameter sets), :func:`ingest`
+(Arrow data appended to a table) and :func:`arrow_schema` (the types
+``ingest`` conforms data to). Each is one statement: interruptible and timed
+(``session.control``) and atomic (:meth:`Session.atomically
+<.session.Session.atomically>`: undone on failure, committed in autocommit
+mode).
+
+Which module runs a statement is looked up by the type of its model, in
+:data:`CONTROL` (transaction control and ``CALL``, which run outside the
+statement's savepoint) and :data:`HANDLERS`. A handler receives the session
+and the statement and returns a ``Result``. DDL (:mod:`.ddl`, :mod:`.views`)
+stages changes in the session's transaction; SHOW and DESCRIBE (:mod:`.show`)
+answer what the catalog tables show, straight from the tree; a query is
+answered by :mod:`.catalog_answer` when it is a point query over one catalog
+table, else by DuckDB (:mod:`.query`); a data statement is :mod:`.merge`'s
+when :func:`.merge.handles` says so (MERGE, UPDATE ... FROM), else
+:mod:`.dml`'s; ``CALL system.*`` is :mod:`.procedures`'.
+
+Automatic compaction (:mod:`.auto_compact`) follows a commit that wrote data
+files because this module registers it with the session, here and nowhere else.
+
+Floor: ``catalog_answer``, ``ddl``, ``dml``, ``merge``, ``procedures``,
+``show``, ``views``, ``query``, ``auto_compact``, ``session``, ``result``:
+the top of the engine, which no engine module imports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from trinity_dbapi.errors import NoSuchNamespaceError, NotSupportedError
+from trinity_dbapi.lakehouse import catalog
+from trinity_dbapi.sql import expressions as texp
+from trinity_dbapi.sql import model
+from trinity_dbapi.sql import statements as st
+from trinity_dbapi.sql.engine import catalog_answer, ddl, dml, merge, procedures, show, views
+from trinity_dbapi.sql.engine.auto_compact import compact_after_write
+from trinity_dbapi.sql.engine.query import run_query
+from trinity_dbapi.sql.engine.result import Result
+from trinity_dbapi.sql.engine.session import Session, register_after_commit
+from trinity_dbapi.sql.nesting import recursion_budget
+from trinity_dbapi.tables import managed
+
+__all__ = ["CONTROL", "HANDLERS", "arrow_schema", "execute", "execute_many", "ingest"]
+
+Handler = Callable[[Session, Any], Result]
+
+# The session runs it after a commit that wrote data files, and never names it.
+register_after_commit(compact_after_write)
+
+
+# -- the front door ---------------------------------------------------------------------
+
+
+def execute(session: Session, parsed: st.Parsed, params: Sequence[Any] = ()) -> Result:
+    """Execute one parsed statement with its parameter values.
+
+    Raises:
+        Error: a subclass for every failure; the statement's own changes
+            are undone, and in autocommit mode its transaction too.
+    """
+    session.require_open()
+    with recursion_budget(), session.control.running(_what(parsed)):
+        # What the store had served when this statement began (EXPLAIN ANALYZE).
+        session.statement_stats = session.lakehouse.storage.stats.snapshot()
+        statement = st.to_statement(parsed, params)
+        control = CONTROL.get(type(statement))
+        if control is not None:
+            return control(session, statement)
+        handler = HANDLERS.get(type(statement))
+        if handler is None:
+            raise NotSupportedError(
+                f"{type(statement).__name__} statements are not supported yet: {parsed.sql!r}"
+            )
+        prefetch = () if session.in_transaction else _tables_named(parsed, session.namespace)
+        return session.atomically(lambda: handler(session, statement), prefetch)
+
+
+def execute_many(
+    session: Session, parsed: st.Parsed, seq_of_params: Sequence[Sequence[Any]]
+) -> Result:
+    """Execute one statement once per parameter set, as one statement.
+
+    ``INSERT INTO t [(cols)] VALUES (?, ...)`` takes every parameter set
+    as a row of one write (one set of files, one commit in autocommit
+    mode); other statements run once per set. Either way all sets apply
+    or, on an error, none.
+    """
+    session.require_open()
+    with recursion_budget(), session.control.running(_what(parsed)):
+        if dml.is_row_insert(parsed):
+            return session.atomically(lambda: dml.insert_rows(session, parsed, seq_of_params))
+
+        def each() -> Result:
+            total = 0
+            for params in seq_of_params:
+                session.control.check()
+                result = execute(session, parsed, params)
+                total = -1 if total < 0 or result.rowcount < 0 else total + result.rowcount
+            return Result(None, total)
+
+        if not session.statement_scoped():
+            return session.atomically(each)
+        # Autocommit: the whole batch is one transaction, like one statement.
+        session.begin(None)
+        try:
+            result = each()
+            session.control.check()  # the last point to stop at: the commit is not interrupted
+        except BaseException:
+            session.rollback()
+            raise
+        session.commit()
+        return result
+
+
+def ingest(session: Session, table: model.TableName, data: Any) -> Result:
+    """Append Arrow data to ``table`` as one statement (see ``Cursor.ingest``)."""
+    session.require_open()
+    what = f"the ingest into {'.'.join(filter(None, (table.namespace, table.name)))}"
+    with session.control.running(what):
+        return session.atomically(lambda: dml.insert_arrow(session, table, data))
+
+
+def arrow_schema(session: Session, table: model.TableName) -> pa.Schema:
+    """The Arrow schema of ``table``'s rows: the types :func:`ingest` conforms data to.
+
+    Read like a statement of its own (in autocommit mode the view it
+    pinned is let go at once).
+
+    Raises:
+        NoSuchTableError: there is no such table.
+    """
+    session.require_open()
+    namespace, name = session.resolve(table)
+    return session.atomically(
+        lambda: managed.schema(session.transaction().peek_table(namespace, name))
+    )
+
+
+def _what(parsed: st.Parsed) -> str:
+    """How errors name a statement: ``the SELECT statement``."""
+    words = parsed.sql.split(None, 1)
+    keyword = words[0].upper() if words and words[0].isalpha() else "SQL"
+    return f"the {keyword} statement"
+
+
+#: Tables a statement names whose definitions are read ahead, at most.
+PREFETCH_TABLES = 16
+
+
+def _tables_named(parsed: st.Parsed, namespace: str) -> list[tuple[str, str]]:
+    """The user tables a statement's text names, as ``(namespace, table)``.
+
+    A guess, not a resolution: a CTE's name or a view counts too, and costs
+    a lookup that finds nothing. Only used to read ahead.
+    """
+    from sqlglot import exp
+
+    found: dict[tuple[str, str], None] = {}
+    for node in parsed.expression.find_all(exp.Table):
+        if node.args.get("catalog") is not None or not node.name:
+            continue
+        where = node.db or namespace
+        if where not in catalog.RESERVED_NAMESPACES:
+            found[(where, node.name)] = None
+            if len(found) == PREFETCH_TABLES:
+                break
+    return list(found)
+
+
+# -- transaction control (no transaction of their own) -------------------------------
+
+
+def _begin(session: Session, stmt: model.Begin) -> Result:
+    session.begin(stmt.isolation)
+    return Result()
+
+
+def _commit(session: Session, stmt: model.Commit) -> Result:
+    session.commit()
+    return Result()
+
+
+def _rollback(session: Session, stmt: model.Rollback) -> Result:
+    session.rollback()
+    return Result()
+
+
+def _set_transaction(session: Session, stmt: model.SetTransaction) -> Result:
+    session.set_isolation(stmt.isolation)
+    return Result()
+
+
+# -- statements in the session's transaction ----------------------------------------------
+
+
+def _query(session: Session, stmt: model.Query) -> Result:
+    """A query's rows stream from DuckDB: the cursor pulls batches as it is read.
+
+    A point query over one catalog table is answered without DuckDB
+    (:mod:`~trinity_dbapi.sql.engine.catalog_answer`).
+    """
+    table = catalog_answer.answer(session, stmt.expression, stmt.tables, stmt.params)
+    if table is not None:
+        return Result(table, -1)  # -1 as for every query: the rows are counted as read
+    if isinstance(stmt.expression, texp.Explain) and stmt.expression.args.get("analyze"):
+        plan = run_query(session, stmt.expression, stmt.tables, stmt.params)
+        return Result(_with_storage_cost(session, plan), -1)
+    reader = run_query(session, stmt.expression, stmt.tables, stmt.params, stream=True)
+    return Result(reader, -1)
+
+
+def _with_storage_cost(session: Session, plan: pa.Table) -> pa.Table:
+    """DuckDB's analyzed plan, and a row of what the statement cost the store."""
+    used = session.lakehouse.storage.stats.since(session.statement_stats)
+    text = (
+        f"requests: {used.requests} (reads {used.reads}, metadata {used.exists}, "
+        f"lists {used.lists}, writes {used.writes + used.creates}), "
+        f"request rounds: {used.rounds}, bytes read: {used.bytes_read}, "
+        f"cache hits: {used.cache_hits}"
+    )
+    row: dict[str, list[str | None]] = {name: [None] for name in plan.schema.names}
+    names = plan.schema.names
+    row[names[0]] = ["trinity_storage"]
+    if len(names) > 1:
+        row[names[-1]] = [text]
+    return pa.concat_tables([plan, pa.table(row, schema=plan.schema)])
+
+
+def _use(session: Session, stmt: model.Use) -> Result:
+    namespace = stmt.namespace
+    ordinary = namespace not in catalog.RESERVED_NAMESPACES and namespace != "default"
+    if ordinary and not session.transaction().namespace_exists(namespace):
+        raise NoSuchNamespaceError(namespace)
+    session.namespace = namespace
+    return Result()
+
+
+def _data(session: Session, stmt: model.Dml) -> Result:
+    """INSERT, UPDATE, DELETE (:mod:`.dml`); MERGE and UPDATE ... FROM (:mod:`.merge`)."""
+    if merge.handles(stmt.expression):
+        return merge.merge(session, stmt)
+    return dml.dml(session, stmt)
+
+
+#: Statements that run outside the statement's savepoint: transaction control and CALL.
+CONTROL: Mapping[type, Handler] = {
+    model.Begin: _begin,
+    model.Commit: _commit,
+    model.Rollback: _rollback,
+    model.SetTransaction: _set_transaction,
+    model.Call: procedures.call,
+}
+
+#: Every other statement, run atomically in the session's transaction.
+HANDLERS: Mapping[type, Handler] = {
+    model.Query: _query,
+    model.ShowNamespaces: show.show_namespaces,
+    model.ShowTables: show.show_tables,
+    model.DescribeNamespace: show.describe_namespace,
+    model.DescribeTable: show.describe_table,
+    model.ShowCreateTable: ddl.show_create_table,
+    model.Use: _use,
+    model.CreateNamespace: ddl.create_namespace,
+    model.DropNamespace: ddl.drop_namespace,
+    model.AlterNamespace: ddl.alter_namespace,
+    model.CreateTable: ddl.create_table,
+    model.DropTable: ddl.drop_table,
+    model.AlterTable: ddl.alter_table,
+    model.Dml: _data,
+    model.TruncateTable: dml.truncate,
+    model.CreateTableAs: dml.create_table_as,
+    model.CreateIndex: dml.create_index,
+    model.DropIndex: dml.drop_index,
+    model.CreateView: views.create_view,
+    model.DropView: views.drop_view,
+    model.ShowViews: views.show_views,
+}
