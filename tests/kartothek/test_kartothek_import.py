@@ -6,7 +6,7 @@ writes the dataset of pipeline_frames.py (partitioned on ``region`` and
 with each metadata encoding, and prints its own ``read_table``.
 ``CALL system.import_kartothek`` must make a table whose SELECT gives
 exactly those rows, in both modes, also through the partition and index
-pruning; the plateau half is tests/sql/test_import_kartothek.py.
+pruning; the plateau half is tests/sql/engine/test_import_kartothek.py.
 """
 
 from __future__ import annotations

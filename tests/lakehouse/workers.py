@@ -1,0 +1,160 @@
+"""Worker functions run in other processes by the concurrency and crash tests.
+
+They are top-level functions of an importable module so the multiprocessing
+``spawn`` start method can find them. Each worker opens the lakehouse itself
+from ``(uri, storage_options)`` and reports through a queue (or a log file)
+instead of raising, so the parent sees every outcome.
+
+Run as a script (``python -m tests.lakehouse.workers crash-writer URI LOG``)
+it is the crash test's writer: it commits forever and logs every commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import traceback
+from typing import Any
+
+from trinity_dbapi.errors import CommitConflictError, RetriesExhaustedError
+from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.lakehouse.transaction import RetryPolicy
+
+#: The shared keys the read-modify-write workers touch besides the counter.
+SHARED_KEYS = ("s0", "s1", "s2", "s3")
+COUNTER = "counter"
+
+
+def distinct_key_worker(
+    uri: str,
+    options: dict[str, Any],
+    worker: int,
+    commits: int,
+    start: Any,
+    results: Any,
+) -> None:
+    """Commit ``commits`` transactions, each writing one key no other worker writes.
+
+    Puts ``{"worker", "commits": [(version, key, value)], "error"}`` on ``results``.
+    """
+    report: dict[str, Any] = {"worker": worker, "commits": [], "error": None, "pid": os.getpid()}
+    try:
+        lake = Lakehouse.open(uri, storage_options=options)
+        retry = RetryPolicy(max_attempts=200, base_delay=0.002, max_delay=0.05)
+        start.wait(60)
+        for i in range(commits):
+            key, value = f"w{worker}-{i:03d}", f"{worker}:{i}"
+            txn = lake.begin(isolation="SNAPSHOT" if i % 2 else "SERIALIZABLE", retry=retry)
+            txn.put(key, value)
+            report["commits"].append((txn.commit().version, key, value))
+    except BaseException:  # noqa: BLE001 - every failure is reported to the parent
+        report["error"] = traceback.format_exc()
+    results.put(report)
+
+
+def shared_key_worker(
+    uri: str,
+    options: dict[str, Any],
+    worker: int,
+    transactions: int,
+    isolation: str,
+    seed: int,
+    start: Any,
+    results: Any,
+) -> None:
+    """Run read-modify-write transactions on the shared counter and shared keys.
+
+    Each transaction reads the counter and two shared keys; with probability
+    3/4 it increments the counter, and it sets (or sometimes deletes) one of
+    the shared keys it read. Outcomes are ``committed`` (with the version, the
+    snapshot version, the transaction id, its reads and its writes),
+    ``conflict``, ``exhausted``, or ``error`` with a traceback: the parent
+    fails on the last.
+    """
+    rng = random.Random(seed)
+    outcomes: list[dict[str, Any]] = []
+    report: dict[str, Any] = {"worker": worker, "outcomes": outcomes, "error": None}
+    try:
+        lake = Lakehouse.open(uri, storage_options=options)
+        retry = RetryPolicy(max_attempts=50, base_delay=0.001, max_delay=0.05)
+        start.wait(60)
+        for i in range(transactions):
+            txn = lake.begin(isolation=isolation, retry=retry)
+            reads: dict[str, str | None] = {COUNTER: txn.get(COUNTER)}
+            for key in rng.sample(SHARED_KEYS, 2):
+                reads[key] = txn.get(key)
+            writes: dict[str, str | None] = {}
+            if rng.random() < 0.75:
+                writes[COUNTER] = str(int(reads[COUNTER] or "0") + 1)
+            target = rng.choice([k for k in reads if k != COUNTER])
+            writes[target] = None if rng.random() < 0.2 else f"w{worker}-{i}"
+            for key, value in writes.items():
+                if value is None:
+                    txn.delete(key)
+                else:
+                    txn.put(key, value)
+            outcome: dict[str, Any] = {"worker": worker, "index": i}
+            try:
+                snap = txn.commit()
+            except CommitConflictError as exc:
+                outcome.update(outcome="conflict", key=exc.key, version=exc.version)
+            except RetriesExhaustedError as exc:
+                outcome.update(outcome="exhausted", attempts=exc.attempts)
+            except Exception:  # noqa: BLE001 - anything else is reported as a failure
+                outcome.update(outcome="error", traceback=traceback.format_exc())
+            else:
+                outcome.update(
+                    outcome="committed",
+                    version=snap.version,
+                    base=txn.snapshot.version,
+                    txn_id=txn.id,
+                    reads=reads,
+                    writes=writes,
+                )
+            outcomes.append(outcome)
+    except BaseException:  # noqa: BLE001 - every failure is reported to the parent
+        report["error"] = traceback.format_exc()
+    results.put(report)
+
+
+def crash_writer(uri: str, log_path: str, options: str = "{}") -> None:
+    """Commit forever on a lakehouse, logging each commit, until killed.
+
+    Commit ``k`` writes key ``c{k}`` (value ``str(k)``) and creates namespace
+    ``n{k}``, so object definition files are written too. The log gets
+    ``ready`` once the lakehouse is open, then ``<version> c<k>`` after every
+    commit, flushed and fsynced line by line. ``options``: the storage
+    options, as JSON.
+    """
+    lake = Lakehouse.open(uri, storage_options=json.loads(options))
+    k = lake.latest_version()
+    with open(log_path, "a", encoding="utf-8") as log:
+        _log_line(log, "ready")
+        while True:
+            k += 1
+            txn = lake.begin()
+            txn.put(f"c{k}", str(k))
+            txn.create_namespace(f"n{k}")
+            version = txn.commit().version
+            _log_line(log, f"{version} c{k}")
+
+
+def _log_line(log: Any, line: str) -> None:
+    log.write(line + "\n")
+    log.flush()
+    os.fsync(log.fileno())
+
+
+def main(argv: list[str]) -> int:
+    """Command line entry: ``crash-writer URI LOG``."""
+    if len(argv) in (3, 4) and argv[0] == "crash-writer":
+        crash_writer(*argv[1:])
+        return 0
+    print("usage: python -m tests.lakehouse.workers crash-writer URI LOG", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
