@@ -9,10 +9,10 @@ this module, with the connection's session: :func:`execute` (one statement),
 <.session.Session.atomically>`: undone on failure, committed in autocommit
 mode).
 
-Which module runs a statement is looked up by the type of its model, in
-:data:`CONTROL` (transaction control and ``CALL``, which run outside the
-statement's savepoint) and :data:`HANDLERS`. A handler receives the session
-and the statement and returns a ``Result``. DDL (:mod:`.ddl`, :mod:`.views`)
+Which module runs a statement is chosen by the type of its model, one
+``case`` each: transaction control and ``CALL`` run outside the statement's
+savepoint, every other statement inside it. Each module's function receives
+the session and the statement and returns a ``Result``. DDL (:mod:`.ddl`, :mod:`.views`)
 stages changes in the session's transaction; SHOW and DESCRIBE (:mod:`.show`)
 answer what the catalog tables show, straight from the tree; a query is
 answered by :mod:`.catalog_answer` when it is a point query over one catalog
@@ -23,14 +23,13 @@ when :func:`.merge.handles` says so (MERGE, UPDATE ... FROM), else
 Automatic compaction (:mod:`.auto_compact`) follows a commit that wrote data
 files because this module registers it with the session, here and nowhere else.
 
-Floor: ``catalog_answer``, ``ddl``, ``dml``, ``merge``, ``procedures``,
-``show``, ``views``, ``query``, ``auto_compact``, ``session``, ``result``:
-the top of the engine, which no engine module imports.
+Imports from sql/engine/: auto_compact, catalog_answer, ddl, dml, merge, procedures,
+query, result, session, show, views.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -48,9 +47,7 @@ from trinity_dbapi.sql.engine.session import Session, register_after_commit
 from trinity_dbapi.sql.nesting import recursion_budget
 from trinity_dbapi.tables import managed
 
-__all__ = ["CONTROL", "HANDLERS", "arrow_schema", "execute", "execute_many", "ingest"]
-
-Handler = Callable[[Session, Any], Result]
+__all__ = ["arrow_schema", "execute", "execute_many", "ingest"]
 
 # The session runs it after a commit that wrote data files, and never names it.
 register_after_commit(compact_after_write)
@@ -71,16 +68,10 @@ def execute(session: Session, parsed: st.Parsed, params: Sequence[Any] = ()) -> 
         # What the store had served when this statement began (EXPLAIN ANALYZE).
         session.statement_stats = session.lakehouse.storage.stats.snapshot()
         statement = st.to_statement(parsed, params)
-        control = CONTROL.get(type(statement))
-        if control is not None:
-            return control(session, statement)
-        handler = HANDLERS.get(type(statement))
-        if handler is None:
-            raise NotSupportedError(
-                f"{type(statement).__name__} statements are not supported yet: {parsed.sql!r}"
-            )
+        if isinstance(statement, _CONTROL):
+            return _control(session, statement)
         prefetch = () if session.in_transaction else _tables_named(parsed, session.namespace)
-        return session.atomically(lambda: handler(session, statement), prefetch)
+        return session.atomically(lambda: _handle(session, statement, parsed.sql), prefetch)
 
 
 def execute_many(
@@ -177,24 +168,23 @@ def _tables_named(parsed: st.Parsed, namespace: str) -> list[tuple[str, str]]:
 
 # -- transaction control (no transaction of their own) -------------------------------
 
-
-def _begin(session: Session, stmt: model.Begin) -> Result:
-    session.begin(stmt.isolation)
-    return Result()
+#: Statements that run outside the statement's savepoint: transaction control and CALL.
+_CONTROL = (model.Begin, model.Commit, model.Rollback, model.SetTransaction, model.Call)
 
 
-def _commit(session: Session, stmt: model.Commit) -> Result:
-    session.commit()
-    return Result()
-
-
-def _rollback(session: Session, stmt: model.Rollback) -> Result:
-    session.rollback()
-    return Result()
-
-
-def _set_transaction(session: Session, stmt: model.SetTransaction) -> Result:
-    session.set_isolation(stmt.isolation)
+def _control(session: Session, stmt: Any) -> Result:
+    """Transaction control and ``CALL``: each ends or starts transactions itself."""
+    match stmt:
+        case model.Begin():
+            session.begin(stmt.isolation)
+        case model.Commit():
+            session.commit()
+        case model.Rollback():
+            session.rollback()
+        case model.SetTransaction():
+            session.set_isolation(stmt.isolation)
+        case model.Call():
+            return procedures.call(session, stmt)
     return Result()
 
 
@@ -250,36 +240,53 @@ def _data(session: Session, stmt: model.Dml) -> Result:
     return dml.dml(session, stmt)
 
 
-#: Statements that run outside the statement's savepoint: transaction control and CALL.
-CONTROL: Mapping[type, Handler] = {
-    model.Begin: _begin,
-    model.Commit: _commit,
-    model.Rollback: _rollback,
-    model.SetTransaction: _set_transaction,
-    model.Call: procedures.call,
-}
+def _handle(session: Session, stmt: Any, sql: str) -> Result:
+    """Every other statement, run atomically in the session's transaction.
 
-#: Every other statement, run atomically in the session's transaction.
-HANDLERS: Mapping[type, Handler] = {
-    model.Query: _query,
-    model.ShowNamespaces: show.show_namespaces,
-    model.ShowTables: show.show_tables,
-    model.DescribeNamespace: show.describe_namespace,
-    model.DescribeTable: show.describe_table,
-    model.ShowCreateTable: ddl.show_create_table,
-    model.Use: _use,
-    model.CreateNamespace: ddl.create_namespace,
-    model.DropNamespace: ddl.drop_namespace,
-    model.AlterNamespace: ddl.alter_namespace,
-    model.CreateTable: ddl.create_table,
-    model.DropTable: ddl.drop_table,
-    model.AlterTable: ddl.alter_table,
-    model.Dml: _data,
-    model.TruncateTable: dml.truncate,
-    model.CreateTableAs: dml.create_table_as,
-    model.CreateIndex: dml.create_index,
-    model.DropIndex: dml.drop_index,
-    model.CreateView: views.create_view,
-    model.DropView: views.drop_view,
-    model.ShowViews: views.show_views,
-}
+    One ``case`` a statement type, each calling the module that runs it, so
+    a reader (and a tool) follows a statement from here to its module.
+    """
+    match stmt:
+        case model.Query():
+            return _query(session, stmt)
+        case model.Dml():
+            return _data(session, stmt)
+        case model.ShowNamespaces():
+            return show.show_namespaces(session, stmt)
+        case model.ShowTables():
+            return show.show_tables(session, stmt)
+        case model.DescribeNamespace():
+            return show.describe_namespace(session, stmt)
+        case model.DescribeTable():
+            return show.describe_table(session, stmt)
+        case model.ShowCreateTable():
+            return ddl.show_create_table(session, stmt)
+        case model.Use():
+            return _use(session, stmt)
+        case model.CreateNamespace():
+            return ddl.create_namespace(session, stmt)
+        case model.DropNamespace():
+            return ddl.drop_namespace(session, stmt)
+        case model.AlterNamespace():
+            return ddl.alter_namespace(session, stmt)
+        case model.CreateTable():
+            return ddl.create_table(session, stmt)
+        case model.DropTable():
+            return ddl.drop_table(session, stmt)
+        case model.AlterTable():
+            return ddl.alter_table(session, stmt)
+        case model.TruncateTable():
+            return dml.truncate(session, stmt)
+        case model.CreateTableAs():
+            return dml.create_table_as(session, stmt)
+        case model.CreateIndex():
+            return dml.create_index(session, stmt)
+        case model.DropIndex():
+            return dml.drop_index(session, stmt)
+        case model.CreateView():
+            return views.create_view(session, stmt)
+        case model.DropView():
+            return views.drop_view(session, stmt)
+        case model.ShowViews():
+            return views.show_views(session, stmt)
+    raise NotSupportedError(f"{type(stmt).__name__} statements are not supported yet: {sql!r}")
