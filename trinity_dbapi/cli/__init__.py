@@ -20,6 +20,15 @@ docs/cli.md is the user manual; this package is organized as the shell works:
 
 Importing this package is cheap: the driver, pyarrow and sqlglot are imported
 on first use, so ``trinity --version`` and ``trinity --help`` start fast.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports.
+
+1. ``formats`` (result formats), ``importer`` (``.import``), ``progress``
+   (the bar), ``statements`` (splitting input into statements)
+2. ``shell`` (the interactive loop and dot-commands)
+3. ``command`` (the ``trinity`` program: arguments, ``-c``, ``-f``)
+4. ``__main__`` (``python -m trinity_dbapi.cli``)
 """
 
 from __future__ import annotations

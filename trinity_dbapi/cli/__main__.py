@@ -1,4 +1,7 @@
-"""``python -m trinity_dbapi.cli``: the ``trinity`` command."""
+"""``python -m trinity_dbapi.cli``: the ``trinity`` command.
+
+Imports from cli/: command.
+"""
 
 import sys
 

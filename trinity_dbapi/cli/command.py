@@ -3,6 +3,8 @@
 Exit codes: 0 success, 1 SQL or connection error, 2 usage error. When
 standard error is a terminal (and without ``--no-progress``) long statements
 draw progress bars there (:class:`~trinity_dbapi.cli.progress.TerminalProgress`).
+
+Imports from cli/: formats, progress, shell.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from trinity_dbapi.cli.formats import FORMATTERS
 from trinity_dbapi.cli.progress import TerminalProgress
 from trinity_dbapi.cli.shell import (
     Shell,
-    _enable_history,
-    _error_message,
-    _stream_reader,
-    _terminal_reader,
+    enable_history,
+    error_message,
+    stream_reader,
+    terminal_reader,
 )
 
 EXIT_OK = 0
@@ -224,7 +226,7 @@ def run(
     try:
         connection = _connect(args, options)
     except Error as exc:
-        sys.stderr.write(f"Error: {_error_message(exc)}\n")
+        sys.stderr.write(f"Error: {error_message(exc)}\n")
         return EXIT_ERROR
     try:
         # Bars on stderr, only for a person watching it: never into a file or a pipe.
@@ -239,11 +241,11 @@ def run(
             )
             return EXIT_OK if ok else EXIT_ERROR
         if not sys.stdin.isatty():
-            return EXIT_OK if shell.interact(_stream_reader(sys.stdin)) else EXIT_ERROR
-        save_history = _enable_history()
+            return EXIT_OK if shell.interact(stream_reader(sys.stdin)) else EXIT_ERROR
+        save_history = enable_history()
         shell.exit_on_interrupt = False  # a person at the prompt: Ctrl-C returns to it
         try:
-            shell.interact(_terminal_reader)
+            shell.interact(terminal_reader)
         finally:
             if save_history is not None:
                 save_history()
@@ -258,7 +260,7 @@ def _close(connection: Any) -> None:
     try:
         connection.close()
     except Error as exc:
-        sys.stderr.write(f"Error: {_error_message(exc)}\n")
+        sys.stderr.write(f"Error: {error_message(exc)}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

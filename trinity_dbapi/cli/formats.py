@@ -2,6 +2,8 @@
 
 Each format (:data:`FORMATTERS`) is a pure function of the column names and
 the rows.
+
+Imports from cli/: nothing.
 """
 
 from __future__ import annotations

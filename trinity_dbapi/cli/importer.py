@@ -14,6 +14,8 @@ lacks is NULL (an error if it is NOT NULL).
 
 Every error is a PEP 249 error whose one-line message starts with
 ``cannot import FILE into TABLE:`` and says what to fix.
+
+Imports from cli/: nothing.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ closes a bar left unfinished when :meth:`TerminalProgress.close` is called
 
 tqdm is imported when the first bar is drawn, not before: importing this
 module (and starting ``trinity``) stays cheap.
+
+Imports from cli/: nothing.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ Python runs a signal handler only between bytecodes, and a statement may be
 inside DuckDB for minutes: so the C-level handler's wake-up byte
 (``signal.set_wakeup_fd``) is read by a watcher thread, which interrupts the
 connection at once, whatever the main thread is doing.
+
+Imports from cli/: formats, progress, statements; inside functions: importer.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from trinity_dbapi.cli.formats import FORMATTERS, format_status
-from trinity_dbapi.cli.statements import _split, split_statements
+from trinity_dbapi.cli.statements import split_complete, split_statements
 
 if TYPE_CHECKING:
     from trinity_dbapi.cli.progress import TerminalProgress
@@ -57,7 +59,7 @@ META_COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _error_message(exc: BaseException) -> str:
+def error_message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
@@ -146,7 +148,7 @@ class Shell:
                 if self.progress is not None:
                     self.progress.close()
         except Error as exc:
-            self.error(_error_message(exc))
+            self.error(error_message(exc))
             self._stop_if_interrupted()
             return False
         except KeyboardInterrupt:
@@ -366,7 +368,7 @@ class Shell:
                 continue
             buffer = f"{buffer}\n{line}" if buffer else line
             try:
-                statements, buffer = _split(buffer)
+                statements, buffer = split_complete(buffer)
             except TokenError:  # inside a string, quoted name or comment
                 continue
             for statement in statements:
@@ -376,7 +378,7 @@ class Shell:
         return not self._failed
 
 
-def _stream_reader(stream: IO[str]) -> Callable[[str], str]:
+def stream_reader(stream: IO[str]) -> Callable[[str], str]:
     """A ``read_line`` for :meth:`Shell.interact` over a non-interactive stream."""
 
     def read_line(prompt: str) -> str:
@@ -388,7 +390,7 @@ def _stream_reader(stream: IO[str]) -> Callable[[str], str]:
     return read_line
 
 
-def _terminal_reader(prompt: str) -> str:
+def terminal_reader(prompt: str) -> str:
     """``input`` (with readline editing and history), ending the line on Ctrl-D."""
     try:
         return input(prompt)
@@ -397,7 +399,7 @@ def _terminal_reader(prompt: str) -> str:
         raise
 
 
-def _enable_history() -> Callable[[], None] | None:
+def enable_history() -> Callable[[], None] | None:
     """Load the readline history; returns the function that saves it, if any."""
     try:
         import readline

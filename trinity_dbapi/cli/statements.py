@@ -3,6 +3,8 @@
 sqlglot's tokenizer finds the semicolons that end statements, so a ``;``
 inside a string, a quoted name, a dollar-quoted string or a comment never
 splits one. sqlglot is imported on first use.
+
+Imports from cli/: nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ SPLIT_DIALECT = "duckdb"
 # --- statement splitting ----------------------------------------------------------
 
 
-def _split(sql: str) -> tuple[list[str], str]:
+def split_complete(sql: str) -> tuple[list[str], str]:
     """The complete statements of ``sql`` and the unfinished text after them.
 
     Raises:
@@ -48,7 +50,7 @@ def split_statements(sql: str) -> list[str]:
         sqlglot.errors.TokenError: ``sql`` ends inside a string, a quoted
             name or a comment.
     """
-    statements, rest = _split(sql)
+    statements, rest = split_complete(sql)
     return [*statements, rest] if rest else statements
 
 
@@ -62,6 +64,6 @@ def is_complete(sql: str) -> bool:
     from sqlglot.errors import TokenError
 
     try:
-        return not _split(sql)[1]
+        return not split_complete(sql)[1]
     except TokenError:
         return False

@@ -19,7 +19,7 @@ naming the file; constructing an invalid definition in code raises
 The package is split by object, each file readable in one sitting:
 
 * ``_common.py`` -- :class:`FrozenMap`, the private field checks
-  (``_check_int``, ``_string_map``, ...), the file error helpers and the
+  (``check_int``, ``string_map``, ...), the file error helpers and the
   ``to_bytes`` / ``from_bytes`` base shared by the three definitions.
 * ``lakehouse.py`` -- :class:`LakehouseDefinition`, :class:`NamespaceDefinition`
   and the lakehouse defaults (``DEFAULT_ORDER``, ``MIN_ORDER``, ...).
@@ -29,6 +29,13 @@ The package is split by object, each file readable in one sitting:
 * ``view.py`` -- :class:`ViewDefinition` and ``TRINITY_DIALECT``.
 * ``__init__.py`` (this file) -- :data:`DEFINITION_TYPES` and the re-exports:
   import from ``trinity_dbapi.format.definitions``, not from the submodules.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports.
+
+1. ``_common`` (what every definition shares)
+2. ``lakehouse`` (schema IDs 0 and 1), ``types`` (column types)
+3. ``table`` (schema ID 2), ``view`` (schema ID 3)
 """
 
 from __future__ import annotations

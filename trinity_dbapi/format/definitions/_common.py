@@ -2,14 +2,16 @@
 
 * :class:`FrozenMap` -- the immutable, hashable mapping every definition
   stores its maps in.
-* ``_fail``, ``_check_int``, ``_check_str``, ``_check_utf8``, ``_string_map``,
-  ``_uint64_map`` and ``_set`` -- field checks and normalization used by the
-  definitions' ``__post_init__`` and ``validate``; ``_check_new_keys``, the
+* ``field_error``, ``check_int``, ``check_str``, ``_check_utf8``, ``string_map``,
+  ``uint64_map`` and ``set_field`` -- field checks and normalization used by the
+  definitions' ``__post_init__`` and ``validate``; ``check_new_keys``, the
   rule for new names applied to a map's new keys (``check_new_names``).
 * ``_parse`` and ``_corrupt`` -- turn problems with a file into
   :class:`~trinity_dbapi.errors.CorruptFileError` naming the file.
-* :class:`_BinpbDefinition` -- the ``to_bytes`` / ``from_bytes`` pair shared by
+* :class:`BinpbDefinition` -- the ``to_bytes`` / ``from_bytes`` pair shared by
   the lakehouse, namespace and table definitions.
+
+Imports from format/definitions/: nothing.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ if TYPE_CHECKING:
     # is not a runtime dependency (annotations are not evaluated at runtime).
     from typing_extensions import Self
 
-_UINT32_MAX = 2**32 - 1
-_UINT64_MAX = 2**64 - 1
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -74,17 +76,17 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
         return f"FrozenMap({self._items!r})"
 
 
-_EMPTY: FrozenMap[Any, Any] = FrozenMap()
+EMPTY: FrozenMap[Any, Any] = FrozenMap()
 
 
 # --- field checks ---------------------------------------------------------------
 
 
-def _fail(field_name: str, message: str) -> InvalidDefinitionError:
+def field_error(field_name: str, message: str) -> InvalidDefinitionError:
     return InvalidDefinitionError(field_name, message)
 
 
-def _check_int(
+def check_int(
     field_name: str, value: object, minimum: int, maximum: int, *, label: str | None = None
 ) -> int:
     """Return ``value`` if it is an int (not bool) in ``minimum..maximum``.
@@ -94,9 +96,9 @@ def _check_int(
     """
     what = label or field_name
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(field_name, f"{what} must be an int, got {value!r}")
+        raise field_error(field_name, f"{what} must be an int, got {value!r}")
     if not minimum <= value <= maximum:
-        raise _fail(
+        raise field_error(
             field_name,
             f"{what} is {value} but must be between {minimum} and {maximum}; "
             "choose a value in that range",
@@ -104,12 +106,12 @@ def _check_int(
     return value
 
 
-def _check_str(field_name: str, value: object, *, required: bool) -> str:
+def check_str(field_name: str, value: object, *, required: bool) -> str:
     """Return ``value`` if it is a UTF-8 encodable str (non-empty when ``required``)."""
     if not isinstance(value, str):
-        raise _fail(field_name, f"{field_name} must be a str, got {value!r}")
+        raise field_error(field_name, f"{field_name} must be a str, got {value!r}")
     if required and not value:
-        raise _fail(field_name, f"{field_name} is required and must not be empty")
+        raise field_error(field_name, f"{field_name} is required and must not be empty")
     _check_utf8(field_name, value)
     return value
 
@@ -119,18 +121,20 @@ def _check_utf8(field_name: str, value: str) -> None:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise _fail(
+        raise field_error(
             field_name, f"{field_name} value {value!r} is not valid Unicode (lone surrogate)"
         ) from None
 
 
-def _string_map(field_name: str, value: object) -> FrozenMap[str, str]:
+def string_map(field_name: str, value: object) -> FrozenMap[str, str]:
     """Freeze a ``str -> str`` mapping, checking its types."""
     if not isinstance(value, Mapping):
-        raise _fail(field_name, f"{field_name} must be a mapping of str to str, got {value!r}")
+        raise field_error(
+            field_name, f"{field_name} must be a mapping of str to str, got {value!r}"
+        )
     for key, item in value.items():
         if not isinstance(key, str) or not isinstance(item, str):
-            raise _fail(
+            raise field_error(
                 field_name,
                 f"{field_name} must map str to str, but has {key!r}: {item!r}; "
                 "convert keys and values to strings",
@@ -140,7 +144,7 @@ def _string_map(field_name: str, value: object) -> FrozenMap[str, str]:
     return value if isinstance(value, FrozenMap) else FrozenMap(value)
 
 
-def _check_new_keys(
+def check_new_keys(
     kind: str, where: str, keys: Mapping[str, str], previous: Mapping[str, str]
 ) -> None:
     """Check the keys of ``keys`` that ``previous`` lacks by the rule for new names.
@@ -153,17 +157,19 @@ def _check_new_keys(
             names.check_new_name(key, kind, where)
 
 
-def _uint64_map(field_name: str, value: object) -> FrozenMap[int, int]:
+def uint64_map(field_name: str, value: object) -> FrozenMap[int, int]:
     """Freeze an ``int -> int`` mapping of uint64 values."""
     if not isinstance(value, Mapping):
-        raise _fail(field_name, f"{field_name} must be a mapping of int to int, got {value!r}")
+        raise field_error(
+            field_name, f"{field_name} must be a mapping of int to int, got {value!r}"
+        )
     for key, item in value.items():
-        _check_int(field_name, key, 0, _UINT64_MAX, label=f"{field_name} key")
-        _check_int(field_name, item, 0, _UINT64_MAX, label=f"{field_name}[{key!r}]")
+        check_int(field_name, key, 0, UINT64_MAX, label=f"{field_name} key")
+        check_int(field_name, item, 0, UINT64_MAX, label=f"{field_name}[{key!r}]")
     return value if isinstance(value, FrozenMap) else FrozenMap(value)
 
 
-def _set(obj: object, name: str, value: object) -> None:
+def set_field(obj: object, name: str, value: object) -> None:
     """Normalize a field of a frozen dataclass during __post_init__."""
     object.__setattr__(obj, name, value)
 
@@ -185,7 +191,7 @@ def _corrupt(path: str, what: str, exc: Exception) -> CorruptFileError:
 # --- .binpb files ---------------------------------------------------------------
 
 
-class _BinpbDefinition:
+class BinpbDefinition:
     """Base of the definitions stored as ``.binpb`` files (lakehouse, namespace, table).
 
     A subclass names its protobuf message class in ``_message_type`` and what

@@ -1,4 +1,7 @@
-"""The lakehouse definition (schema ID 0) and namespace definitions (schema ID 1)."""
+"""The lakehouse definition (schema ID 0) and namespace definitions (schema ID 1).
+
+Imports from format/definitions/: _common.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +14,17 @@ from typing import Any, ClassVar
 from trinity_dbapi.errors import UnsupportedFormatVersionError
 from trinity_dbapi.format import keys, names
 from trinity_dbapi.format.definitions._common import (
-    _EMPTY,
-    _UINT32_MAX,
-    _UINT64_MAX,
-    _BinpbDefinition,
-    _check_int,
-    _check_new_keys,
-    _check_str,
-    _fail,
-    _set,
-    _string_map,
-    _uint64_map,
+    EMPTY,
+    UINT32_MAX,
+    UINT64_MAX,
+    BinpbDefinition,
+    check_int,
+    check_new_keys,
+    check_str,
+    field_error,
+    set_field,
+    string_map,
+    uint64_map,
 )
 from trinity_dbapi.format.features import check_readable
 from trinity_dbapi.format.paths import MAX_WRITTEN_PATH_BYTES
@@ -50,7 +53,7 @@ _NUMERIC_RE = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
-class LakehouseDefinition(_BinpbDefinition):
+class LakehouseDefinition(BinpbDefinition):
     """The lakehouse definition (schema ID 0): global settings of the tree.
 
     Attributes:
@@ -85,13 +88,13 @@ class LakehouseDefinition(_BinpbDefinition):
     table_name_max_size_bytes: int = DEFAULT_TABLE_NAME_MAX_SIZE_BYTES
     file_name_max_size_bytes: int = DEFAULT_FILE_NAME_MAX_SIZE_BYTES
     node_file_max_size_bytes: int = DEFAULT_NODE_FILE_MAX_SIZE_BYTES
-    properties: Mapping[str, str] = _EMPTY
+    properties: Mapping[str, str] = EMPTY
     maximum_version_age_millis: int = DEFAULT_MAXIMUM_VERSION_AGE_MILLIS
     minimum_versions_to_keep: int = DEFAULT_MINIMUM_VERSIONS_TO_KEEP
-    maximum_version_age_millis_overrides: Mapping[int, int] = _EMPTY
-    exported_snapshots: Mapping[str, str] = _EMPTY
-    required_writer_features: Mapping[str, str] = _EMPTY
-    required_reader_features: Mapping[str, str] = _EMPTY
+    maximum_version_age_millis_overrides: Mapping[int, int] = EMPTY
+    exported_snapshots: Mapping[str, str] = EMPTY
+    required_writer_features: Mapping[str, str] = EMPTY
+    required_reader_features: Mapping[str, str] = EMPTY
     unknown_fields: bytes = dataclasses.field(default=b"", repr=False)
 
     schema_id: ClassVar[int] = keys.LAKEHOUSE_SCHEMA_ID
@@ -99,19 +102,23 @@ class LakehouseDefinition(_BinpbDefinition):
     _what: ClassVar[str] = "lakehouse definition"
 
     def __post_init__(self) -> None:
-        _set(self, "properties", _string_map("properties", self.properties))
-        _set(
+        set_field(self, "properties", string_map("properties", self.properties))
+        set_field(
             self,
             "maximum_version_age_millis_overrides",
-            _uint64_map(
+            uint64_map(
                 "maximum_version_age_millis_overrides", self.maximum_version_age_millis_overrides
             ),
         )
-        _set(self, "exported_snapshots", _string_map("exported_snapshots", self.exported_snapshots))
+        set_field(
+            self, "exported_snapshots", string_map("exported_snapshots", self.exported_snapshots)
+        )
         for field in ("required_writer_features", "required_reader_features"):
-            _set(self, field, _string_map(field, getattr(self, field)))
+            set_field(self, field, string_map(field, getattr(self, field)))
         if not isinstance(self.unknown_fields, bytes):
-            raise _fail("unknown_fields", "unknown_fields must be bytes (protobuf fields as read)")
+            raise field_error(
+                "unknown_fields", "unknown_fields must be bytes (protobuf fields as read)"
+            )
         self.validate()
 
     def validate(self) -> None:
@@ -122,30 +129,30 @@ class LakehouseDefinition(_BinpbDefinition):
             UnsupportedFormatVersionError: If ``major_version`` is not the one
                 this implementation supports.
         """
-        _check_str("name", self.name, required=True)
-        _check_int("major_version", self.major_version, 0, _UINT32_MAX)
+        check_str("name", self.name, required=True)
+        check_int("major_version", self.major_version, 0, UINT32_MAX)
         if self.major_version != FORMAT_MAJOR_VERSION:
             raise UnsupportedFormatVersionError(self.major_version, FORMAT_MAJOR_VERSION)
-        _check_int("order", self.order, MIN_ORDER, _UINT32_MAX)
-        _check_int(
-            "namespace_name_max_size_bytes", self.namespace_name_max_size_bytes, 1, _UINT32_MAX
+        check_int("order", self.order, MIN_ORDER, UINT32_MAX)
+        check_int(
+            "namespace_name_max_size_bytes", self.namespace_name_max_size_bytes, 1, UINT32_MAX
         )
-        _check_int("table_name_max_size_bytes", self.table_name_max_size_bytes, 1, _UINT32_MAX)
-        _check_int(
+        check_int("table_name_max_size_bytes", self.table_name_max_size_bytes, 1, UINT32_MAX)
+        check_int(
             "file_name_max_size_bytes",
             self.file_name_max_size_bytes,
             MAX_WRITTEN_PATH_BYTES,
-            _UINT32_MAX,
+            UINT32_MAX,
         )
-        _check_int("node_file_max_size_bytes", self.node_file_max_size_bytes, 1, _UINT64_MAX)
-        _check_int("maximum_version_age_millis", self.maximum_version_age_millis, 0, _UINT64_MAX)
+        check_int("node_file_max_size_bytes", self.node_file_max_size_bytes, 1, UINT64_MAX)
+        check_int("maximum_version_age_millis", self.maximum_version_age_millis, 0, UINT64_MAX)
         # At least the latest version must survive expiration.
-        _check_int("minimum_versions_to_keep", self.minimum_versions_to_keep, 1, _UINT32_MAX)
+        check_int("minimum_versions_to_keep", self.minimum_versions_to_keep, 1, UINT32_MAX)
         self._validate_node_size()
         self._validate_snapshots()
         for field in ("required_writer_features", "required_reader_features"):
             if "" in getattr(self, field):
-                raise _fail(field, f"{field} holds an empty feature name; name every feature")
+                raise field_error(field, f"{field} holds an empty feature name; name every feature")
 
     def check_new_names(self, previous: LakehouseDefinition | None = None) -> None:
         """Check the names this definition introduces by the rule for new names.
@@ -159,10 +166,10 @@ class LakehouseDefinition(_BinpbDefinition):
             InvalidNameError: naming the name, the rule and the fix.
         """
         where = f"of lakehouse {self.name!r}"
-        _check_new_keys(
+        check_new_keys(
             "property key", where, self.properties, previous.properties if previous else {}
         )
-        _check_new_keys(
+        check_new_keys(
             "exported snapshot",
             where,
             self.exported_snapshots,
@@ -172,7 +179,7 @@ class LakehouseDefinition(_BinpbDefinition):
     def _validate_node_size(self) -> None:
         estimate = self.node_key_table_size_estimate
         if estimate >= self.node_file_max_size_bytes:
-            raise _fail(
+            raise field_error(
                 "node_file_max_size_bytes",
                 f"node_file_max_size_bytes is {self.node_file_max_size_bytes} but the node key "
                 f"table alone takes about order * (namespace_name_max_size_bytes + "
@@ -188,13 +195,13 @@ class LakehouseDefinition(_BinpbDefinition):
     def _validate_snapshots(self) -> None:
         for snapshot, location in self.exported_snapshots.items():
             if not snapshot or _NUMERIC_RE.fullmatch(snapshot):
-                raise _fail(
+                raise field_error(
                     "exported_snapshots",
                     f"exported_snapshots: snapshot name {snapshot!r} must be non-empty and not all digits "
                     "(a number means a version in FOR SYSTEM_VERSION AS OF); choose another name",
                 )
             if not location:
-                raise _fail(
+                raise field_error(
                     "exported_snapshots",
                     f"exported_snapshots: snapshot {snapshot!r} has an empty root node file "
                     "location; record where the exported root node file is",
@@ -304,7 +311,7 @@ def _unknown_fields(message: pb.LakehouseDef) -> bytes:
 
 
 @dataclass(frozen=True)
-class NamespaceDefinition(_BinpbDefinition):
+class NamespaceDefinition(BinpbDefinition):
     """A namespace definition (schema ID 1).
 
     Attributes:
@@ -313,14 +320,14 @@ class NamespaceDefinition(_BinpbDefinition):
     """
 
     name: str
-    properties: Mapping[str, str] = _EMPTY
+    properties: Mapping[str, str] = EMPTY
 
     schema_id: ClassVar[int] = keys.NAMESPACE_SCHEMA_ID
     _message_type: ClassVar[type[pb.NamespaceDef]] = pb.NamespaceDef
     _what: ClassVar[str] = "namespace definition"
 
     def __post_init__(self) -> None:
-        _set(self, "properties", _string_map("properties", self.properties))
+        set_field(self, "properties", string_map("properties", self.properties))
         self.validate()
 
     def validate(self) -> None:
@@ -344,7 +351,7 @@ class NamespaceDefinition(_BinpbDefinition):
         """
         if previous is None or previous.name != self.name:
             names.check_new_object_name(self.name, "namespace")
-        _check_new_keys(
+        check_new_keys(
             "property key",
             f"of namespace {self.name}",
             self.properties,

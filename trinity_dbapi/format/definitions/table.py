@@ -1,4 +1,7 @@
-"""Table definitions (schema ID 2)."""
+"""Table definitions (schema ID 2).
+
+Imports from format/definitions/: _common, types.
+"""
 
 from __future__ import annotations
 
@@ -11,20 +14,20 @@ from typing import Any, ClassVar, cast
 from trinity_dbapi.errors import CorruptFileError
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions._common import (
-    _EMPTY,
-    _UINT32_MAX,
-    _BinpbDefinition,
-    _check_int,
-    _check_new_keys,
-    _check_str,
-    _fail,
-    _set,
-    _string_map,
+    EMPTY,
+    UINT32_MAX,
+    BinpbDefinition,
+    check_int,
+    check_new_keys,
+    check_str,
+    field_error,
+    set_field,
+    string_map,
 )
 from trinity_dbapi.format.definitions.types import (
     Column,
-    _check_new_relation,
-    _check_unique_names,
+    check_new_relation,
+    check_unique_names,
 )
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 
@@ -48,7 +51,7 @@ _KEY_FIELDS = ("distribution_keys", "sort_keys", "primary_key", "unique_columns"
 
 
 @dataclass(frozen=True)
-class TableDefinition(_BinpbDefinition):
+class TableDefinition(BinpbDefinition):
     """A table definition (schema ID 2).
 
     Attributes:
@@ -74,8 +77,8 @@ class TableDefinition(_BinpbDefinition):
     unique_columns: Sequence[int] = ()
     table_type: str = "MANAGED"
     table_format: str = field(kw_only=True)
-    format_properties: Mapping[str, str] = _EMPTY
-    properties: Mapping[str, str] = _EMPTY
+    format_properties: Mapping[str, str] = EMPTY
+    properties: Mapping[str, str] = EMPTY
 
     schema_id: ClassVar[int] = keys.TABLE_SCHEMA_ID
     _message_type: ClassVar[type[pb.TableDef]] = pb.TableDef
@@ -85,10 +88,12 @@ class TableDefinition(_BinpbDefinition):
         for name in ("columns", *_KEY_FIELDS):
             value = getattr(self, name)
             if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-                raise _fail(name, f"{name} must be a sequence, got {value!r}")
-            _set(self, name, tuple(value))
-        _set(self, "format_properties", _string_map("format_properties", self.format_properties))
-        _set(self, "properties", _string_map("properties", self.properties))
+                raise field_error(name, f"{name} must be a sequence, got {value!r}")
+            set_field(self, name, tuple(value))
+        set_field(
+            self, "format_properties", string_map("format_properties", self.format_properties)
+        )
+        set_field(self, "properties", string_map("properties", self.properties))
         self.validate()
 
     def validate(self) -> None:
@@ -102,11 +107,11 @@ class TableDefinition(_BinpbDefinition):
         self._validate_columns()
         self._validate_keys()
         if self.table_type not in TABLE_TYPES:
-            raise _fail(
+            raise field_error(
                 "table_type",
                 f"table_type {self.table_type!r} is not one of {', '.join(TABLE_TYPES)}",
             )
-        _check_str("table_format", self.table_format, required=True)
+        check_str("table_format", self.table_format, required=True)
 
     def check_new_names(
         self, previous: TableDefinition | None = None, *, namespace: str = ""
@@ -127,11 +132,11 @@ class TableDefinition(_BinpbDefinition):
         Raises:
             InvalidNameError: naming the name, the object, the rule and the fix.
         """
-        where = _check_new_relation(
+        where = check_new_relation(
             "table", self.name, self.columns, self.properties, previous, namespace
         )
         # System-written, but an index's name is part of one (index.<name>).
-        _check_new_keys(
+        check_new_keys(
             "format property key",
             where,
             self.format_properties,
@@ -141,12 +146,12 @@ class TableDefinition(_BinpbDefinition):
     def _validate_columns(self) -> None:
         for col in self.columns:
             if not isinstance(col, Column):
-                raise _fail("columns", f"columns must hold Column objects, got {col!r}")
-        _check_unique_names("columns", self.columns)
+                raise field_error("columns", f"columns must hold Column objects, got {col!r}")
+        check_unique_names("columns", self.columns)
         seen: dict[int, str] = {}
         for col in self.all_columns():
             if col.id in seen:
-                raise _fail(
+                raise field_error(
                     "columns",
                     f"column ID {col.id} is used by both {seen[col.id]!r} and {col.name!r}; "
                     "column IDs must be unique across the table, nested columns included",
@@ -158,18 +163,18 @@ class TableDefinition(_BinpbDefinition):
         for name in _KEY_FIELDS:
             ids = getattr(self, name)
             for column_id in ids:
-                _check_int(name, column_id, 0, _UINT32_MAX)
+                check_int(name, column_id, 0, UINT32_MAX)
                 if column_id not in by_id:
-                    raise _fail(
+                    raise field_error(
                         name,
                         f"{name} refers to column ID {column_id}, which is not a top-level "
                         "column of the table; use the ID of an existing top-level column",
                     )
             if len(set(ids)) != len(ids):
-                raise _fail(name, f"{name} lists a column ID more than once: {list(ids)}")
+                raise field_error(name, f"{name} lists a column ID more than once: {list(ids)}")
         for column_id in self.primary_key:
             if by_id[column_id].nullable:
-                raise _fail(
+                raise field_error(
                     "primary_key",
                     f"primary_key column {by_id[column_id].name!r} (ID {column_id}) is nullable; "
                     "primary key columns must be declared NOT NULL (nullable=False)",
@@ -256,7 +261,7 @@ class TableDefinition(_BinpbDefinition):
         """
         types = {value: name for name, value in pb.TableDef.TableType.items()}
         if message.table_type not in types:
-            raise _fail("table_type", f"table type {message.table_type} is unknown")
+            raise field_error("table_type", f"table type {message.table_type} is unknown")
         return cls(
             name=message.name,
             columns=tuple(Column.from_proto(col) for col in message.schema),

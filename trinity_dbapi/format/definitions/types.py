@@ -1,4 +1,7 @@
-"""Column types and columns of table definitions: :class:`DataType` and :class:`Column`."""
+"""Column types and columns of table definitions: :class:`DataType` and :class:`Column`.
+
+Imports from format/definitions/: _common.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +12,15 @@ from typing import Any, cast
 
 from trinity_dbapi.format import names
 from trinity_dbapi.format.definitions._common import (
-    _EMPTY,
-    _UINT32_MAX,
+    EMPTY,
+    UINT32_MAX,
     FrozenMap,
-    _check_int,
-    _check_new_keys,
-    _check_str,
-    _fail,
-    _set,
-    _string_map,
+    check_int,
+    check_new_keys,
+    check_str,
+    field_error,
+    set_field,
+    string_map,
 )
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 from trinity_dbapi.format.sql_text import quote_identifier
@@ -97,7 +100,7 @@ class DataType:
     element: Column | None = None
 
     def __post_init__(self) -> None:
-        _set(self, "fields", tuple(self.fields))
+        set_field(self, "fields", tuple(self.fields))
         self.validate()
 
     # -- constructors --
@@ -171,7 +174,7 @@ class DataType:
             InvalidDefinitionError: Naming the invalid field.
         """
         if self.kind not in TYPE_KINDS:
-            raise _fail(
+            raise field_error(
                 "kind",
                 f"unknown data type kind {self.kind!r}; use one of {', '.join(TYPE_KINDS)}",
             )
@@ -180,18 +183,18 @@ class DataType:
             present = getattr(self, name) is not None
             if present != (name in wanted):
                 rule = "requires" if name in wanted else "does not take"
-                raise _fail(name, f"data type {self.kind} {rule} a {name}")
+                raise field_error(name, f"data type {self.kind} {rule} a {name}")
         self._validate_parameters()
         self._validate_children()
 
     def _validate_parameters(self) -> None:
         if self.kind == "decimal":
-            precision = _check_int("precision", self.precision, 1, MAX_DECIMAL_PRECISION)
-            _check_int("scale", self.scale, 0, precision)
+            precision = check_int("precision", self.precision, 1, MAX_DECIMAL_PRECISION)
+            check_int("scale", self.scale, 0, precision)
         elif self.precision is not None:
-            _check_int("precision", self.precision, 0, MAX_TIME_PRECISION)
+            check_int("precision", self.precision, 0, MAX_TIME_PRECISION)
         if self.length is not None:
-            _check_int("length", self.length, 1, _UINT32_MAX)
+            check_int("length", self.length, 1, UINT32_MAX)
 
     def _validate_children(self) -> None:
         expected = {
@@ -204,16 +207,16 @@ class DataType:
             present = bool(getattr(self, name))
             if present != wanted:
                 rule = "requires" if wanted else "does not take"
-                raise _fail(name, f"data type {self.kind} {rule} {name}")
+                raise field_error(name, f"data type {self.kind} {rule} {name}")
             for child in _as_columns(getattr(self, name)):
                 if not isinstance(child, Column):
-                    raise _fail(
+                    raise field_error(
                         name, f"data type {self.kind} {name} must be Columns, got {child!r}"
                     )
         if self.kind == "struct":
-            _check_unique_names("fields", self.fields)
+            check_unique_names("fields", self.fields)
         if self.key is not None and self.key.nullable:
-            raise _fail("key", "a map key column must not be nullable; set nullable=False")
+            raise field_error("key", "a map key column must not be nullable; set nullable=False")
 
     @property
     def children(self) -> tuple[Column, ...]:
@@ -282,7 +285,7 @@ class DataType:
         names = {value: name.lower() for name, value in pb.DataType.Kind.items()}
         kind = names.get(message.kind, "kind_unspecified")
         if kind == "kind_unspecified":
-            raise _fail("kind", f"data type kind {message.kind} is unspecified or unknown")
+            raise field_error("kind", f"data type kind {message.kind} is unspecified or unknown")
         params = {name: getattr(message, name) for name in _PARAMETERS if message.HasField(name)}
         return cls(
             kind,
@@ -310,7 +313,7 @@ def _sql_name(name: str) -> str:
     return quote_identifier(name)
 
 
-def _check_new_relation(
+def check_new_relation(
     kind: str,
     name: str,
     columns: Sequence[Column],
@@ -329,7 +332,7 @@ def _check_new_relation(
         home = f"in namespace {namespace}" if namespace else ""
         names.check_new_object_name(name, kind, home)
     _check_new_columns(columns, previous.columns if previous else (), where)
-    _check_new_keys("property key", where, properties, previous.properties if previous else {})
+    check_new_keys("property key", where, properties, previous.properties if previous else {})
     return where
 
 
@@ -357,17 +360,17 @@ def _check_new_level(
         if old is None or old.name != column.name:
             names.check_new_name(column.name, "field" if parent else "column", owner)
         previous_keys = old.properties if old is not None else {}
-        _check_new_keys(
+        check_new_keys(
             "property key", f"of column {label!r} {where}", column.properties, previous_keys
         )
         _check_new_level(column.type.children, before, where, label)
 
 
-def _check_unique_names(field_name: str, columns: Sequence[Column]) -> None:
+def check_unique_names(field_name: str, columns: Sequence[Column]) -> None:
     seen: set[str] = set()
     for col in columns:
         if col.name in seen:
-            raise _fail(
+            raise field_error(
                 field_name,
                 f"column name {col.name!r} appears twice in {field_name}; give each column a "
                 "unique name",
@@ -393,11 +396,11 @@ class Column:
     name: str
     type: DataType
     nullable: bool = True
-    properties: Mapping[str, str] = _EMPTY
+    properties: Mapping[str, str] = EMPTY
     comment: str | None = None
 
     def __post_init__(self) -> None:
-        _set(self, "properties", _string_map("properties", self.properties))
+        set_field(self, "properties", string_map("properties", self.properties))
         self.validate()
 
     def validate(self) -> None:
@@ -406,14 +409,16 @@ class Column:
         Raises:
             InvalidDefinitionError: Naming the invalid field.
         """
-        _check_int("id", self.id, 0, _UINT32_MAX)
-        _check_str("name", self.name, required=True)
+        check_int("id", self.id, 0, UINT32_MAX)
+        check_str("name", self.name, required=True)
         if not isinstance(self.type, DataType):
-            raise _fail("type", f"column {self.name!r} type must be a DataType, got {self.type!r}")
+            raise field_error(
+                "type", f"column {self.name!r} type must be a DataType, got {self.type!r}"
+            )
         if not isinstance(self.nullable, bool):
-            raise _fail("nullable", f"column {self.name!r} nullable must be a bool")
+            raise field_error("nullable", f"column {self.name!r} nullable must be a bool")
         if self.comment is not None:
-            _check_str("comment", self.comment, required=False)
+            check_str("comment", self.comment, required=False)
 
     def walk(self) -> Iterator[Column]:
         """Yield this column and every nested column, depth first."""
@@ -442,7 +447,7 @@ class Column:
             InvalidDefinitionError: If a field is invalid.
         """
         if not message.HasField("type"):
-            raise _fail("type", f"column {message.name!r} has no type")
+            raise field_error("type", f"column {message.name!r} has no type")
         return cls(
             id=message.id,
             name=message.name,

@@ -4,6 +4,8 @@ A view is upstream TrinityLake's view object: its query as SQL text in one or
 more dialects, the columns the query gave when the view was made (schema
 binding), the tabular objects it names, and free-form properties (its
 ``comment`` among them, as a table's). docs/format.md describes every field.
+
+Imports from format/definitions/: _common, types.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from typing import Any, ClassVar
 
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions._common import (
-    _EMPTY,
-    _BinpbDefinition,
-    _check_str,
-    _fail,
-    _set,
-    _string_map,
+    EMPTY,
+    BinpbDefinition,
+    check_str,
+    field_error,
+    set_field,
+    string_map,
 )
-from trinity_dbapi.format.definitions.types import Column, _check_new_relation, _check_unique_names
+from trinity_dbapi.format.definitions.types import Column, check_new_relation, check_unique_names
 from trinity_dbapi.format.proto import trinity_pb2 as pb
 
 __all__ = ["TRINITY_DIALECT", "ViewDefinition"]
@@ -32,7 +34,7 @@ TRINITY_DIALECT = "trinity"
 
 
 @dataclass(frozen=True)
-class ViewDefinition(_BinpbDefinition):
+class ViewDefinition(BinpbDefinition):
     """A view definition (schema ID 3).
 
     Attributes:
@@ -50,10 +52,10 @@ class ViewDefinition(_BinpbDefinition):
 
     name: str
     columns: Sequence[Column] = ()
-    sql: Mapping[str, str] = _EMPTY
+    sql: Mapping[str, str] = EMPTY
     referenced: Sequence[tuple[str, str]] = ()
     schema_binding: bool = True
-    properties: Mapping[str, str] = _EMPTY
+    properties: Mapping[str, str] = EMPTY
 
     schema_id: ClassVar[int] = keys.VIEW_SCHEMA_ID
     _message_type: ClassVar[type[pb.ViewDef]] = pb.ViewDef
@@ -63,11 +65,11 @@ class ViewDefinition(_BinpbDefinition):
         for name in ("columns", "referenced"):
             value = getattr(self, name)
             if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-                raise _fail(name, f"{name} must be a sequence, got {value!r}")
-            _set(self, name, tuple(value))
-        _set(self, "referenced", tuple(tuple(ref) for ref in self.referenced))
-        _set(self, "sql", _string_map("sql", self.sql))
-        _set(self, "properties", _string_map("properties", self.properties))
+                raise field_error(name, f"{name} must be a sequence, got {value!r}")
+            set_field(self, name, tuple(value))
+        set_field(self, "referenced", tuple(tuple(ref) for ref in self.referenced))
+        set_field(self, "sql", string_map("sql", self.sql))
+        set_field(self, "properties", string_map("properties", self.properties))
         self.validate()
 
     def validate(self) -> None:
@@ -80,31 +82,33 @@ class ViewDefinition(_BinpbDefinition):
         keys.check_name_characters(self.name, "view")
         for col in self.columns:
             if not isinstance(col, Column):
-                raise _fail("columns", f"columns must hold Column objects, got {col!r}")
+                raise field_error("columns", f"columns must hold Column objects, got {col!r}")
         if self.schema_binding and not self.columns:
-            raise _fail("columns", "a schema-bound view needs at least one column")
-        _check_unique_names("columns", self.columns)
+            raise field_error("columns", "a schema-bound view needs at least one column")
+        check_unique_names("columns", self.columns)
         seen: dict[int, str] = {}
         for col in self.all_columns():
             if col.id in seen:
-                raise _fail(
+                raise field_error(
                     "columns",
                     f"column ID {col.id} is used by both {seen[col.id]!r} and {col.name!r}; "
                     "column IDs must be unique across the view, nested columns included",
                 )
             seen[col.id] = col.name
         if not self.sql:
-            raise _fail("sql", "a view needs its query in at least one dialect")
+            raise field_error("sql", "a view needs its query in at least one dialect")
         for dialect, text in self.sql.items():
-            _check_str("sql", dialect, required=True)
-            _check_str(f"sql[{dialect!r}]", text, required=True)
+            check_str("sql", dialect, required=True)
+            check_str(f"sql[{dialect!r}]", text, required=True)
         for ref in self.referenced:
             if len(ref) != 2:
-                raise _fail("referenced", f"a referenced object is (namespace, name), got {ref!r}")
+                raise field_error(
+                    "referenced", f"a referenced object is (namespace, name), got {ref!r}"
+                )
             keys.check_name_characters(ref[0], "namespace")
             keys.check_name_characters(ref[1], "table")
         if not isinstance(self.schema_binding, bool):
-            raise _fail(
+            raise field_error(
                 "schema_binding", f"schema_binding must be a bool, got {self.schema_binding!r}"
             )
 
@@ -121,7 +125,7 @@ class ViewDefinition(_BinpbDefinition):
         Raises:
             InvalidNameError: naming the name, the view, the rule and the fix.
         """
-        _check_new_relation("view", self.name, self.columns, self.properties, previous, namespace)
+        check_new_relation("view", self.name, self.columns, self.properties, previous, namespace)
 
     def all_columns(self) -> Iterator[Column]:
         """Yield every column, nested ones included, depth first."""
@@ -159,7 +163,7 @@ class ViewDefinition(_BinpbDefinition):
         sql: dict[str, str] = {}
         for representation in message.sql_representations:
             if representation.dialect in sql:
-                raise _fail("sql", f"dialect {representation.dialect!r} appears twice")
+                raise field_error("sql", f"dialect {representation.dialect!r} appears twice")
             sql[representation.dialect] = representation.sql
         return cls(
             name=message.name,
