@@ -7,8 +7,13 @@ with `ast` (nothing is imported) and fails on:
   top, inside a function, under ``TYPE_CHECKING``, or by string (a dotted
   ``trinity_dbapi.…`` name handed to ``importlib`` or a registry; an
   entry-point group setup.cfg declares names no module);
+* an import cycle anywhere in the package, in the same four forms;
 * a module that sits in no layer;
+* a ``sql/`` language module that imports the engine;
 * a hand-written module over 650 lines.
+
+Inside each folder, ``tests/test_folders.py`` holds the floors; the rules
+of the code that are not about imports are in ``tests/test_code_rules.py``.
 """
 
 from __future__ import annotations
@@ -184,56 +189,6 @@ def test_no_module_is_over_the_line_limit() -> None:
     assert long == {}
 
 
-#: Names of the storage backends' own classes and attributes: only storage/
-#: may use them; every other layer asks the ``Storage`` interface
-#: (``local_root``, ``fsspec_filesystem()``) instead of testing what it is.
-STORAGE_INTERNALS = ("LocalStorage", "FsspecStorage", "root_dir")
-
-
-def storage_internals_used(package: Path = PACKAGE) -> list[str]:
-    """Every name or attribute of a storage backend used outside storage/."""
-    found = []
-    for path in modules(package):
-        if path.relative_to(package).parts[0] == "storage":
-            continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Name):
-                names = [node.id]
-            elif isinstance(node, ast.Attribute):
-                names = [node.attr]
-            elif isinstance(node, ast.ImportFrom):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                names = [node.value]
-            for name in names:
-                if name in STORAGE_INTERNALS:
-                    rel = path.relative_to(package.parent)
-                    found.append(f"{rel}:{node.lineno} uses {name}")
-    return found
-
-
-def test_no_module_outside_storage_tests_a_storage_class() -> None:
-    assert storage_internals_used() == []
-
-
-def test_storage_internals_are_seen(tmp_path: Path) -> None:
-    """The checker itself: a class test, a getattr by string, an attribute."""
-    package = tmp_path / "trinity_dbapi"
-    (package / "tables").mkdir(parents=True)
-    (package / "storage").mkdir()
-    (package / "storage" / "local.py").write_text("class LocalStorage: root_dir = ''\n")
-    (package / "tables" / "probe.py").write_text(
-        "from trinity_dbapi.storage.local import LocalStorage\n"
-        "def f(s):\n"
-        "    return isinstance(s, LocalStorage), getattr(s, 'root_dir', None), s.root_dir\n",
-        encoding="utf-8",
-    )
-    used = storage_internals_used(package)
-    assert len(used) == 4 and all("tables/probe.py" in line for line in used)
-
-
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
@@ -274,47 +229,6 @@ def test_each_kind_of_upward_import_is_seen(tmp_path: Path, source: str, expecte
     assert len(upward_imports(package)) == 1
 
 
-#: The one module that quotes names and strings for SQL text.
-SQL_QUOTING = "format/sql_text.py"
-#: Modules that double a quote for something other than SQL, and why.
-NOT_SQL_QUOTING = {"cli/formats.py": "an RFC 4180 CSV field"}
-_QUOTE_DOUBLINGS = {('"', '""'), ("'", "''")}
-
-
-def quote_doublings(path: Path) -> list[int]:
-    """Lines of ``path`` that call ``.replace('"', '""')`` or ``.replace("'", "''")``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    return [
-        node.lineno
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "replace"
-        and len(node.args) == 2
-        and tuple(getattr(arg, "value", None) for arg in node.args) in _QUOTE_DOUBLINGS
-    ]
-
-
-def test_sql_is_quoted_in_one_place() -> None:
-    """Every SQL identifier and string literal is quoted by ``format/sql_text.py``."""
-    found = [
-        f"{p.relative_to(PACKAGE)}:{line}"
-        for p in modules()
-        if str(p.relative_to(PACKAGE)) not in {SQL_QUOTING, *NOT_SQL_QUOTING}
-        for line in quote_doublings(p)
-    ]
-    assert found == []
-
-
-def test_the_quoting_check_sees_either_quote(tmp_path: Path) -> None:
-    probe = tmp_path / "probe.py"
-    probe.write_text(
-        "a = name.replace('\"', '\"\"')\nb = text.replace(\"'\", \"''\")\nc = s.replace('a', 'b')\n",
-        encoding="utf-8",
-    )
-    assert quote_doublings(probe) == [1, 2]
-
-
 def test_the_sql_language_does_not_import_the_engine() -> None:
     """``sql/`` (dialect, parser, statement model) stands without ``sql/engine/``, which runs it."""
     language = list((PACKAGE / "sql").glob("*.py"))
@@ -325,3 +239,128 @@ def test_the_sql_language_does_not_import_the_engine() -> None:
         if target == "trinity_dbapi.sql.engine" or target.startswith("trinity_dbapi.sql.engine.")
     ]
     assert language and found == []
+
+
+#: Import cycles the package keeps, each with its reason (none today). A
+#: cycle is named by its modules, ``trinity_dbapi.`` left off.
+CYCLES_KEPT: dict[frozenset[str], str] = {}
+
+
+def import_edges(package: Path = PACKAGE) -> dict[str, dict[str, list[str]]]:
+    """Who imports whom inside the package: module -> imported module -> where.
+
+    Every form counts (module top, inside a function, under
+    ``TYPE_CHECKING``, a dotted string): a cycle held together by a lazy
+    import is still a cycle a reader has to untangle. "Where" is
+    ``path:line (kind)``.
+    """
+    edges: dict[str, dict[str, list[str]]] = {}
+    for path in modules(package):
+        here = module_name(path, package)
+        rel = path.relative_to(package.parent)
+        for line, kind, target in imported(path, package):
+            if target == here:
+                continue
+            places = edges.setdefault(here, {}).setdefault(target, [])
+            where = f"{rel}:{line} ({kind})"
+            if where not in places:  # one line importing several names is one import
+                places.append(where)
+    return edges
+
+
+def import_cycles(package: Path = PACKAGE) -> list[list[str]]:
+    """Every set of modules that import one another in a circle (Tarjan's components)."""
+    edges = import_edges(package)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # recursion depth is bounded by the module count
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, {}):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def describe_cycle(cycle: list[str], package: Path = PACKAGE) -> str:
+    """A cycle as the imports that close it, one per line."""
+    edges = import_edges(package)
+    members = set(cycle)
+    lines = [
+        f"  {where} imports {target}"
+        for source in cycle
+        for target, places in sorted(edges.get(source, {}).items())
+        if target in members
+        for where in places
+    ]
+    return "\n".join([f"cycle of {len(cycle)} modules:", *lines])
+
+
+def test_no_import_cycle() -> None:
+    """No modules import one another in a circle, lazily or not, inside a folder or across.
+
+    The layers test keeps imports between folders pointing down; this one
+    gives every folder a floor plan too: each module imports only modules
+    below it. Every cycle kept must be listed, with its reason, in
+    ``CYCLES_KEPT``.
+    """
+    short = [frozenset(m.removeprefix("trinity_dbapi.") for m in c) for c in import_cycles()]
+    unlisted = [c for c, key in zip(import_cycles(), short, strict=True) if key not in CYCLES_KEPT]
+    assert not unlisted, "\n".join(describe_cycle(c) for c in unlisted)
+    assert set(CYCLES_KEPT) <= set(short), "a kept cycle is gone: drop it from CYCLES_KEPT"
+
+
+def test_a_lazy_cycle_inside_a_folder_is_seen(tmp_path: Path) -> None:
+    """The checker itself: a cycle closed by a function-level and a TYPE_CHECKING import."""
+    package = tmp_path / "trinity_dbapi"
+    engine = package / "sql" / "engine"
+    engine.mkdir(parents=True)
+    for init in (package, package / "sql", engine):
+        (init / "__init__.py").touch()
+    (engine / "session.py").write_text(
+        "def execute():\n    from trinity_dbapi.sql.engine import handlers\n", encoding="utf-8"
+    )
+    (engine / "handlers.py").write_text(
+        "from trinity_dbapi.sql.engine.query import run\n", encoding="utf-8"
+    )
+    (engine / "query.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from trinity_dbapi.sql.engine.session import Session\n",
+        encoding="utf-8",
+    )
+    (engine / "show.py").write_text(
+        "from trinity_dbapi.sql.engine.session import execute\n", encoding="utf-8"
+    )
+    cycles = import_cycles(package)
+    assert cycles == [
+        [
+            "trinity_dbapi.sql.engine.handlers",
+            "trinity_dbapi.sql.engine.query",
+            "trinity_dbapi.sql.engine.session",
+        ]
+    ]
+    text = describe_cycle(cycles[0], package)
+    assert "sql/engine/session.py:2 (function) imports trinity_dbapi.sql.engine.handlers" in text
+    assert "sql/engine/query.py:3 (type-checking) imports trinity_dbapi.sql.engine.session" in text

@@ -3,6 +3,14 @@
 :class:`ProgressEvent` (what ``Connection.progress`` receives) and
 ``ProgressHandler`` are re-exported here from :mod:`trinity_dbapi.sql.engine.progress`,
 loaded on first use so that importing the driver stays cheap.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports.
+
+1. ``params`` (parameters), ``pyvalues`` (Arrow results as Python values),
+   ``types`` (type objects and constructors)
+2. ``cursor`` (which knows its connection by a small protocol)
+3. ``connection``
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 A connection holds the engine session its cursors run statements in; it
 makes the cursors (:mod:`.cursor`, below it, which knows it only as an
 ``Owner``).
+
+Imports from dbapi/: cursor.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ Statements run through the engine's front door
 The cursor knows its connection only as an :class:`Owner` (its session, its
 lock, whether it is closed): :mod:`.connection` makes cursors and sits
 above this module.
+
+Imports from dbapi/: pyvalues; inside functions: params, types.
 """
 
 from __future__ import annotations

@@ -41,6 +41,8 @@ Decisions:
     - A list or tuple binds as a SQL ``LIST``; nested lists make lists of
       lists. There is no way to bind a ``STRUCT`` or ``MAP`` (dicts are
       refused): build them in SQL (``{'a': ?}``, ``MAP([?], [?])``).
+
+Imports from dbapi/: nothing.
 """
 
 from __future__ import annotations

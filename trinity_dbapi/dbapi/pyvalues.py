@@ -32,6 +32,8 @@ only values a query computes or another program wrote can be refused; and
 a nanosecond timestamp is a ``pandas.Timestamp``, as ``to_pylist`` makes it,
 but without pandas installed one with nanoseconds is refused too
 (``datetime`` holds microseconds).
+
+Imports from dbapi/: nothing.
 """
 
 from __future__ import annotations

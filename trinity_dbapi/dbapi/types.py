@@ -41,6 +41,8 @@ Constructors
     UTC, use ``Timestamp.fromtimestamp(ticks, datetime.timezone.utc)``.
 
 Importing this module is cheap: pyarrow is imported by the functions that use it.
+
+Imports from dbapi/: nothing.
 """
 
 from __future__ import annotations

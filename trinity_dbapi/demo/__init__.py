@@ -25,6 +25,11 @@ Python call the way the interpreter would (``>>>``):
 Every run starts over in the same transaction as the load (``DROP NAMESPACE
 IF EXISTS shop CASCADE``), so it prints the same numbers; earlier runs stay
 in the lakehouse's history, where time travel still reaches them.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports.
+
+1. ``data`` (the shop's sample data), ``__main__`` (the demo itself)
 """
 
 from __future__ import annotations

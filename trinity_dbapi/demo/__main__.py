@@ -1,4 +1,7 @@
-"""``python -m trinity_dbapi.demo``: the same as ``trinity-demo``."""
+"""``python -m trinity_dbapi.demo``: the same as ``trinity-demo``.
+
+Imports from demo/: nothing.
+"""
 
 import sys
 

@@ -5,6 +5,8 @@ the same rows, with nothing downloaded. The shapes are those of real shop
 data: most customers order a little and a few order a lot, amounts are
 skewed to small baskets, and order numbers grow with time, so a point query
 on ``order_id`` touches one month.
+
+Imports from demo/: nothing.
 """
 
 from __future__ import annotations

@@ -56,6 +56,15 @@ them out).
 Views are frozen: each one lists the files of the version it was made at.
 :meth:`Attached.refresh` re-points them at the newest (or another) version.
 Everything is read-only: the views read files that are never changed in place.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports.
+
+1. ``connection`` (what the bridge asks of the user's connection), ``files``
+   (how DuckDB reaches the files), ``views`` (the views' SQL)
+2. ``lake_views`` (the lakehouse's own views as DuckDB views)
+3. ``version_plan`` (what a version needs: tables, catalog tables, views)
+4. ``attached`` (``attach``: DuckDB kept in step with the plan)
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ DuckDB (a view per table, a table per catalog table, a view per lakehouse
 view) is planned by :func:`~trinity_dbapi.duckdb.version_plan.plan_version`;
 the attachment creates it in one DuckDB transaction, and re-points or drops
 it on refresh and detach, never touching objects it did not make.
+
+Imports from duckdb/: connection, files, version_plan, views.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""What the bridge asks of the user's DuckDB connection, and its errors translated."""
+"""What the bridge asks of the user's DuckDB connection, and its errors translated.
+
+Imports from duckdb/: nothing.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""How a DuckDB connection reaches a lakehouse's files: local paths or a registered file system."""
+"""How a DuckDB connection reaches a lakehouse's files: local paths or a registered file system.
+
+Imports from duckdb/: nothing.
+"""
 
 from __future__ import annotations
 

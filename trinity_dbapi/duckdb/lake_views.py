@@ -18,6 +18,8 @@ an error naming the view and the reason whenever a row of it is read. Its
 binding is tried first in a scratch in-memory DuckDB holding empty stand-ins
 of the attached objects: a failed ``CREATE VIEW`` inside the attachment's
 transaction would abort the whole attachment.
+
+Imports from duckdb/: views.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ an Arrow dataset), a catalog table's rows, a lakehouse view's query over the
 attached objects (:mod:`~trinity_dbapi.duckdb.lake_views`).
 :class:`~trinity_dbapi.duckdb.attached.Attached` then makes the caller's
 DuckDB connection hold exactly that; nothing here touches it.
+
+Imports from duckdb/: lake_views, views.
 """
 
 from __future__ import annotations

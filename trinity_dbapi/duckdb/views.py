@@ -2,6 +2,8 @@
 
 The Parquet scan a view reads is planned and written by
 :mod:`trinity_dbapi.tables.scan`, shared with the SQL engine and Spark.
+
+Imports from duckdb/: nothing.
 """
 
 from __future__ import annotations

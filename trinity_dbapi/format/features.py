@@ -16,6 +16,8 @@ features"):
   nodes or data are read); each is needed to change it too.
 
 This release knows none of them.
+
+Imports from format/: nothing.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ with spaces makes key order equal ``(namespace, table)`` order, and all tables
 of a namespace share the prefix :func:`namespace_tables_prefix`, so they are
 contiguous in the tree. Keys are compared as Python ``str`` (code point order),
 which for valid UTF-8 is the same as comparing their UTF-8 bytes.
+
+Imports from format/: nothing.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ node's lakehouse root. It is derived from the standard file names of seed 000:
 a path-optimized file sits four segments below its root
 (``dddd/dddd/dddd/dddddddd-<name>``), a root node or lakehouse definition file
 directly in it.
+
+Imports from format/: nothing.
 """
 
 from __future__ import annotations

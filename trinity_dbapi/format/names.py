@@ -30,6 +30,8 @@ names already stored, so a lakehouse an older release wrote (with an NFD
 name, or a U+200B in one) keeps reading, writing, renaming and dropping its
 objects. Case is not part of the rule. docs/format.md ("Object names")
 records the decision.
+
+Imports from format/: keys.
 """
 
 from __future__ import annotations

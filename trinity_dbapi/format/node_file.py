@@ -19,6 +19,8 @@ That includes the values of the known system rows (numbers are numbers, root
 pointers name root node files) and every child pointer (a followable
 location): Arrow IPC has no checksum, and a damaged pointer found later would
 be blamed on the file it names, or on the user, rather than on this file.
+
+Imports from format/: keys, locations, paths.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ starts with ``/``. Two families exist:
 
 Optimization is a write-side feature: readers always follow stored pointers and
 must never try to recover an original name from an optimized path.
+
+Imports from format/: nothing.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ scans of the tables layer, the SQL engine, the DuckDB bridge, the SQLAlchemy
 dialect. It lives in ``format/`` because that is the lowest layer that writes
 SQL text (``DataType.to_sql`` and :mod:`~trinity_dbapi.format.type_mapping`
 name struct members), so every layer above may import it;
-``tests/test_architecture.py`` fails on an escaping ``replace`` anywhere
+``tests/test_code_rules.py`` fails on an escaping ``replace`` anywhere
 else.
 
 The rules are SQL's own: a quoted identifier is wrapped in double quotes with
@@ -17,6 +17,8 @@ reads backslash escapes in these forms, and any other character (newlines,
 non-ASCII letters) stands for itself. Whether a name may go unquoted is the
 caller's rule (a column type's spelling and SQLAlchemy's differ), so these
 functions always quote.
+
+Imports from format/: nothing.
 """
 
 from __future__ import annotations

@@ -78,6 +78,8 @@ Without metadata the type is inferred:
 Any other Arrow type (unsigned 64-bit, durations, intervals, unions, null,
 extension types, decimals wider than 38 digits) raises
 :class:`~trinity_dbapi.errors.NotSupportedError` naming the field and type.
+
+Imports from format/: definitions, sql_text.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from the module that defines a name.
 
 Floors, bottom to top: a module imports only modules on floors below its
 own, in any form (at the top, inside a function, for type checking); each
-module's docstring gives its floor and names the modules it imports, and
-``tests/lakehouse/test_floors.py`` holds this list to the imports. The seam
+module's docstring ends with the ones it imports, and
+``tests/test_folders.py`` holds both to the imports. The seam
 is floor 3: :class:`~trinity_dbapi.lakehouse.chain.VersionChain` (storage,
 definition, node store; loading versions and committing the next) and its
 :class:`~trinity_dbapi.lakehouse.chain.Snapshot`. Every module above types

@@ -14,8 +14,7 @@ is simply tried again (:class:`~trinity_dbapi.lakehouse.transaction.RetryPolicy`
 Both are reached through ``lakehouse.maintenance``
 (:mod:`~trinity_dbapi.lakehouse.maintenance`).
 
-Floor 7 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, commit_point, derived, recovery, transaction.
+Imports from lakehouse/: chain, commit_point, derived, recovery, transaction.
 """
 
 from __future__ import annotations

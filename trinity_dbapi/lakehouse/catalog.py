@@ -54,9 +54,8 @@ Conventions shared with the SQL layer:
 Names are matched exactly (``is_catalog_table("system", "tables")``); folding
 the case of SQL identifiers is the SQL layer's business.
 
-Floor 8 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-catalog_columns, catalog_files, catalog_scope, catalog_views, chain, history,
-objects.
+Imports from lakehouse/: catalog_columns, catalog_files, catalog_scope, catalog_views,
+chain, history, objects.
 """
 
 from __future__ import annotations

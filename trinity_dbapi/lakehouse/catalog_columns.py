@@ -11,8 +11,7 @@ of ``varchar(n)`` is ``4 * n``, UTF-8), and are NULL beyond the int32 range
 :mod:`~trinity_dbapi.lakehouse.catalog`'s business; this module only knows
 one column's row.
 
-Floor 1 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-nothing.
+Imports from lakehouse/: nothing.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ version's own table definitions, so time travel shows the files of the
 version read, and a scope (``WHERE namespace_name = ... AND table_name =
 ...``) reads only the named tables' dataset metadata.
 
-Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, table_formats.
+Imports from lakehouse/: chain, table_formats.
 """
 
 from __future__ import annotations

@@ -13,8 +13,7 @@ column the key does not hold (``definitions``). For ``system.versions``, a
 numbers are read root by root, a time bound costs the binary search time
 travel uses, and a ``LIMIT`` reads only that many roots of the range.
 
-Floor 6 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, history, objects.
+Imports from lakehouse/: chain, history, objects.
 """
 
 from __future__ import annotations

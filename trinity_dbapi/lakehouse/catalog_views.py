@@ -8,8 +8,7 @@ tables: ``table_type`` ``VIEW`` in ``system.tables`` and
 :class:`~trinity_dbapi.lakehouse.catalog_scope.CatalogScope` narrows them by
 namespace, name and name prefix as it narrows tables.
 
-Floor 7 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-catalog_scope, objects.
+Imports from lakehouse/: catalog_scope, objects.
 """
 
 from __future__ import annotations

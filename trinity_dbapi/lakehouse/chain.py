@@ -17,10 +17,11 @@ pinned root version of a chain, through which every read resolves.
 open it, adds creating and opening, time travel, transactions and upkeep on
 top.
 
-Floor 3 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-commit_point, definition_cache, expired, io_pool, roots. The chain and its
-snapshot name each other, so they share this module; every module above types
-against :class:`VersionChain`, never against the facade (:mod:`.lakehouse`).
+The chain and its snapshot name each other, so they share this module; every
+module above types against :class:`VersionChain`, never against the facade
+(:mod:`.lakehouse`).
+
+Imports from lakehouse/: commit_point, definition_cache, expired, io_pool, roots.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ root from another writer's, the conflict error, the latest-version hint
 (:func:`announce`), the checks on what a commit may change, and the progress
 of the node files written before the root.
 
-Floor 2 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-io_pool. It knows versions by number, never a snapshot or the chain, so that
+It knows versions by number, never a snapshot or the chain, so that
 :mod:`.chain` can call it.
+
+Imports from lakehouse/: io_pool.
 """
 
 from __future__ import annotations

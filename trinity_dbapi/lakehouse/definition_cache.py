@@ -13,8 +13,7 @@ Only committed files enter it: a transaction parses the files it staged
 itself, which no other transaction can reach (see
 :meth:`~trinity_dbapi.lakehouse.transaction.Transaction.read_object_definition`).
 
-Floor 1 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-nothing.
+Imports from lakehouse/: nothing.
 """
 
 from __future__ import annotations

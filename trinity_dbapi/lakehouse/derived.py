@@ -16,8 +16,7 @@ may publish first); the next commit or a sync corrects it. Garbage collection
 keeps the derived files of the newest version's tables (:func:`live_derived_files`)
 and deletes the others (dropped tables).
 
-Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, table_formats.
+Imports from lakehouse/: chain, table_formats.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ explicit cut-off; the newest ``minimum_versions_to_keep`` versions, the
 latest, and versions pinned by an export are always kept. Their files are
 left to garbage collection.
 
-Floor 6 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, commit_point, history.
+Imports from lakehouse/: chain, commit_point, history.
 """
 
 from __future__ import annotations

@@ -25,9 +25,10 @@ Then the reader gets :class:`VersionExpiredError` instead of
 good commits. Time travel to a version whose root is already gone gets
 :func:`missing_version`'s ``NoSuchVersionError``, which says it was expired.
 
-Floor 2 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-roots. What it reads of a lakehouse is its own small :class:`Reader` protocol,
-so that :mod:`.chain` can call it from every read that fails.
+What it reads of a lakehouse is its own small :class:`Reader` protocol, so that
+:mod:`.chain` can call it from every read that fails.
+
+Imports from lakehouse/: roots.
 """
 
 from __future__ import annotations

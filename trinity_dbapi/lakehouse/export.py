@@ -13,10 +13,11 @@ The target must be a new location outside the source lakehouse and outside
 any other lakehouse (``NestedLakehouseError``): an export written inside a
 lakehouse root would be files no lakehouse knows how to keep.
 
-Floor 7 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, commit_point, derived, opening, ownership, roots, table_formats,
-transaction. It records the export with a :class:`~.transaction.Transaction`
-and opens the target as a chain (:mod:`.opening`), never through the facade.
+It records the export with a :class:`~.transaction.Transaction` and opens the
+target as a chain (:mod:`.opening`), never through the facade.
+
+Imports from lakehouse/: chain, commit_point, derived, opening, ownership, roots,
+table_formats, transaction.
 """
 
 from __future__ import annotations

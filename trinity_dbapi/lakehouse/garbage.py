@@ -17,8 +17,8 @@ is the lakehouse's (its claim file, the table definitions that owned it) are
 deleted after all its other files, and kept while any of them stays, so an
 interrupted collection leaves nothing it cannot collect later.
 
-Floor 7 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, commit_point, derived, expiration, history, ownership, table_formats.
+Imports from lakehouse/: chain, commit_point, derived, expiration, history, ownership,
+table_formats.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ retained versions are a contiguous run ending at the latest, plus isolated
 older versions kept by a per-version override; a missing root met by the
 search is below that run, and the overrides are checked by name.
 
-Floor 5 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, read_ahead.
+Imports from lakehouse/: chain, read_ahead.
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ of the check for a newer version. Each submits the requests to one small
 pool shared by the process (:func:`io_pool`), which a forked child replaces
 with its own: the parent's threads are not there.
 
-Floor 1 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-nothing.
+Imports from lakehouse/: nothing.
 """
 
 from __future__ import annotations

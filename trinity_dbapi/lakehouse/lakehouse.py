@@ -10,9 +10,10 @@ statement is about to read fetched beside its check for the latest version
 (:mod:`.read_ahead`), transactions (:mod:`.transaction`) and upkeep behind
 ``lakehouse.maintenance`` (:mod:`.maintenance`).
 
-Floor 9 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, commit_point, history, maintenance, opening, read_ahead, roots,
-transaction. The top: nothing in the folder imports it.
+The top: nothing in the folder imports it.
+
+Imports from lakehouse/: chain, commit_point, history, maintenance, opening, read_ahead,
+roots, transaction.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ signature and docstring are written once, in that module. The ``CALL
 system.…`` procedures go through it; the ``Lakehouse`` methods of the same
 names are deprecated aliases of it.
 
-Floor 8 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-blind_commits, chain, expiration, export, garbage. The door: nothing in the
-folder but the facade imports it.
+The door: nothing in the folder but the facade imports it.
+
+Imports from lakehouse/: blind_commits, chain, expiration, export, garbage.
 """
 
 from __future__ import annotations

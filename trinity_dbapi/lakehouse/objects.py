@@ -8,8 +8,7 @@ exact keys and ranges an operation depended on: listing the tables of a
 namespace scans the namespace's key range, and conflicts with a concurrent
 ``CREATE TABLE`` in it.
 
-Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, definition_cache, table_formats.
+Imports from lakehouse/: chain, definition_cache, table_formats.
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ for another reason (the network) is tried again by the next user. A local
 disk has no round trip to hide: there, and for the versions recovery tries,
 the definition is read before the open returns.
 
-Floor 5 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, io_pool, recovery, roots. It makes chains of the class it is given; the
-facade's ``open`` gives its own.
+It makes chains of the class it is given; the facade's ``open`` gives its own.
+
+Imports from lakehouse/: chain, io_pool, recovery, roots.
 """
 
 from __future__ import annotations

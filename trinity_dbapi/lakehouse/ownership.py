@@ -25,8 +25,7 @@ asks this module first, for every file it lists:
 Anything else is foreign and never deleted. docs/transactions.md, "What
 garbage collection deletes", states the rules for users.
 
-Floor 2 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-table_formats.
+Imports from lakehouse/: table_formats.
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ them. The history reads the roots it lists :data:`ROOTS_AT_ONCE` at a time
 (:func:`roots_of`). A local disk has no round trip to hide: nothing is read
 ahead there.
 
-Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, io_pool. The facade (:mod:`.lakehouse`) passes it the chain's own check
-for the latest version.
+The facade (:mod:`.lakehouse`) passes it the chain's own check for the latest
+version.
+
+Imports from lakehouse/: chain, io_pool.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ and a rollback there (:func:`recovery_base`, used by
 newest existing root, found by file names only: the damaged root is never
 parsed. See docs/recovery.md.
 
-Floor 4 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, expired, roots. :mod:`.opening`, above it, passes it the way to open a
-version.
+:mod:`.opening`, above it, passes it the way to open a version.
+
+Imports from lakehouse/: chain, expired, roots.
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ The latest version is found by reading the hint and probing forward, since
 the hint may be stale (FORMAT-NOTES section 3). Split out of ``lakehouse.py``
 so that recovery (``recovery.py``) can find versions without opening one.
 
-Floor 1 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-nothing.
+Imports from lakehouse/: nothing.
 """
 
 from __future__ import annotations

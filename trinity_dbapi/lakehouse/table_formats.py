@@ -26,8 +26,7 @@ collection which of the files it finds there are its own
 names the lakehouse writes, in groups (a format's datasets) this lakehouse
 proves it owns; see :mod:`trinity_dbapi.lakehouse.ownership`.
 
-Floor 1 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-nothing.
+Imports from lakehouse/: nothing.
 """
 
 from __future__ import annotations

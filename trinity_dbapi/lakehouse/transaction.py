@@ -25,8 +25,8 @@ version; running out of attempts raises :class:`RetriesExhaustedError`. Both
 leave storage consistent: files written by failed attempts are unreachable
 and garbage collection removes them.
 
-Floor 6 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-chain, commit_point, definition_cache, derived, io_pool, table_formats, views.
+Imports from lakehouse/: chain, commit_point, definition_cache, derived, io_pool,
+table_formats, views.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ concurrent transaction that takes the name makes this one conflict at any
 isolation level. A view does not hold its tables: a table a view names may
 be dropped (concurrently too) and the view then fails when it is queried.
 
-Floor 5 of ``lakehouse/`` (see the package docstring). Imports from lakehouse/:
-objects.
+Imports from lakehouse/: objects.
 """
 
 from __future__ import annotations

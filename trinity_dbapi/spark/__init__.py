@@ -5,6 +5,15 @@
 API); ``register_views(spark, uri)`` registers every table of a lakehouse (or
 of the namespaces given), and its catalog tables, as temporary views for Spark SQL. Importing this
 package imports PySpark; ``import trinity_dbapi`` does not. See ``docs/spark.md``.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports.
+
+1. ``options`` (the data source's options), ``catalog_filters`` (Spark's
+   pushed filters as a catalog scope), ``example``
+2. ``read`` (scans)
+3. ``write`` (appends and overwrites, one commit each)
+4. ``source`` (the ``trinitylake`` data source)
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ table name column become tree point lookups, ``table_name LIKE 'prefix%'``
 AND-ed; anything else (``NOT``, ranges, a non-text value, a nested column)
 narrows nothing. The scope decides only which rows are *built*: every filter
 is still returned to Spark, which evaluates it on those rows.
+
+Imports from spark/: nothing.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ temporary folder). It
    SQL views.
 
 ``docs/spark.md`` walks through it.
+
+Imports from spark/: nothing.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Everything a Spark task needs travels in picklable values (:class:`Location`,
 dataset metadata, Arrow schemas), because tasks, and the write's ``commit``,
 run in Python worker processes that share nothing with the driver.
+
+Imports from spark/: nothing.
 """
 
 from __future__ import annotations

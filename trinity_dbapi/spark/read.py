@@ -9,6 +9,8 @@ A catalog table is one partition whose value is the table itself, built
 when Spark asks for the partitions (after it pushed its filters): only the
 rows of the objects the filters can match are built
 (:mod:`~trinity_dbapi.spark.catalog_filters`), and Spark still applies every filter.
+
+Imports from spark/: options; inside functions: catalog_filters.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The ``trinitylake`` Spark data source (PySpark 4's Python data source API)."""
+"""The ``trinitylake`` Spark data source (PySpark 4's Python data source API).
+
+Imports from spark/: options, read, write.
+"""
 
 from __future__ import annotations
 

@@ -13,6 +13,8 @@
   replaces the files it saw; ``abort`` deletes the files of the tasks that
   finished. Files of a failed job are never referenced, and garbage
   collection removes any a crash left behind.
+
+Imports from spark/: options; inside functions: read.
 """
 
 from __future__ import annotations

@@ -12,8 +12,7 @@ converts a literal node (or a bound placeholder) to Python:
   (text without an offset is UTC); ``DATE '...'`` -> ``datetime.date``;
 * a placeholder -> its parameter value, unchanged.
 
-Floor: imports :mod:`~trinity_dbapi.sql.expressions` and
-:mod:`~trinity_dbapi.sql.compat`.
+Imports from sql/: compat, expressions.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ as the newest generator does:
 mypy checks the package against the newest sqlglot, so under
 ``TYPE_CHECKING`` the names are the newest ones.
 
-Floor: imports no sibling module.
+Imports from sql/: nothing.
 """
 
 from __future__ import annotations

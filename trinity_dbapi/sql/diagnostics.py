@@ -1,6 +1,6 @@
 """Syntax errors a user can act on: position, offending text, underlined snippet, hint.
 
-Floor: imports :mod:`~trinity_dbapi.sql.parser_base` only.
+Imports from sql/: parser_base.
 """
 
 from __future__ import annotations

@@ -33,8 +33,7 @@ the statement model (:mod:`trinity_dbapi.sql.model`), binding parameters with
 grammar and ``grammar/identity.sql`` the corpus every change must keep
 round-tripping.
 
-Floor: imports :mod:`~trinity_dbapi.sql.types_sql`, :mod:`~trinity_dbapi.sql.generator`
-and :mod:`~trinity_dbapi.sql.parser`.
+Imports from sql/: generator, parser, types_sql.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ Conventions shared by the nodes:
 * A typed literal such as ``TIMESTAMP '2026-01-01'`` is an ``exp.Cast`` whose
   ``meta["typed_literal"]`` is true, so that it prints back as written.
 
-Floor: imports no sibling module.
+Imports from sql/: nothing.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ upper-case keywords, types by their TrinityLake names (``INT4``,
 :mod:`trinity_dbapi.sql.expressions` has its ``<key>_sql`` method, wired in
 ``TRANSFORMS``.
 
-Floor: imports :mod:`~trinity_dbapi.sql.expressions`,
-:mod:`~trinity_dbapi.sql.types_sql` and :mod:`~trinity_dbapi.sql.compat`.
+Imports from sql/: compat, expressions, types_sql.
 """
 
 from __future__ import annotations

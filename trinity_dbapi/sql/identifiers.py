@@ -10,7 +10,7 @@ it in every identifier a statement writes, before the statement runs, so no
 name is ever silently cut short. :func:`check_identifiers` runs as a text is
 parsed, before its tree is cached, so a text is checked once.
 
-Floor: imports :mod:`~trinity_dbapi.sql.expressions` only.
+Imports from sql/: expressions.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ Each refusal is a :class:`~trinity_dbapi.errors.DataError` naming the
 literal, the rule and the fix. The check runs before the parsed statement
 is cached, so a text is checked once.
 
-Floor: imports no sibling module.
+Imports from sql/: nothing.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ normalisation: unquoted identifiers are case-insensitive and lower-cased,
 quoted ones keep their case; a namespace of ``None`` means the connection's
 current namespace.
 
-Floor: imports no sibling module.
+Imports from sql/: nothing.
 """
 
 from __future__ import annotations

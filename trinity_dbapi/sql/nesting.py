@@ -21,7 +21,7 @@ levels:
   calls without growing the C stack, so the raised limit is safe in threads
   too (3000 levels were measured to run in a thread of the default size).
 
-Floor: imports no sibling module.
+Imports from sql/: nothing.
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ the rest a sqlglot ``ParseError`` (turned into
 :func:`trinity_dbapi.sql.statements.parse`). sqlglot's ``exp.Command``
 fallback is never produced.
 
-Floor: imports :mod:`~trinity_dbapi.sql.expressions`, :mod:`~trinity_dbapi.sql.compat`
-and :mod:`~trinity_dbapi.sql.parser_ddl`.
+Imports from sql/: compat, expressions, parser_ddl.
 """
 
 from __future__ import annotations

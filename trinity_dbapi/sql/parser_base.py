@@ -10,8 +10,7 @@ by leading words.
 :class:`~trinity_dbapi.sql.parser_ddl.DDLParser` adds the DDL and
 :class:`~trinity_dbapi.sql.parser.TrinityParser` the rest.
 
-Floor: imports :mod:`~trinity_dbapi.sql.expressions` and
-:mod:`~trinity_dbapi.sql.compat`.
+Imports from sql/: compat, expressions.
 """
 
 from __future__ import annotations

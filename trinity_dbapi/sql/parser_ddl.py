@@ -8,8 +8,7 @@ by tables keyed by their leading words (``CREATE_PARSERS``,
 ``ALTER_TABLE_PARSERS``, ``TYPE_PARSERS``, ...), each with its trie, never by
 ``if`` chains.
 
-Floor: imports :mod:`~trinity_dbapi.sql.expressions`,
-:mod:`~trinity_dbapi.sql.types_sql` and :mod:`~trinity_dbapi.sql.parser_base`.
+Imports from sql/: expressions, parser_base, types_sql.
 """
 
 from __future__ import annotations

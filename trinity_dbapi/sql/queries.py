@@ -14,10 +14,8 @@ to :func:`query` and an ``INSERT``, ``UPDATE``, ``DELETE`` or ``MERGE`` to
 
 :func:`table_name` is the ``[namespace.]table`` of any statement.
 
-Floor: imports :mod:`~trinity_dbapi.sql.expressions`, :mod:`~trinity_dbapi.sql.compat`,
-:mod:`~trinity_dbapi.sql.model`, :mod:`~trinity_dbapi.sql.binding`,
-:mod:`~trinity_dbapi.sql.table_functions`, :mod:`~trinity_dbapi.sql.types_sql` and
-:mod:`~trinity_dbapi.sql.parser`.
+Imports from sql/: binding, compat, expressions, model, parser, table_functions,
+types_sql.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ is kept under :data:`DEFAULT_MAX_BYTES`. A text whose own size is over
 parsing dominates for such texts anyway, and one of them would push out
 hundreds of the small texts the cache is for.
 
-Floor: imports no sibling module.
+Imports from sql/: nothing.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ This module converts the statements that define and manage things (DDL,
 ``SHOW``, transactions, ``CALL``); a query or DML statement is the work of
 :mod:`~trinity_dbapi.sql.queries` (its tables, time travel and placeholders).
 
-Floor: the top of the folder (the language's front door); it imports the
-modules below it, never the engine (:mod:`trinity_dbapi.sql.engine`).
+Imports from sql/: binding, diagnostics, dialect, expressions, identifiers, literals,
+model, nesting, queries, statement_cache, types_sql.
 """
 
 from __future__ import annotations

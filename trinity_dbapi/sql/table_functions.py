@@ -17,7 +17,7 @@ pragma) and that is not whitelisted is refused too: DuckDB would reject it
 there anyway, so this costs nothing and keeps the rule independent of where
 sqlglot happens to put a function node.
 
-Floor: imports no sibling module.
+Imports from sql/: nothing.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Defaults (see "Decisions" in ``docs/sql.md``):
 * ``time``, ``timetz``, ``timestamp`` and ``timestamptz`` without a precision
   have precision 6 (microseconds).
 
-Floor: imports :mod:`~trinity_dbapi.sql.compat` only.
+Imports from sql/: compat.
 """
 
 from __future__ import annotations

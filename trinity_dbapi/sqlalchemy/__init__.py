@@ -13,19 +13,19 @@ an installed trinity-dbapi is all SQLAlchemy, pandas and BI tools need.
 
 See ``docs/sqlalchemy.md``.
 
-The folder's floors, bottom to top (a module imports only modules below it):
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports. This package
+re-exports ``dialect``, ``driver``, ``types`` and ``writer``.
 
 1. ``compat`` (names only SQLAlchemy 2 has, for 1.4 too), ``requirements``
-   (the compliance suite's), ``merge`` (the ``MERGE`` construct): no sibling;
+   (the compliance suite's), ``merge`` (the ``MERGE`` construct)
 2. ``types`` (column types both ways, the dialect's type side), ``compiler``
    (statement and DDL compilers, identifier rules), ``writer``
-   (``arrow_insert``), ``provision`` (the suite's hooks): ``compat``;
-3. ``lookups`` (reflection's reads, and what each kind reports): ``compat``, ``types``;
-4. ``views`` (reflection of views): ``compat``, ``lookups``;
-5. ``dialect`` (:class:`TrinityDialect`): ``compat``, ``types``, ``compiler``,
-   ``lookups``, ``views``;
-6. ``driver`` (the DB-API side): ``compat``, ``dialect``;
-7. this package: ``dialect``, ``driver``, ``types``, ``writer``.
+   (``arrow_insert``), ``provision`` (the suite's hooks)
+3. ``lookups`` (reflection's reads, and what each kind reports)
+4. ``views`` (reflection of views)
+5. ``dialect`` (:class:`TrinityDialect`)
+6. ``driver`` (the DB-API side)
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ Other 2.x-only dialect attributes (``use_insertmanyvalues``,
 ``insert_returning``, ``type_compiler_cls``, ``import_dbapi``) are read by
 2.x and ignored by 1.4, so they need no stand-in.
 
-Floor: the bottom of the folder; imports no sibling.
+Imports from sqlalchemy/: nothing.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ key, unique and check constraints are not rendered (TrinityLake records
 primary keys only, and as information), which SQLAlchemy's reflection then
 reports as absent.
 
-Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` only.
+Imports from sqlalchemy/: compat.
 """
 
 from __future__ import annotations

@@ -22,9 +22,7 @@ it (SQLAlchemy's own rule).
 One code base serves SQLAlchemy 1.4 and 2.x: the names only 2.x has come
 from :mod:`trinity_dbapi.sqlalchemy.compat`, found by feature detection.
 
-Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat`,
-:mod:`~trinity_dbapi.sqlalchemy.types`, :mod:`~trinity_dbapi.sqlalchemy.compiler`,
-:mod:`~trinity_dbapi.sqlalchemy.lookups` and :mod:`~trinity_dbapi.sqlalchemy.views`.
+Imports from sqlalchemy/: compat, compiler, lookups, types, views.
 """
 
 from __future__ import annotations

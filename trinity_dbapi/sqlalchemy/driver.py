@@ -16,8 +16,7 @@ decoded, other values stay text); ``autocommit``, ``read_only``, ``create``,
 :func:`~trinity_dbapi.connect` options. ``create_engine(..., connect_args={...})`` adds or overrides any of
 them, including a whole ``storage_options`` dict.
 
-Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` and
-:mod:`~trinity_dbapi.sqlalchemy.dialect`.
+Imports from sqlalchemy/: compat, dialect.
 """
 
 from __future__ import annotations

@@ -17,8 +17,7 @@ What a definition turns into is the catalog's own row-building code (the
 rows of ``system.tables`` and ``system.columns``), so reflection shows
 exactly what the catalog tables show.
 
-Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` and
-:mod:`~trinity_dbapi.sqlalchemy.types`.
+Imports from sqlalchemy/: compat, types.
 """
 
 from __future__ import annotations

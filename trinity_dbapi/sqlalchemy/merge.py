@@ -20,7 +20,7 @@ order), so parameters, schemas and quoting behave as in ``update()``.
 It works on SQLAlchemy 1.4 and 2.x: only ``Executable``, ``ClauseElement``
 and ``sqlalchemy.ext.compiler.compiles`` are used.
 
-Floor: imports no sibling; ``@compiles(Merge, "trinity")`` adds it to any compiler of the dialect.
+Imports from sqlalchemy/: nothing.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ the suite starts; it is not used otherwise. A lakehouse needs no server or
 database to create: the URL's folder is created on first connect, and the
 two extra schemas the suite uses are namespaces created here.
 
-Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` only.
+Imports from sqlalchemy/: compat.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Wired as SQLAlchemy's ``README.dialects`` describes (``[sqla_testing]`` in
 reason on its line; requirements opened here are features SQLAlchemy's
 defaults assume absent but the lakehouse has. Only imported by the suite.
 
-Floor: imports no sibling.
+Imports from sqlalchemy/: nothing.
 """
 
 from __future__ import annotations

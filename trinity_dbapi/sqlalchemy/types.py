@@ -20,8 +20,7 @@ The type compiler sits here rather than beside the statement compilers
 :func:`sqlalchemy_type`, must round-trip with it, and a STRUCT or MAP bind
 renders its own type with it.
 
-Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` only (and, lazily, the
-SQL language's :func:`~trinity_dbapi.sql.dialect.parse_type_sql`, a layer below).
+Imports from sqlalchemy/: compat.
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ scan of a namespace's view keys for the names, a point lookup and one
 definition file for one view. A view's columns are those bound when it was
 made (``CREATE VIEW``), as ``information_schema.columns`` shows them.
 
-Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` and
-:mod:`~trinity_dbapi.sqlalchemy.lookups`.
+Imports from sqlalchemy/: compat, lookups.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ hands the frame's columns to :meth:`Cursor.ingest
 <trinity_dbapi.dbapi.cursor.Cursor.ingest>` as Arrow arrays, the way
 Snowflake's ``pd_writer`` and ADBC's ingestion do.
 
-Floor: imports :mod:`~trinity_dbapi.sqlalchemy.compat` only.
+Imports from sqlalchemy/: compat.
 """
 
 from __future__ import annotations

@@ -15,6 +15,17 @@ anything else              ``FsspecStorage``  not supported (cannot commit)
 
 Back-end modules are imported on first use so ``import trinity_dbapi`` stays
 cheap.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports.
+
+1. ``redact`` (secrets kept out of messages), ``cache`` (immutable files,
+   process-wide), ``rounds`` (requests and rounds counted, batches run side
+   by side), ``botocore_models``
+2. ``base`` (the storage interface), ``uri`` (root URI rules)
+3. ``local``, ``fsspec_storage``
+4. ``object_storage`` (what every store that commits shares)
+5. ``s3``, ``gcs``, ``azure``
 """
 
 from __future__ import annotations

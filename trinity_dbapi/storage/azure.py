@@ -27,6 +27,8 @@ Root URIs: ``abfs://<container>/<path>`` with the account in the options
 Hadoop writes it, ``abfss://<container>@<account>.dfs.core.windows.net/<path>``.
 
 adlfs is imported on the first Azure root (``pip install trinity-dbapi[azure]``).
+
+Imports from storage/: object_storage, redact, uri.
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ only the hint is never cached. How requests are counted, in rounds, and sent
 side by side is :mod:`trinity_dbapi.storage.rounds` (:class:`Rounds`, which
 :class:`Storage` extends).
 
-Floor: imports :mod:`~trinity_dbapi.storage.cache` and
-:mod:`~trinity_dbapi.storage.rounds`.
+Imports from storage/: cache, rounds.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ What may be cached, and when it is trusted:
 
 Set ``TRINITY_DBAPI_BOTOCORE_CACHE=0`` to turn the cache off. Any error here
 (a read-only home, a full disk) costs the speed-up, never a request.
+
+Imports from storage/: nothing.
 """
 
 from __future__ import annotations

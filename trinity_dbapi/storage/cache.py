@@ -16,6 +16,8 @@ connections with different credentials never share an entry, and one user's
 bytes are never served to another. The cache is bounded by the bytes it
 holds (:data:`SHARED_CACHE_BYTES`, least recently used first out); a file
 larger than a quarter of the bound is never kept.
+
+Imports from storage/: nothing.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@
 The object stores that can commit build on :class:`FsspecStorage` in
 ``object_storage.py`` (what they share) and one module each: ``s3.py``,
 ``gcs.py``.
+
+Imports from storage/: base, redact, uri.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ Google's Storage Control API about every bucket (zonal and hierarchical
 buckets), a round trip per bucket that an emulator never answers.
 
 gcsfs is imported on the first GCS root (``pip install trinity-dbapi[gcs]``).
+
+Imports from storage/: object_storage, uri.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ check-then-write window.
 
 Overwrites (only ``_latest_hint.txt``) use temp file + fsync + :func:`os.replace`,
 which is atomic too: readers see the old or the new content, never a mix.
+
+Imports from storage/: base, uri.
 """
 
 from __future__ import annotations

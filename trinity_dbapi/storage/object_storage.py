@@ -26,6 +26,8 @@ is the same on every one, so it is written once here:
 A back end says how its requests look (:meth:`ObjectStorage._head`,
 :meth:`ObjectStorage._put_if_absent`) and how its errors read
 (:meth:`ObjectStorage._lost`, :meth:`ObjectStorage._in_flight`).
+
+Imports from storage/: fsspec_storage, redact, uri.
 """
 
 from __future__ import annotations

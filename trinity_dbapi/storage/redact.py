@@ -14,6 +14,8 @@ every exception of the chain, not only the one trinity-dbapi raised. So:
   (:class:`RedactedCause`) that keeps its type name and redacted message and
   nothing else: errors raised ``from`` it carry what helps (the back end's
   own words) without the objects that hold the secret.
+
+Imports from storage/: nothing.
 """
 
 from __future__ import annotations

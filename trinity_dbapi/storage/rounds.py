@@ -10,7 +10,7 @@ process-wide pool of storage threads (:func:`batch_pool`), made again in a
 forked child. Backends count their own requests with ``_request`` (or
 ``_next_round`` / ``_begin`` and ``_end`` around asynchronous I/O).
 
-Floor: imports no sibling module.
+Imports from storage/: nothing.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ is :class:`~trinity_dbapi.storage.object_storage.ObjectStorage`'s.
 
 s3fs is imported on the first S3 root, so ``import trinity_dbapi`` stays fast
 and s3fs stays optional (``pip install trinity-dbapi[s3]``).
+
+Imports from storage/: object_storage; inside functions: botocore_models.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ Decisions recorded here (and in docs/storage.md):
   and an account's host after it, which holds no credential.
 * The scheme is lower-cased (schemes are case-insensitive, RFC 3986 3.1);
   nothing else is rewritten except adding the trailing ``/``.
+
+Imports from storage/: redact.
 """
 
 from __future__ import annotations

@@ -37,6 +37,15 @@ parses time travel, ``SHOW``, ``DESCRIBE`` and ``CALL``, and
 
 Superset is not a dependency of the package, and nothing but this package
 imports it; ``import trinity_dbapi`` never imports this package.
+
+Floors, bottom to top: a module imports only modules on floors below its
+own; each module's docstring ends with the ones it imports.
+
+1. ``cancel`` (the query registry behind Stop), ``dialect`` (the sqlglot
+   dialect Superset parses with), ``grains``, ``partitions``
+2. ``host`` (what it takes from Superset when installed)
+3. ``column_types``
+4. ``spec`` (:class:`TrinityEngineSpec`, the class Superset loads)
 """
 
 from __future__ import annotations

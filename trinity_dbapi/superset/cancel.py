@@ -14,6 +14,8 @@ leaves it by itself, and an identifier outliving its connection cancels
 nothing. Identifiers start with the process ID: a *Stop* request served by a
 different process (several gunicorn workers, or a Celery worker running the
 query) cannot reach the connection, and says so by returning False.
+
+Imports from superset/: nothing.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ filtered as true or false.
 Times of day (``TIME``, ``TIMETZ``), intervals, nested values (``STRUCT``,
 ``MAP``, ``LIST``) and binary ones are ``STRING``: Superset shows them as
 text and can group by them, but no time grain or range applies to them.
+
+Imports from superset/: host.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ exactly as in the trinity dialect, into the same trees, and print back the
 same; a statement the driver does not support is refused with the driver's
 message, as a sqlglot ``ParseError`` (what Superset reports as invalid SQL).
 The driver itself never uses this dialect.
+
+Imports from superset/: nothing.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ own DuckDB spec is the model):
 * :func:`dttm_literal`: a filter value as a ``DATE``, ``TIMESTAMP`` or
   ``TIMESTAMPTZ`` literal for a column of that type. A naive ``datetime`` is
   UTC, as everywhere in the driver (docs/sql.md).
+
+Imports from superset/: nothing.
 """
 
 from __future__ import annotations

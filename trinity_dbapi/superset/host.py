@@ -7,6 +7,8 @@ environment (the only place the spec is used) the spec subclasses Superset's
 without Superset it subclasses ``object``. Each name is imported on its own, so
 a partial ``superset`` package (the tests' stand-in) gives what it has and the
 stand-in for the rest.
+
+Imports from superset/: inside functions: dialect.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ the preview's ``SELECT *`` to the newest partition; the spec does the same:
 
 An unpartitioned table has no partition columns and no latest partition; an
 empty partitioned table has its columns and no latest partition.
+
+Imports from superset/: nothing.
 """
 
 from __future__ import annotations

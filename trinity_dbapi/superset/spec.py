@@ -1,4 +1,7 @@
-"""The engine spec class, :class:`TrinityEngineSpec`; the package docstring is the overview."""
+"""The engine spec class, :class:`TrinityEngineSpec`; the package docstring is the overview.
+
+Imports from superset/: cancel, column_types, grains, host, partitions.
+"""
 
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ split along the layout:
 
 Floors, bottom to top: a module imports only modules on floors below its
 own, in any form (at the top, inside a function, for type checking); each
-module's docstring names the ones it imports, and
-``tests/tables/test_floors.py`` holds this list to the imports.
+module's docstring ends with the ones it imports, and
+``tests/test_folders.py`` holds both to the imports.
 
 1. ``layout``, ``transforms``, ``temporal``, ``floats``, ``encoding``,
    ``encode_lanes``, ``remote_files``, ``partition_sql``, ``promotion``

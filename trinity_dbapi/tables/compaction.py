@@ -20,7 +20,8 @@ a merge that removes exactly the files read and adds the new ones, with the
 index entries of both, so an append committed meanwhile stays, and a
 concurrent DELETE or UPDATE of a file read makes the commit conflict.
 
-Imports from tables/: data_files, datasets, file_facts, managed, metadata, reader, writer.
+Imports from tables/: data_files, datasets, file_facts, managed, metadata, reader,
+writer.
 """
 
 from __future__ import annotations

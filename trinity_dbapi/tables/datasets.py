@@ -11,8 +11,8 @@ whatever the newest metadata holds, so concurrent appends both commit;
 rewrites (DELETE, UPDATE, TRUNCATE) also check that every file they replace
 is still there, and conflict otherwise.
 
-Imports from tables/: file_facts, indices, layout, managed, metadata,
-partitions, reader, transforms, writer.
+Imports from tables/: file_facts, indices, layout, managed, metadata, partitions,
+reader, transforms, writer.
 """
 
 from __future__ import annotations

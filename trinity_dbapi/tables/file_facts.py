@@ -24,7 +24,7 @@ above is :class:`~trinity_dbapi.errors.CorruptFileError`, never a wrong count
 (:mod:`~trinity_dbapi.tables.metadata_io` checks it with :func:`parse` when it
 reads a metadata file).
 
-Imports from tables/: layout, metadata (the model, for types).
+Imports from tables/: layout, metadata.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ is missing or does not parse is one :class:`Problem`. What is read:
 Older versions' trees are not walked (follow ``previous_root`` by checking
 them: ``connect(uri, version=N)``). See docs/recovery.md.
 
-Imports from tables/: layout, managed; inside functions: file_facts, indices, metadata_io.
+Imports from tables/: layout, managed; inside functions: file_facts, indices,
+metadata_io.
 """
 
 from __future__ import annotations

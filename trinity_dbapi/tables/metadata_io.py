@@ -35,7 +35,7 @@ lakehouse's).
 
 The model the files hold is :class:`~trinity_dbapi.tables.metadata.DatasetMetadata`.
 
-Imports from tables/: layout, metadata, file_facts (its attribute is checked on reading).
+Imports from tables/: file_facts, layout, metadata.
 """
 
 from __future__ import annotations

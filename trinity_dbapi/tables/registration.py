@@ -34,8 +34,7 @@ lakehouse operation needs them:
   import it, so their processes register before their first statement
   even without the package's installed metadata.
 
-Imports from tables/: data_files, file_rules, kartothek_main, managed (the
-top of the folder: no module of tables/ imports this one).
+Imports from tables/: data_files, file_rules, kartothek_main, managed.
 """
 
 from __future__ import annotations

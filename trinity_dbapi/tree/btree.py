@@ -35,6 +35,8 @@ down one level at a time until it reaches a leaf, and the even re-split on the
 way back up restores occupancy. Underfull children are combined with a sibling
 and re-split, which is a merge when the two fit in one node and a rotation
 otherwise.
+
+Imports from tree/: node.
 """
 
 from __future__ import annotations

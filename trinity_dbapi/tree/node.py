@@ -6,6 +6,8 @@ a *dirty* copy (``path is None``) first; children are referenced either by the
 path of a clean node on storage or by a dirty :class:`Node` object. Writing a
 tree writes exactly its dirty nodes, bottom up, each to a new file: that is the
 copy-on-write rule of FORMAT-NOTES section 2.
+
+Imports from tree/: nothing.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ The session runs :func:`compact_after_write` after a commit because the
 front door registers it there (``session.register_after_commit``, in
 :mod:`.dispatch`); the session never names this module.
 
-Floor: ``rewrite_files``, ``session``.
+Imports from sql/engine/: rewrite_files, session.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ Any other query, or any doubt (a name written in another case, a NULL, a
 cast), returns None and DuckDB answers it, as before. The tests compare this
 path with DuckDB's answers, ``cursor.description`` included.
 
-Floor: ``catalog_pushdown``, ``predicates``; the ``session`` it is given.
+Imports from sql/engine/: catalog_pushdown, predicates, session.
 """
 
 from __future__ import annotations

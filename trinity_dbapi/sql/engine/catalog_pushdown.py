@@ -17,6 +17,8 @@ the whole WHERE clause (:class:`~trinity_dbapi.lakehouse.catalog_scope.VersionSc
 
 The WHERE clause, and which of its columns are the catalog table's, are
 found as for file pruning (:mod:`~trinity_dbapi.sql.engine.predicates`).
+
+Imports from sql/engine/: predicates.
 """
 
 from __future__ import annotations

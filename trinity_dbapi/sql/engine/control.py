@@ -20,7 +20,7 @@ It takes no lock the statement holds: another thread (or a signal handler
 in the shell) may call it at any time. An interrupt with no statement
 running is a no-op, as ``sqlite3_interrupt`` is.
 
-Floor: no engine module.
+Imports from sql/engine/: nothing.
 """
 
 from __future__ import annotations

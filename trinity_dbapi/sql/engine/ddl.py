@@ -7,7 +7,7 @@ the ``partition_columns`` format property, a JSON list of column names
 comma-joined ``partitioned_by`` of older definitions). ``docs/sql.md``
 documents both.
 
-Floor: ``session``, ``result``.
+Imports from sql/engine/: result, session.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ hold affected rows; only those are rewritten, everything else is kept.
 Every write of rows reports its progress (rows written) to the session's
 progress handler as a task named after the statement and the table.
 
-Floor: ``ddl`` (CREATE TABLE AS), ``query``, ``duck_run``, ``session``, ``result``.
+Imports from sql/engine/: ddl, duck_run, query, result, session.
 """
 
 from __future__ import annotations

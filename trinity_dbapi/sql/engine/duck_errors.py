@@ -10,7 +10,7 @@ A query's scans are known here only as :class:`Rereadable`: something that
 can re-read its own files one by one to find a damaged one (the native scan
 of :mod:`.native_scan`, the :class:`FetchedScan` of a remote root).
 
-Floor: no engine module.
+Imports from sql/engine/: nothing.
 """
 
 from __future__ import annotations

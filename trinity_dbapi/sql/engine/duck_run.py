@@ -7,7 +7,7 @@ while ``Connection.interrupt`` keeps interrupting DuckDB. A result's Arrow
 schema becomes TrinityLake columns by :func:`result_columns` (CREATE TABLE
 AS, CREATE VIEW).
 
-Floor: ``duck_errors``.
+Imports from sql/engine/: duck_errors.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ What one database serves, and why sharing it leaks nothing between sessions:
   temporary tables, not even in ``duckdb_tables()``; an interrupt reaches
   one connection's query only; and closing the connection drops them. No
   statement creates anything in the database's own catalog
-  (tests/sql/test_duckdb_pool.py checks both after every kind of statement).
+  (tests/sql/engine/test_duckdb_pool.py checks both after every kind of statement).
 * **What is shared is the files' own content.** DuckDB's caches of Parquet
   footers and file blocks hold files of that one root, read through the
   same path by every session it serves, under the same operating-system
@@ -41,7 +41,7 @@ session module's exit release), and a forked child forgets its parent's
 without closing them, as it does the sessions' (the session module's fork
 hook): :mod:`.session` calls :func:`close_all` and :func:`forget_in_child`.
 
-Floor: ``sandbox``.
+Imports from sql/engine/: sandbox.
 """
 
 from __future__ import annotations

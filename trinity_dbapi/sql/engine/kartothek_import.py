@@ -13,7 +13,7 @@ is no such dataset), never as ``CorruptFileError`` (an ``InternalError``).
 Nothing is committed on any error; files already copied are left for
 garbage collection, like those of any transaction that did not commit.
 
-Floor: ``ddl`` (the table's creation), ``session``.
+Imports from sql/engine/: ddl, session.
 """
 
 from __future__ import annotations

@@ -19,8 +19,7 @@ is dropped whatever happens; nothing is staged unless the statement succeeded.
 Which data statements are this module's rather than :mod:`.dml`'s is
 :func:`handles`'s to say; the front door (:mod:`.dispatch`) asks it.
 
-Floor: ``dml`` (:class:`~.dml.Target`), ``merge_keys``, ``query``, ``duck_run``,
-``predicates``, ``session``, ``result``.
+Imports from sql/engine/: dml, duck_run, merge_keys, predicates, query, result, session.
 """
 
 from __future__ import annotations

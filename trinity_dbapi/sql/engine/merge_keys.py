@@ -10,7 +10,7 @@ temporary copy the statement runs on (:mod:`.merge`); a MERGE of 100,000
 source rows into a million-row file then copies, runs on and reads back
 about the 50,000 rows that match instead of the whole file.
 
-Floor: ``query``, ``view_expansion``, ``duck_run``; the ``session`` it is given.
+Imports from sql/engine/: duck_run, query, session, view_expansion.
 """
 
 from __future__ import annotations

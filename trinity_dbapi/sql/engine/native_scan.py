@@ -7,7 +7,7 @@ local Parquet files spliced into the SQL text, a lazy Arrow dataset, or
 rows read by column ID. A native scan can re-read its files one by one to
 blame a damaged one (it is a :class:`~.duck_errors.Rereadable`).
 
-Floor: ``duck_run``, ``duck_errors``.
+Imports from sql/engine/: duck_errors, duck_run.
 """
 
 from __future__ import annotations

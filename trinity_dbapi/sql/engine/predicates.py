@@ -13,6 +13,8 @@ The clause is found here for the catalog tables too
 (:mod:`~trinity_dbapi.sql.engine.catalog_pushdown`: :func:`conjuncts`,
 :func:`column_of`), and :func:`constant` reads a literal or a parameter for
 MERGE's pruning and the catalog answers as well.
+
+Imports from sql/engine/: nothing.
 """
 
 from __future__ import annotations

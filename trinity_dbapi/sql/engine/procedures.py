@@ -9,7 +9,7 @@ Each reports its progress to the session's progress handler as one task
 (files deleted or copied, versions checked, node files written), started
 before the work and finished with ``done == total``.
 
-Floor: ``kartothek_import``, ``rewrite_files``, ``session``, ``progress``, ``result``.
+Imports from sql/engine/: kartothek_import, progress, result, rewrite_files, session.
 """
 
 from __future__ import annotations

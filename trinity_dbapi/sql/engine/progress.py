@@ -7,7 +7,7 @@ SQL take plain integer callbacks; :class:`Task` and :class:`NodeFileProgress`
 adapt them, keep each task's events monotonic, and turn a failing handler
 into :class:`~trinity_dbapi.errors.ProgressHandlerError`.
 
-Floor: no engine module.
+Imports from sql/engine/: nothing.
 """
 
 from __future__ import annotations

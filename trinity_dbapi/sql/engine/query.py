@@ -14,8 +14,8 @@ or a relation of its row counts when the query reads no column
 (:mod:`.row_count`); a catalog table is built for the rows the query can
 match (:mod:`.catalog_pushdown`). The SQL runs through :mod:`.duck_run`.
 
-Floor: ``view_expansion``, ``native_scan``, ``duck_run``, ``duck_errors``,
-``row_count``, ``catalog_pushdown``, ``predicates``; the ``session`` it is given.
+Imports from sql/engine/: catalog_pushdown, duck_errors, duck_run, native_scan,
+predicates, row_count, session, view_expansion.
 """
 
 from __future__ import annotations

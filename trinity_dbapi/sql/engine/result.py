@@ -1,7 +1,6 @@
 """What a statement returns: :class:`Result`.
 
-Floor: no engine module (the bottom of the engine, beside ``sandbox``,
-``control`` and ``progress``).
+Imports from sql/engine/: nothing.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ only (``day >= DATE '2024-01-01' AND region = 'eu'``), evaluated by the
 session's sandboxed DuckDB once per partition on its typed values; a
 partition where it is not TRUE is left alone.
 
-Floor: ``duck_run`` (the group reader), ``session``.
+Imports from sql/engine/: duck_run, session.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ anything else (a column, ``*`` outside ``count(*)``, ``COLUMNS(...)``, a
 function, a subquery, a parameter) is scanned as usual, so no query can
 observe the replacement.
 
-Floor: no engine module.
+Imports from sql/engine/: nothing.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ one SQL can name (``current_setting('temp_directory')``). The consequence: a
 query whose working set exceeds DuckDB's ``memory_limit`` (80% of RAM by
 default) fails with ``OperationalError`` (out of memory) instead of spilling.
 
-Floor: no engine module.
+Imports from sql/engine/: nothing.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ closed with the session, at interpreter exit, and forgotten in a forked child.
 Long work reports its progress to the session's handler (``Connection.progress``):
 see :mod:`trinity_dbapi.sql.engine.progress`.
 
-Floor: ``duckdb_pool``, ``control``, ``progress``.
+Imports from sql/engine/: control, duckdb_pool, progress.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ all day, so they cost what the tree costs: no parse of a rewritten query,
 no DuckDB. Result columns are nullable, as DuckDB's would be, so a
 cursor's ``description`` is the same either way.
 
-Floor: ``query`` (the reserved namespaces' query), ``session``, ``result``.
+Imports from sql/engine/: query, result, session.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ SYSTEM_VERSION AS OF n`` on a view (or a connection pinned to ``n``) reads
 the view as of ``n`` and, unless its query says otherwise, its tables as of
 ``n`` too.
 
-Floor: the ``session`` it is given (its read views); no other engine module.
+Imports from sql/engine/: session.
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ query gave then (names and types, found by running it with ``LIMIT 0``).
 Reading a view (its expansion into its query, as of the version read) is
 :mod:`.view_expansion`'s, below the queries that read views.
 
-Floor: ``query`` (the ``LIMIT 0`` run), ``duck_run`` (its columns),
-``session``, ``result``.
+Imports from sql/engine/: duck_run, query, result, session.
 """
 
 from __future__ import annotations
