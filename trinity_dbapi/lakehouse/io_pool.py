@@ -12,36 +12,22 @@ Imports from lakehouse/: nothing.
 
 from __future__ import annotations
 
-import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
+
+from trinity_dbapi.storage.rounds import ForkSafePool
 
 if TYPE_CHECKING:
     from trinity_dbapi.storage import Storage
 
 __all__ = ["io_pool", "worth_reading_ahead"]
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+_IO_POOL = ForkSafePool(16, "trinity-io")
 
 
 def io_pool() -> ThreadPoolExecutor:
     """A small shared pool for file I/O that overlaps a caller's work."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="trinity-io")
-        return _pool
-
-
-def _forget_pool_in_child() -> None:
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()  # the parent's threads are not ours
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_in_child)
+    return _IO_POOL.get()
 
 
 def worth_reading_ahead(storage: Storage) -> bool:

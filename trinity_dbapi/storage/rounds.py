@@ -80,29 +80,44 @@ BATCH_THREADS = 32
 
 #: The name every storage pool thread starts with.
 POOL_PREFIX = "trinity-storage"
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 #: Per thread, ``id(storage) -> round`` for the first request a call handed
 #: to this thread makes (:meth:`Rounds.this_round`).
 _pinned = threading.local()
 
 
+class ForkSafePool:
+    """A process-wide thread pool, made on first use and made again in a forked child.
+
+    A forked child has none of its parent's threads, so it must not submit
+    to the parent's pool: the fork hook forgets it, and the child's first
+    use makes its own.
+    """
+
+    def __init__(self, max_workers: int, prefix: str) -> None:
+        self._max_workers = max_workers
+        self._prefix = prefix
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forget)
+
+    def get(self) -> ThreadPoolExecutor:
+        """The pool, made now if this process has none yet."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._max_workers, thread_name_prefix=self._prefix)
+            return self._pool
+
+    def _forget(self) -> None:
+        self._pool, self._lock = None, threading.Lock()  # the parent's threads are not ours
+
+
+_BATCH_POOL = ForkSafePool(BATCH_THREADS, POOL_PREFIX)
+
+
 def batch_pool() -> ThreadPoolExecutor:
     """The process-wide pool of storage threads, made on first use (again in a forked child)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix=POOL_PREFIX)
-        return _pool
-
-
-def _forget_pool_in_child() -> None:
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()  # the parent's threads are not ours
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_in_child)
+    return _BATCH_POOL.get()
 
 
 class Rounds:
@@ -206,4 +221,4 @@ class Rounds:
         return [future.result() for future in futures]
 
 
-__all__ = ["BATCH_THREADS", "POOL_PREFIX", "Rounds", "StorageStats", "batch_pool"]
+__all__ = ["BATCH_THREADS", "POOL_PREFIX", "ForkSafePool", "Rounds", "StorageStats", "batch_pool"]
