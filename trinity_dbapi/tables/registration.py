@@ -30,9 +30,9 @@ lakehouse operation needs them:
   module's :func:`referenced_files`: a process that only opens a
   ``Lakehouse`` (garbage collection in a fresh process) loads it on the
   lakehouse's first need;
-* the SQL engine (its session), Spark's writer and the DuckDB bridge
-  import it, so their processes register before their first statement
-  even without the package's installed metadata.
+* the SQL engine's front door (``sql/engine/dispatch.py``), Spark's writer
+  and the DuckDB bridge import it, so their processes register before
+  their first statement even without the package's installed metadata.
 
 Imports from tables/: data_files, file_rules, kartothek_main, managed.
 """

@@ -45,12 +45,19 @@ from trinity_dbapi.sql.engine.query import run_query
 from trinity_dbapi.sql.engine.result import Result
 from trinity_dbapi.sql.engine.session import Session, register_after_commit
 from trinity_dbapi.sql.nesting import recursion_budget
-from trinity_dbapi.tables import managed
+from trinity_dbapi.tables import managed, registration
 
 __all__ = ["arrow_schema", "execute", "execute_many", "ingest"]
 
-# The session runs it after a commit that wrote data files, and never names it.
+# The engine's registrations, here and nowhere else. The session runs automatic
+# compaction after a commit that wrote data files, and never names it; the
+# lakehouse layer reaches a managed table's files, derived files and
+# system.data_files rows through the table format's hooks (registered again
+# here, which changes nothing, so that it shows). Here rather than in the
+# session: a connection that only reflects, as SQLAlchemy's inspector does,
+# does not import tables/.
 register_after_commit(compact_after_write)
+registration.register()
 
 
 # -- the front door ---------------------------------------------------------------------

@@ -53,7 +53,6 @@ from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine import duckdb_pool
 from trinity_dbapi.sql.engine.control import StatementControl
 from trinity_dbapi.sql.engine.progress import NodeFileProgress, ProgressHandler, Task
-from trinity_dbapi.tables import registration  # noqa: F401 - the table format's hooks
 
 if TYPE_CHECKING:
     import duckdb
