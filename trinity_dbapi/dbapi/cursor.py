@@ -6,7 +6,7 @@ The cursor knows its connection only as an :class:`Owner` (its session, its
 lock, whether it is closed): :mod:`.connection` makes cursors and sits
 above this module.
 
-Imports from dbapi/: pyvalues; inside functions: params, types.
+Imports from dbapi/: preview, pyvalues; inside functions: params, types.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from trinity_dbapi.dbapi import pyvalues
+from trinity_dbapi.dbapi import preview, pyvalues
 from trinity_dbapi.errors import DataError, Error, InterfaceError, InternalError, ProgrammingError
 
 if TYPE_CHECKING:
@@ -44,7 +44,10 @@ class Cursor:
 
     Results are held as an Arrow table: :meth:`fetch_arrow_table` and
     :meth:`fetch_record_batch` hand it over without conversion, the
-    ``fetch*`` methods convert rows to tuples on demand.
+    ``fetch*`` methods convert rows to tuples on demand. :meth:`arrow`,
+    :meth:`df` and :meth:`pl` are duckdb's short forms; printing the cursor
+    (``repr``, a notebook's ``_repr_html_``) shows the next rows without
+    taking them.
     """
 
     def __init__(self, connection: Owner) -> None:
@@ -55,6 +58,7 @@ class Cursor:
         self._offset = 0  # rows of _batch already fetched
         self._pending: list[pa.RecordBatch] = []  # rows put back, fetched before the reader's
         self._exhausted = False
+        self._total: int | None = None  # the result's rows, when it was whole from the start
         self._position = 0
         self._description: list[tuple[Any, ...]] | None = None
         self.rowcount = -1
@@ -190,7 +194,9 @@ class Cursor:
             result: Result = guard(work)
         rows = result.table
         if rows is not None:
-            self._reader = rows if isinstance(rows, _reader_type()) else rows.to_reader()
+            streamed = isinstance(rows, _reader_type())
+            self._reader = rows if streamed else rows.to_reader()
+            self._total = None if streamed else rows.num_rows
         self.rowcount = result.rowcount
 
     def _clear_rows(self) -> None:
@@ -204,6 +210,7 @@ class Cursor:
         self._offset = 0
         self._pending = []
         self._exhausted = False
+        self._total = None
         self._description = None
         self._position = 0
         self.rowcount = -1
@@ -295,8 +302,109 @@ class Cursor:
         return self.fetch_record_batch().__arrow_c_stream__(requested_schema)
 
     def fetch_df(self) -> Any:
-        """The remaining rows as a pandas DataFrame (pandas must be installed)."""
+        """The remaining rows as a pandas DataFrame (pandas must be installed).
+
+        Raises:
+            InterfaceError: pandas is not installed (the rows are not taken).
+        """
+        self._current()
+        _optional("pandas", "df() and fetch_df()")
         return self.fetch_arrow_table().to_pandas()
+
+    # -- duckdb's short forms ---------------------------------------------------------------
+
+    def arrow(self) -> pa.Table:
+        """The remaining rows as a ``pyarrow.Table``: :meth:`fetch_arrow_table`, as duckdb says it."""
+        return self.fetch_arrow_table()
+
+    def df(self) -> Any:
+        """The remaining rows as a pandas DataFrame: :meth:`fetch_df`, as duckdb says it."""
+        return self.fetch_df()
+
+    def pl(self) -> Any:
+        """The remaining rows as a polars DataFrame, as duckdb's ``pl()`` (polars must be installed).
+
+        Raises:
+            InterfaceError: polars is not installed (the rows are not taken).
+        """
+        self._current()
+        polars = _optional("polars", "pl()")
+        return polars.from_arrow(self.fetch_arrow_table())
+
+    # -- printing: a preview that takes no row ------------------------------------------------
+
+    def __repr__(self) -> str:
+        """The next rows of the pending result and its size when known; no row is taken."""
+        state = self._no_rows_why()
+        if state is not None:
+            return f"<trinity_dbapi Cursor: {state}>"
+        try:
+            return preview.text(self._preview())
+        except Error as exc:
+            return f"<trinity_dbapi Cursor: a result whose rows could not be read: {exc}>"
+
+    def _repr_html_(self) -> str | None:
+        """What a notebook shows: the next rows as an HTML table; no row is taken.
+
+        None (the notebook then shows ``repr``) without a result set.
+        """
+        if self._no_rows_why() is not None:
+            return None
+        try:
+            return preview.html_table(self._preview())
+        except Error:
+            return None
+
+    def _no_rows_why(self) -> str | None:
+        """Why there is nothing to preview (closed, no result set), or None."""
+        if self.closed:
+            return "closed"
+        if self.connection.closed:
+            return "its connection is closed"
+        if self._reader is None:
+            count = f" (rowcount {self.rowcount})" if self.rowcount >= 0 else ""
+            return f"no result set{count}"
+        return None
+
+    def _preview(self) -> preview.Preview:
+        """Peek at the next rows: read them, then put them back to be fetched first.
+
+        A streamed result cannot be read again, so the batches read here are
+        kept (``_put_back``) and every fetch serves them before reading on.
+        """
+        import pyarrow as pa
+
+        limit = preview.PREVIEW_ROWS
+        schema = self._current().schema
+        taken: list[pa.RecordBatch] = []
+        count = 0
+        try:
+            with self._reading():
+                while count <= limit:  # one row more: whether rows follow those shown
+                    chunk = self._take(limit + 1 - count)
+                    if chunk is None:
+                        break
+                    taken.append(chunk)
+                    count += chunk.num_rows
+        finally:
+            self._put_back(taken)
+        shown = pa.Table.from_batches(taken, schema=schema).slice(0, limit)
+        return preview.Preview(
+            names=schema.names,
+            rows=_shown_rows(shown),
+            first=self._position,
+            more=count > limit,
+            total=self._known_total(),
+        )
+
+    def _known_total(self) -> int | None:
+        """The result's row count if known: whole from the start, or read to its end."""
+        if self._total is not None or not self._exhausted:
+            return self._total
+        left = sum(batch.num_rows for batch in self._pending)
+        if self._batch is not None:
+            left += self._batch.num_rows - self._offset
+        return self._position + left
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         while (row := self.fetchone()) is not None:
@@ -380,6 +488,49 @@ class Cursor:
             raise InterfaceError("the cursor is closed: create a new one with connection.cursor()")
         if self.connection.closed:
             raise InterfaceError("the connection is closed: open a new one with connect()")
+
+
+def _optional(module: str, what: str) -> Any:
+    """The optional package ``module``, or an InterfaceError saying how to get it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise InterfaceError(
+            f"cursor.{what} needs {module}, which is not installed: pip install {module}; "
+            "or take the rows as Arrow with cursor.arrow(), or as tuples with fetchall()"
+        ) from None
+
+
+def _shown_rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    """A preview's rows as ``fetchall`` gives them; a value Python cannot hold as its text."""
+    try:
+        return pyvalues.rows(table)
+    except DataError:
+        pass
+    columns: list[list[Any]] = []
+    for name, column in zip(table.schema.names, table.columns, strict=True):
+        try:
+            columns.append(pyvalues.pylist(column, name=name))
+        except DataError:
+            columns.append(_as_text(column.combine_chunks()))
+    return list(zip(*columns, strict=True))
+
+
+def _as_text(values: pa.Array) -> list[str | None]:
+    """A column's values as DuckDB writes them, for a preview of what Python cannot hold."""
+    import pyarrow as pa
+
+    from trinity_dbapi.tables import temporal
+
+    if temporal.kind_of(values.type) is not None:  # past year 9999, infinite, 24:00:00...
+        valid = values.is_valid().to_pylist()
+        return [temporal.text(values, i) if ok else None for i, ok in enumerate(valid)]
+    try:
+        return values.cast(pa.string()).to_pylist()  # type: ignore[no-any-return]
+    except (pa.ArrowException, ValueError, OverflowError):
+        return ["?"] * len(values)  # a nested value: the preview is no place to fail
 
 
 def _reader_type() -> type:

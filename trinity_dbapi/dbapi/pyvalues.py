@@ -195,10 +195,82 @@ def _datetime_states(micros: Any) -> list[bytes]:
 
 
 def _numpy(column: Any) -> Any:
+    """A column of fixed-width values or booleans (an array or a chunked array) as NumPy's.
+
+    What ``np.asarray(column)`` gives (datetimes ``NaT`` where NULL), but read
+    from the Arrow buffers: pyarrow's own conversion goes through its pandas
+    code, which imports pandas (0.2 s) on first use, and a ``SELECT count(*)``
+    in a new process paid that to print one number. The values of other
+    types and the NULL slots of numbers are not used here, and go through
+    pyarrow.
+    """
     # NumPy is a dependency of ours: pyarrow converts to it, but no longer installs it.
     import numpy as np
 
-    return np.asarray(column)
+    chunks = getattr(column, "chunks", None)
+    parts = [_chunk_numpy(chunk) for chunk in ([column] if chunks is None else chunks)]
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.empty(0, _dtype(column.type) or object)
+    return np.concatenate(parts)
+
+
+def _chunk_numpy(array: Any) -> Any:
+    import numpy as np
+
+    kind = array.type
+    length = len(array)
+    dtype = _dtype(kind)
+    if dtype is None or (array.null_count and dtype.kind not in "mM"):
+        return np.asarray(array)
+    buffers = array.buffers()
+    if length == 0 or buffers[1] is None:
+        return np.empty(0, dtype)
+    if dtype.kind == "b":
+        values = _bits(buffers[1], array.offset, length)
+    else:
+        width = kind.bit_width // 8
+        raw = np.frombuffer(buffers[1], f"<i{width}", count=length, offset=array.offset * width)
+        # date32 counts days in 4 bytes: widened to NumPy's 8-byte datetime64[D].
+        values = raw.astype(dtype) if width != dtype.itemsize else raw.view(dtype)
+    if array.null_count:  # datetimes and durations only (above): NaT where NULL
+        values = values.copy()
+        values[~_bits(buffers[0], array.offset, length)] = np.array("NaT", dtype)
+    return values
+
+
+def _bits(buffer: Any, offset: int, length: int) -> Any:
+    """An Arrow bitmap (a validity or a boolean buffer) as a NumPy bool array."""
+    import numpy as np
+
+    first = offset // 8
+    packed = np.frombuffer(buffer, np.uint8, count=(offset + length + 7) // 8 - first, offset=first)
+    bits = np.unpackbits(packed, bitorder="little")
+    return bits[offset % 8 : offset % 8 + length].view(bool)
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype(kind: Any) -> Any:
+    """The NumPy dtype :func:`_numpy` reads values of Arrow type ``kind`` as; None if it does not."""
+    import numpy as np
+    import pyarrow as pa
+
+    if pa.types.is_boolean(kind):
+        return np.dtype(bool)
+    if pa.types.is_integer(kind):
+        return np.dtype(f"<{'i' if pa.types.is_signed_integer(kind) else 'u'}{kind.bit_width // 8}")
+    if pa.types.is_floating(kind):
+        return np.dtype(f"<f{kind.bit_width // 8}")
+    if pa.types.is_date32(kind):
+        return np.dtype("datetime64[D]")
+    if pa.types.is_date64(kind):
+        return np.dtype("datetime64[ms]")
+    if pa.types.is_timestamp(kind):
+        return np.dtype(f"datetime64[{kind.unit}]")
+    if pa.types.is_duration(kind):
+        return np.dtype(f"timedelta64[{kind.unit}]")
+    return None
 
 
 # -- values Python cannot hold ------------------------------------------------------------
@@ -273,7 +345,7 @@ def _first_leaf(array: Any, what: str) -> tuple[int, Any, int, str] | None:
     kind = array.type
     # datetime.time holds microseconds, and so does datetime without pandas.
     if getattr(kind, "unit", None) == "ns" and (pa.types.is_time(kind) or not _have_pandas()):
-        nanos = np.asarray(array.view(pa.int64()).fill_null(0)) % 1_000 != 0
+        nanos = _numpy(array.view(pa.int64()).fill_null(0)) % 1_000 != 0
         hits = np.flatnonzero(nanos[: first if first is not None else len(nanos)])
         if len(hits):
             first = int(hits[0])
@@ -299,7 +371,7 @@ def _elements(array: Any) -> tuple[Any, Any]:
         start = array.offset * size
         elements = array.values.slice(start, len(array) * size)
         return elements, np.arange(len(array) * size) // size
-    offsets = np.asarray(array.offsets)
+    offsets = _numpy(array.offsets)
     start, end = int(offsets[0]), int(offsets[-1])
     if pa.types.is_map(kind):
         # MapArray.keys and items ignore the slice: cut them to its offsets.

@@ -4,6 +4,6 @@ Floors, bottom to top: a module imports only modules on floors below its
 own; each module's docstring ends with the ones it imports.
 
 1. ``version``, ``features``, ``keys``, ``locations``, ``paths``,
-   ``sql_text``
+   ``sql_text``, ``arrow_values`` (``pa.array`` without pandas)
 2. ``names`` (on ``keys``), ``node_file``, ``type_mapping``
 """

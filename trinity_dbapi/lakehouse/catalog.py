@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from trinity_dbapi.errors import InvalidNameError, NoSuchTableError
-from trinity_dbapi.format import keys
+from trinity_dbapi.format import arrow_values, keys
 from trinity_dbapi.format.definitions import (
     Column,
     FrozenMap,
@@ -206,7 +206,8 @@ class CatalogTable:
     rows: Callable[[_Catalog], Iterable[Row]]
 
     def build(self, catalog: _Catalog) -> pa.Table:
-        return pa.Table.from_pylist(list(self.rows(catalog)), schema=self.schema)
+        # Not pa.Table.from_pylist, which imports pandas (0.2 s) in a new process.
+        return arrow_values.table(list(self.rows(catalog)), self.schema)
 
 
 def _schema(*fields: tuple[str, pa.DataType] | tuple[str, pa.DataType, bool]) -> pa.Schema:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from trinity_dbapi.errors import NotSupportedError
@@ -121,6 +120,17 @@ D = TypeVar("D")
 _data_files: dict[str, DescribeFiles] = {}
 _derived: dict[str, tuple[Publish, ReferencedFiles]] = {}
 _lock = threading.Lock()
+
+
+def entry_points(**selection: Any) -> Any:
+    """``importlib.metadata.entry_points``, imported on first use.
+
+    importlib.metadata takes ~20 ms to import and only a process that must
+    find a format it never imported needs it.
+    """
+    from importlib import metadata
+
+    return metadata.entry_points(**selection)
 
 
 def register_table_format(name: str, referenced_files: ReferencedFiles) -> None:

@@ -36,7 +36,6 @@ import pyarrow as pa
 from sqlglot import exp
 
 from trinity_dbapi.errors import DataError
-from trinity_dbapi.tables import floats
 
 __all__ = ["check_numbers"]
 
@@ -109,6 +108,10 @@ def _compact(text: str) -> str:
 
 def _check_double(text: str) -> None:
     """Refuse a number with an exponent that the DOUBLE DuckDB reads it as does not name."""
+    # Here, not at the top: the check needs pyarrow.compute, which costs a
+    # statement without such a number (SHOW TABLES, most queries) ~50 ms to import.
+    from trinity_dbapi.tables import floats
+
     try:
         floats.to_floating(pa.array([text]), pa.float64())
     except floats.Refused as exc:

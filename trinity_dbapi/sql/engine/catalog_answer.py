@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
+from trinity_dbapi.format import arrow_values
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql.engine import catalog_pushdown
 from trinity_dbapi.sql.engine.predicates import constant
@@ -100,8 +101,8 @@ def answer(
     schema = pa.schema([pa.field(name, plan.type_of(source)) for source, name in projection])
     try:
         columns = [
-            pa.array([row.get(source) for row in rows], plan.type_of(source))
-            for source, _ in projection
+            arrow_values.array([row.get(source) for row in rows], plan.type_of(source))
+            for source, _ in projection  # not pa.array: it imports pandas
         ]
     except (pa.ArrowException, OverflowError):
         return None  # a value Arrow would not take: DuckDB's path reports it
