@@ -173,6 +173,15 @@ SELECT * FROM (SELECT * FROM orders FOR SYSTEM_VERSION AS OF 2) AS s WHERE s.id 
 SELECT COUNT(*) FROM system.versions
 EXPLAIN SELECT * FROM orders
 EXPLAIN ANALYZE SELECT COUNT(*) FROM orders WHERE id > ?
+SUMMARIZE orders
+SUMMARIZE sales.orders FOR SYSTEM_VERSION AS OF 3
+SUMMARIZE SELECT amount FROM orders WHERE day > ?
+DESCRIBE SELECT id, amount * 2 AS doubled FROM orders
+COPY sales.orders FROM 'orders.csv'
+COPY orders FROM '/data/orders.tsv' (FORMAT csv, HEADER FALSE, DELIMITER '|')
+COPY (SELECT id, amount FROM orders WHERE amount > ?) TO ? (FORMAT parquet)
+COPY orders TO 'orders.jsonl' (OVERWRITE)
+COPY orders TO 'o.csv' (FORMAT json, HEADER TRUE, DELIMITER ?, OVERWRITE FALSE)
 INSERT INTO orders VALUES (1, 'a')
 INSERT INTO sales.orders (id, note) VALUES (?, ?)
 INSERT INTO orders SELECT * FROM staging

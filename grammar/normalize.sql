@@ -80,3 +80,6 @@ SELECT a::INT FROM t -> SELECT CAST(a AS INT) FROM t
 FROM orders -> SELECT * FROM orders
 SELECT * FROM t WHERE a = ? -- trailing comment -> SELECT * FROM t WHERE a = ? /* trailing comment */
 CALL system.rewrite_data_files("where" => 'a > 1', "Mode" => 2) -> CALL system.rewrite_data_files(where => 'a > 1', "Mode" => 2)
+copy orders from 'o.csv' with (format CSV, header) -> COPY orders FROM 'o.csv' (FORMAT csv, HEADER)
+DESC SELECT 1 -> DESCRIBE SELECT 1
+summarize select 1 -> SUMMARIZE SELECT 1

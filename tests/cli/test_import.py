@@ -211,19 +211,70 @@ def _fails(
     return err[len("Error: ") : -1]
 
 
-def test_unknown_table(lake: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_namespace_or_bad_name(
+    lake: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "orders.csv"
     data.write_text(CSV)
-    assert _fails(capsys, lake, data, "sales.nope") == (
-        f"cannot import {data} into sales.nope: table 'sales.nope' does not exist; "
-        "create it first or check the namespace and name"
-    )
-    message = _fails(capsys, lake, data, "orders")  # unqualified: the default namespace
-    assert message.startswith(f"cannot import {data} into default.orders: table 'default.orders'")
+    message = _fails(capsys, lake, data, "nope.orders")
+    assert message.startswith(f"cannot import {data} into nope.orders: namespace 'nope'")
     assert _fails(capsys, lake, data, "a.b.c") == (
         f"cannot import {data} into a.b.c: 'a.b.c' is not a table name: write TABLE or "
         'NAMESPACE.TABLE (double-quote a name with other characters: sales."order lines")'
     )
+
+
+def test_import_creates_a_missing_table_from_a_csv_file(
+    lake: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "people.csv"
+    data.write_text('id,name,born,score\n1,"Ana, B",1990-05-01,1.5\n2,,1985-12-31,\n3,"",,-2\n')
+    before, _ = _state(lake)
+    code, out, err = _import(capsys, lake, str(data), "sales.people")
+    assert (code, out) == (0, "OK, 3 rows affected\n")
+    assert err == "created table sales.people (id INT8, name VARCHAR, born DATE, score FLOAT8)\n"
+    with trinity_dbapi.connect(lake, create=False, read_only=True) as conn:
+        assert conn.lakehouse.latest_version() == before + 1  # the table and its rows: one commit
+        rows = conn.execute("SELECT * FROM sales.people ORDER BY id").fetchall()
+    assert rows == [
+        (1, "Ana, B", datetime.date(1990, 5, 1), 1.5),
+        (2, None, datetime.date(1985, 12, 31), None),
+        (3, "", None, -2.0),
+    ]
+
+
+def test_import_creates_a_table_from_parquet_and_ndjson(
+    lake: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parquet = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"k": pa.array([1, 2], pa.int32()), "v": ["x", None]}), parquet)
+    code, out, err = _import(capsys, lake, str(parquet), "sales.p")
+    assert (code, out, err) == (
+        0,
+        "OK, 2 rows affected\n",
+        "created table sales.p (k INT4, v VARCHAR)\n",
+    )
+    ndjson = tmp_path / "j.jsonl"
+    ndjson.write_text('{"a": 1, "b": true}\n{"a": 2, "b": null}\n')
+    code, out, err = _import(capsys, lake, str(ndjson), "sales.j")
+    assert (code, err) == (0, "created table sales.j (a INT8, b BOOLEAN)\n")
+    with trinity_dbapi.connect(lake, create=False, read_only=True) as conn:
+        assert conn.execute("SELECT * FROM sales.p ORDER BY k").fetchall() == [(1, "x"), (2, None)]
+        assert conn.execute("SELECT * FROM sales.j ORDER BY a").fetchall() == [(1, True), (2, None)]
+
+
+def test_a_failed_import_does_not_create_the_table(
+    lake: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The types come from the first block; a later value that does not fit creates nothing."""
+    data = tmp_path / "late.csv"
+    rows = "".join(f"{i}\n" for i in range(400_000))  # more than pyarrow's first block
+    data.write_text("n\n" + rows + "oops\n")
+    message = _fails(capsys, lake, data, "sales.late")
+    assert message.startswith(f"cannot import {data} into sales.late:")
+    assert "oops" in message
+    with trinity_dbapi.connect(lake, create=False, read_only=True) as conn:
+        assert conn.execute("SHOW TABLES IN sales").fetchall() == [("orders",)]
 
 
 def test_missing_or_unreadable_file(
@@ -370,3 +421,24 @@ def test_import_through_a_read_only_connection(
     assert (code, out) == (1, "")
     assert err.startswith(f"Error: cannot import {data} into sales.orders: this connection is")
     assert _state(lake) == before
+
+
+def test_copy_in_the_shell_reads_and_writes_local_files(
+    lake: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shell's user is a local user: COPY reaches any local file, relative ones too."""
+    data = tmp_path / "orders.csv"
+    data.write_text(CSV)
+    out_file = tmp_path / "out" / "orders.parquet"
+    out_file.parent.mkdir()
+    script = (
+        f"COPY sales.orders FROM '{data}'; "
+        f"COPY (SELECT * FROM sales.orders ORDER BY id) TO '{out_file}'"
+    )
+    code, out, err = _trinity(capsys, lake, "-c", script)
+    assert (code, out, err) == (0, "OK, 3 rows affected\nOK, 3 rows affected\n", "")
+    assert _state(lake)[1] == ROWS
+    assert pq.read_table(out_file).num_rows == 3
+    code, out, err = _trinity(capsys, lake, "-c", f"COPY sales.orders TO '{out_file}'")
+    assert code == 1
+    assert "exists already" in err and "OVERWRITE" in err

@@ -1,11 +1,13 @@
 """``.import FILE TABLE``: load a CSV, TSV, Parquet or NDJSON file into a table.
 
 The file is streamed, never read whole: pyarrow reads it in blocks
-(``pyarrow.csv.open_csv`` with the table's column types, so values parse
-straight to the declared types; ``ParquetFile.iter_batches``;
-``pyarrow.json.open_json`` with the table's schema) and ``Cursor.ingest``
-writes the batches as they come: one write, and in autocommit mode one
-commit, so a file that fails anywhere changes nothing.
+(:class:`~trinity_dbapi.sql.engine.file_formats.FileSource`, which ``COPY``
+reads with too) and ``Cursor.ingest`` writes the batches as they come: one
+write, and in autocommit mode one commit, so a file that fails anywhere
+changes nothing.
+
+A table that does not exist is created from the file's columns (as
+sqlite3's ``.import`` does), in the same transaction as its rows.
 
 Columns are matched by name: a CSV or TSV file starts with a header line
 naming its columns, Parquet files carry their names, NDJSON objects name
@@ -20,17 +22,17 @@ Imports from cli/: nothing.
 
 from __future__ import annotations
 
-import csv
 import os
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from trinity_dbapi import errors
+from trinity_dbapi.sql.engine.file_formats import FileSource
+from trinity_dbapi.sql.model import TableName
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-    from trinity_dbapi.sql.model import TableName
 
 __all__ = ["EXTENSIONS", "FORMATS", "file_format", "import_file", "table_name"]
 
@@ -47,8 +49,6 @@ EXTENSIONS = {
     ".ndjson": "json",
     ".jsonl": "json",
 }
-#: Rows per batch read from a Parquet file.
-PARQUET_BATCH_ROWS = 64 * 1024
 
 
 def file_format(path: str, explicit: str | None = None) -> str:
@@ -84,7 +84,6 @@ def table_name(text: str) -> TableName:
     from sqlglot.errors import ParseError, TokenError
 
     import trinity_dbapi.sql.dialect  # noqa: F401 - registers the "trinity" dialect
-    from trinity_dbapi.sql.model import TableName
     from trinity_dbapi.sql.types_sql import name_of
 
     try:
@@ -105,8 +104,20 @@ def table_name(text: str) -> TableName:
     return TableName(name_of(db) if db else None, name_of(table.this))
 
 
-def import_file(connection: Any, path: str, table: str, *, fmt: str | None = None) -> int:
+def import_file(
+    connection: Any,
+    path: str,
+    table: str,
+    *,
+    fmt: str | None = None,
+    created: Callable[[str], None] | None = None,
+) -> int:
     """Append the rows of the file at ``path`` to ``table`` as one write; return their number.
+
+    A table that does not exist is created from the file's columns, as
+    sqlite3's ``.import`` does (its namespace must exist): the names and
+    types Parquet carries, or those pyarrow infers from the first block of a
+    CSV, TSV or NDJSON file; the table and its rows are one transaction.
 
     Args:
         connection: an open DB-API connection.
@@ -114,10 +125,12 @@ def import_file(connection: Any, path: str, table: str, *, fmt: str | None = Non
         table: ``TABLE`` (in the connection's namespace) or ``NAMESPACE.TABLE``.
         fmt: ``csv``, ``tsv``, ``parquet`` or ``json`` (NDJSON); by default
             the file's extension decides.
+        created: called with ``created table NS.T (columns)`` when the
+            table was created.
 
     Raises:
-        Error: a PEP 249 error for every failure (unknown table, missing file,
-            wrong header, a value that does not fit); nothing was written.
+        Error: a PEP 249 error for every failure (unknown namespace, missing
+            file, wrong header, a value that does not fit); nothing was written.
     """
     label = f"cannot import {path} into {table}"
     try:
@@ -125,13 +138,13 @@ def import_file(connection: Any, path: str, table: str, *, fmt: str | None = Non
         namespace = name.namespace or connection.namespace
         label = f"cannot import {path} into {namespace}.{name.name}"
         kind = file_format(path, fmt)
-        schema = _table_schema(connection, name)
-        with _Source(path, kind, schema, label) as rows:
-            cursor = connection.cursor()
-            try:
-                count: int = cursor.ingest(name.name, rows, namespace=namespace)
-            finally:
-                cursor.close()
+        full = TableName(namespace, name.name)
+        try:
+            schema = _table_schema(connection, full)
+            definition = None
+        except errors.NoSuchTableError:
+            schema, definition = _file_schema(path, kind, full, label)
+        count = _load(connection, path, kind, full, schema, label, definition)
     except errors.Error as exc:
         if str(exc).startswith(label):
             raise
@@ -139,7 +152,59 @@ def import_file(connection: Any, path: str, table: str, *, fmt: str | None = Non
         if isinstance(exc, (errors.DataError, errors.IntegrityError)):  # a value of the file
             message += "; nothing was imported: fix the file, then import it again"
         raise _in_context(exc, message) from exc
+    if definition is not None and created is not None:
+        created(f"created table {namespace}.{name.name} {definition}")
     return count
+
+
+def _load(
+    connection: Any,
+    path: str,
+    kind: str,
+    table: TableName,
+    schema: pa.Schema,
+    label: str,
+    definition: str | None,
+) -> int:
+    """Create the table (when ``definition`` is given) and ingest the file, all or nothing."""
+    from trinity_dbapi.format.sql_text import quote_identifier
+
+    source = FileSource(lambda: _open(path, label), kind, schema, label)
+    cursor = connection.cursor()
+    own = definition is not None and not connection.in_transaction
+    try:
+        if own:
+            cursor.execute("BEGIN")
+        if definition is not None:
+            names = (quote_identifier(table.namespace or ""), quote_identifier(table.name))
+            cursor.execute(f"CREATE TABLE {'.'.join(names)} {definition}")
+        with source as rows:
+            count: int = cursor.ingest(table.name, rows, namespace=table.namespace)
+        if own:
+            cursor.execute("COMMIT")
+    except BaseException:
+        if own and connection.in_transaction:
+            connection.rollback()
+        raise
+    finally:
+        cursor.close()
+    return count
+
+
+def _open(path: str, label: str) -> BinaryIO:
+    if os.path.isdir(path):
+        raise errors.ProgrammingError(f"{label}: {path} is a folder, not a file; name a file")
+    try:
+        return open(path, "rb")  # FileSource closes it
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+        raise errors.ProgrammingError(
+            f"{label}: there is no file {path} ({exc.strerror or 'not found'}); check the path"
+        ) from exc
+    except OSError as exc:
+        raise errors.OperationalError(
+            f"{label}: cannot read {path}: {exc.strerror or _one_line(exc)}; "
+            "check that the file is readable"
+        ) from exc
 
 
 def _table_schema(connection: Any, name: TableName) -> pa.Schema:
@@ -152,174 +217,88 @@ def _table_schema(connection: Any, name: TableName) -> pa.Schema:
     return schema
 
 
-class _Source:
-    """The file's rows as a ``RecordBatchReader``, open in a ``with`` block.
+def _file_schema(path: str, kind: str, table: TableName, label: str) -> tuple[pa.Schema, str]:
+    """The columns of a new table for the file, as an Arrow schema and as SQL.
 
-    A read error while the batches are pulled becomes a PEP 249 error naming
-    the file (pyarrow's own exceptions would otherwise surface as internal
-    errors of the driver).
+    Parquet's own types; for CSV, TSV and NDJSON the types pyarrow infers
+    from the file's first block (a later value that does not fit fails the
+    import, and the table is not created).
     """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.json as pajson
+    import pyarrow.parquet as pq
 
-    def __init__(self, path: str, kind: str, schema: pa.Schema, label: str) -> None:
-        self.path = path
-        self.kind = kind
-        self.schema = schema
-        self.label = label
-        self.columns: list[str] = []  # the file's columns, in order (CSV, TSV)
-        self._close: Callable[[], None] = lambda: None
-
-    def __enter__(self) -> pa.RecordBatchReader:
-        import pyarrow as pa
-
-        if os.path.isdir(self.path):
-            raise errors.ProgrammingError(
-                f"{self.label}: {self.path} is a folder, not a file; name a file"
+    file = _open(path, label)
+    try:
+        if kind == "parquet":
+            found = pq.read_schema(file)
+        elif kind == "json":
+            found = pajson.open_json(file).schema
+        else:
+            tsv = kind == "tsv"
+            parse = pacsv.ParseOptions(
+                delimiter="\t" if tsv else ",",
+                quote_char=False if tsv else '"',
+                newlines_in_values=not tsv,
             )
-        try:
-            if self.kind == "parquet":
-                reader = self._parquet()
-            elif self.kind == "json":
-                reader = self._json()
-            else:
-                reader = self._csv()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
-            raise errors.ProgrammingError(
-                f"{self.label}: there is no file {self.path} ({exc.strerror or 'not found'}); "
-                "check the path"
-            ) from exc
-        except OSError as exc:
-            raise errors.OperationalError(
-                f"{self.label}: cannot read {self.path}: {exc.strerror or _one_line(exc)}; "
-                "check that the file is readable"
-            ) from exc
-        except (pa.ArrowException, UnicodeDecodeError, csv.Error) as exc:
-            raise self._unreadable(exc) from exc
-        return pa.RecordBatchReader.from_batches(reader.schema, self._batches(reader))
-
-    def __exit__(self, *exc: object) -> None:
-        self._close()
-
-    def _batches(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
-
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                return
-            except (pa.ArrowException, OSError) as exc:
-                raise self._unreadable(exc) from exc
-            yield batch
-
-    def _unreadable(self, exc: BaseException) -> errors.Error:
-        message = _one_line(exc)
-        for i, column in enumerate(self.columns):  # pyarrow numbers CSV columns from 0
-            message = message.replace(f"In CSV column #{i}:", f"column {column!r}:")
-        if self.kind == "json" and "unexpected field" in message:
-            message += (
-                " (an object has a field the table has no column for; the columns are "
-                f"{', '.join(self.schema.names)})"
+            convert = pacsv.ConvertOptions(
+                null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False
             )
-        return errors.DataError(
-            f"{self.label}: {message}; nothing was imported: fix the file (or the table's "
-            "column types), then import it again"
+            found = pacsv.open_csv(file, parse_options=parse, convert_options=convert).schema
+    except (pa.ArrowException, UnicodeDecodeError) as exc:
+        raise errors.DataError(
+            f"{label}: the table does not exist, and its columns cannot be read from the file: "
+            f"{_one_line(exc)}; fix the file, or create the table first"
+        ) from exc
+    finally:
+        file.close()
+    if not found.names:
+        raise errors.DataError(
+            f"{label}: the table does not exist, and the file names no columns to create it "
+            "with; create the table first"
         )
+    fields = [pa.field(f.name, _column_type(f.type)) for f in found]
+    columns = ", ".join(f"{_shown_name(f.name)} {_type_sql(f, label)}" for f in fields)
+    return pa.schema(fields), f"({columns})"
 
-    # -- the formats
 
-    def _csv(self) -> pa.RecordBatchReader:
-        import pyarrow.csv as pacsv
+def _shown_name(name: str) -> str:
+    """A column name as SQL reads it back: bare when it is a plain lower-case word."""
+    from trinity_dbapi.format.sql_text import quote_identifier
+    from trinity_dbapi.sql.dialect import Trinity
 
-        tsv = self.kind == "tsv"
-        self.columns = self._header(tsv)
-        types = {field.name: field.type for field in self.schema}
-        read = pacsv.ReadOptions(use_threads=True)
-        parse = pacsv.ParseOptions(
-            delimiter="\t" if tsv else ",",
-            # TSV has no quoting; CSV quotes fields that hold line breaks (ours does).
-            quote_char=False if tsv else '"',
-            newlines_in_values=not tsv,
-        )
-        convert = pacsv.ConvertOptions(
-            column_types={name: types[name] for name in self.columns},
-            # An empty field is NULL, a quoted empty field ("") an empty string:
-            # what the shell's csv output writes.
-            null_values=[""],
-            strings_can_be_null=True,
-            quoted_strings_can_be_null=False,
-        )
-        reader = pacsv.open_csv(
-            self.path, read_options=read, parse_options=parse, convert_options=convert
-        )
-        self._close = reader.close
-        return reader
+    keywords = Trinity.tokenizer_class.KEYWORDS
+    bare = re.fullmatch(r"[a-z_][a-z0-9_]*", name) and name.upper() not in keywords
+    return name if bare else quote_identifier(name)
 
-    def _header(self, tsv: bool) -> list[str]:
-        """The names of the header line, checked against the table's columns."""
-        import pyarrow as pa
 
-        from trinity_dbapi.format.type_mapping import data_type_from_field
+def _column_type(kind: pa.DataType) -> pa.DataType:
+    """The type a new table's column gets for values of ``kind`` read from a file."""
+    import pyarrow as pa
 
-        with open(self.path, encoding="utf-8-sig", newline="") as file:
-            dialect = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if tsv else {}
-            header = next(csv.reader(file, **dialect), None)  # type: ignore[arg-type]
-        if not header:
-            raise errors.DataError(
-                f"{self.label}: the file is empty; its first line must be a header naming "
-                f"the columns ({', '.join(self.schema.names)})"
-            )
-        self._check_names(header, "header line")
-        for name in header:
-            field = self.schema.field(name)
-            if pa.types.is_nested(field.type):
-                kind = data_type_from_field(field).to_sql()
-                raise errors.NotSupportedError(
-                    f"{self.label}: column {name!r} is {kind}, which a "
-                    f"{self.kind.upper()} file cannot hold; leave it out of the file, or "
-                    "import Parquet or NDJSON"
-                )
-        return header
+    if pa.types.is_null(kind) or pa.types.is_large_string(kind):
+        return pa.string()  # a column empty in the first block: text
+    if pa.types.is_timestamp(kind):
+        return pa.timestamp("us", tz="UTC" if kind.tz else None)
+    if pa.types.is_integer(kind) and (kind.bit_width == 8 or pa.types.is_unsigned_integer(kind)):
+        # No unsigned or 1-byte integers in a table: the next signed type that holds them.
+        return {8: pa.int16(), 16: pa.int32()}.get(kind.bit_width, pa.int64())
+    return kind
 
-    def _check_names(self, names: list[str], where: str) -> None:
-        known = set(self.schema.names)
-        unknown = [name for name in names if name not in known]
-        twice = sorted({name for name in names if names.count(name) > 1})
-        if unknown or twice:
-            problem = (
-                f"names {', '.join(map(repr, unknown))}, which the table has no column for"
-                if unknown
-                else f"names {', '.join(map(repr, twice))} twice"
-            )
-            raise errors.ProgrammingError(
-                f"{self.label}: the {where} {problem}; the table's columns are "
-                f"{', '.join(self.schema.names)}: fix the {where}"
-            )
 
-    def _parquet(self) -> pa.RecordBatchReader:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+def _type_sql(field: pa.Field, label: str) -> str:
+    from trinity_dbapi.format.type_mapping import data_type_from_field
 
-        parquet = pq.ParquetFile(self.path)
-        self._close = parquet.close
-        self._check_names(parquet.schema_arrow.names, "file's schema")
-        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS)
-        return pa.RecordBatchReader.from_batches(parquet.schema_arrow, batches)
-
-    def _json(self) -> pa.RecordBatchReader:
-        import pyarrow as pa
-        import pyarrow.json as pajson
-
-        # JSON has no date type: dates come as strings, which the write casts.
-        fields = [
-            pa.field(f.name, pa.string() if pa.types.is_date(f.type) else f.type)
-            for f in self.schema
-        ]
-        parse = pajson.ParseOptions(
-            explicit_schema=pa.schema(fields), unexpected_field_behavior="error"
-        )
-        reader = pajson.open_json(self.path, parse_options=parse)
-        self._close = reader.close
-        return reader
+    try:
+        text = str(data_type_from_field(field).to_sql())
+        return text.upper() if re.fullmatch(r"[a-z0-9]+(\(\d+(, \d+)?\))?", text) else text
+    except errors.Error as exc:
+        raise errors.NotSupportedError(
+            f"{label}: the table does not exist, and the file's column {field.name!r} has type "
+            f"{field.type}, which no table column type holds ({_one_line(exc)}); create the "
+            "table first"
+        ) from exc
 
 
 def _one_line(exc: BaseException) -> str:

@@ -334,3 +334,68 @@ class ShowViews(exp.Expression):
     """``SHOW VIEWS [IN ns]``."""
 
     arg_types: ClassVar[dict[str, bool]] = {"this": False}
+
+
+class CopyOption(exp.Expression):
+    """One option of COPY: ``this`` the upper-case word, ``value`` its value or None.
+
+    ``FORMAT`` takes an ``exp.Var`` (``csv``, ``parquet``, ``json``),
+    ``HEADER`` and ``OVERWRITE`` an ``exp.Boolean`` (or nothing: true),
+    ``DELIMITER`` a string literal or ``?``.
+    """
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "value": False}
+
+
+class CopyFrom(exp.Expression):
+    """``COPY t FROM 'file' [(options)]``: the file's rows appended to table ``this``."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "file": True, "options": False}
+
+
+class CopyTo(exp.Expression):
+    """``COPY (query) TO 'file' [(options)]`` or ``COPY t TO 'file'``.
+
+    ``this`` is the query; ``COPY t TO`` holds ``SELECT * FROM t`` with
+    ``table`` set, so that it prints back as written and runs as that query.
+    """
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "this": True,
+        "file": True,
+        "options": False,
+        "table": False,
+    }
+
+
+class _QueryWrapper(exp.Expression):
+    """A statement DuckDB runs on a query: prints in every dialect, DuckDB's included."""
+
+    #: The statement's leading word.
+    word: ClassVar[str] = ""
+
+    def sql(self, dialect: DialectType = None, copy: bool = True, **opts: Any) -> str:
+        """The statement's text; a dialect without a handler for it gets ``WORD <query>``."""
+        from sqlglot.dialects.dialect import Dialect
+
+        if type(self) in Dialect.get_or_raise(dialect).generator_class.TRANSFORMS:
+            return super().sql(dialect, copy=copy, **opts)
+        return f"{self.word} {self.this.sql(dialect, copy=copy, **opts)}"
+
+
+class SummarizeQuery(_QueryWrapper):
+    """``SUMMARIZE t`` or ``SUMMARIZE query``: DuckDB's statistics of each column.
+
+    ``SUMMARIZE t`` holds ``SELECT * FROM t`` with ``table`` set (so that it
+    prints back as written, and DuckDB runs ``SUMMARIZE SELECT * FROM <scan>``).
+    """
+
+    word: ClassVar[str] = "SUMMARIZE"
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "table": False}
+
+
+class DescribeQuery(_QueryWrapper):
+    """``DESCRIBE query``: the names and types of the query's columns, as DuckDB reports them."""
+
+    word: ClassVar[str] = "DESCRIBE"
+    arg_types: ClassVar[dict[str, bool]] = {"this": True}

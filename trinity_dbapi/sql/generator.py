@@ -242,6 +242,35 @@ class TrinityGenerator(DuckDBGenerator):
         analyze = " ANALYZE" if expression.args.get("analyze") else ""
         return f"EXPLAIN{analyze} {self.sql(expression, 'this')}"
 
+    def copyoption_sql(self, expression: texp.CopyOption) -> str:
+        value = expression.args.get("value")
+        return f"{expression.this} {self.sql(value)}" if value is not None else expression.this
+
+    def _copy_options(self, expression: exp.Expression) -> str:
+        options = expression.args.get("options")
+        return f" ({', '.join(self.sql(option) for option in options)})" if options else ""
+
+    def copyfrom_sql(self, expression: texp.CopyFrom) -> str:
+        target = f"{self.sql(expression, 'this')} FROM {self.sql(expression, 'file')}"
+        return f"COPY {target}{self._copy_options(expression)}"
+
+    def copyto_sql(self, expression: texp.CopyTo) -> str:
+        query = expression.this
+        # COPY t TO holds SELECT * FROM t: its one table prints as written.
+        table = query.find(exp.Table) if expression.args.get("table") else None
+        source = self.sql(table) if table is not None else f"({self.sql(query)})"
+        return f"COPY {source} TO {self.sql(expression, 'file')}{self._copy_options(expression)}"
+
+    def summarizequery_sql(self, expression: texp.SummarizeQuery) -> str:
+        query = expression.this
+        table = query.find(exp.Table) if expression.args.get("table") else None
+        if table is not None:  # SUMMARIZE t holds SELECT * FROM t
+            return f"SUMMARIZE {self.sql(table)}"
+        return f"SUMMARIZE {self.sql(query)}"
+
+    def describequery_sql(self, expression: texp.DescribeQuery) -> str:
+        return f"DESCRIBE {self.sql(expression, 'this')}"
+
     TRANSFORMS: ClassVar[dict] = {
         **DuckDBGenerator.TRANSFORMS,
         texp.PropertyItem: propertyitem_sql,
@@ -278,4 +307,9 @@ class TrinityGenerator(DuckDBGenerator):
         texp.CreateView: createview_sql,
         texp.DropView: dropview_sql,
         texp.ShowViews: showviews_sql,
+        texp.CopyOption: copyoption_sql,
+        texp.CopyFrom: copyfrom_sql,
+        texp.CopyTo: copyto_sql,
+        texp.SummarizeQuery: summarizequery_sql,
+        texp.DescribeQuery: describequery_sql,
     }

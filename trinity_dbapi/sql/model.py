@@ -30,6 +30,9 @@ __all__ = [
     "Begin",
     "Call",
     "Commit",
+    "CopyFrom",
+    "CopyOptions",
+    "CopyTo",
     "CreateIndex",
     "CreateNamespace",
     "CreateTable",
@@ -392,6 +395,34 @@ class ShowViews:
     namespace: str | None
 
 
+@dataclass(frozen=True)
+class CopyOptions:
+    """The options of COPY; None where the statement left one out (the file decides)."""
+
+    format: str | None = None  # "csv", "parquet" or "json" (NDJSON)
+    header: bool | None = None
+    delimiter: str | None = None
+    overwrite: bool = False
+
+
+@dataclass(frozen=True)
+class CopyFrom:
+    """``COPY t FROM 'file'``: the file's rows appended to ``table``."""
+
+    table: TableName
+    path: str
+    options: CopyOptions
+
+
+@dataclass(frozen=True)
+class CopyTo:
+    """``COPY (query) TO 'file'`` (``COPY t TO`` is ``SELECT * FROM t``)."""
+
+    query: Query
+    path: str
+    options: CopyOptions
+
+
 Statement = (
     CreateNamespace
     | DropNamespace
@@ -419,4 +450,6 @@ Statement = (
     | CreateView
     | DropView
     | ShowViews
+    | CopyFrom
+    | CopyTo
 )

@@ -41,7 +41,6 @@ UNSUPPORTED_STATEMENT_WORDS = frozenset(
         "CHECKPOINT",
         "CLUSTER",
         "COMMENT",
-        "COPY",
         "DEALLOCATE",
         "DECLARE",
         "DETACH",
@@ -68,7 +67,6 @@ UNSUPPORTED_STATEMENT_WORDS = frozenset(
         "RESET",
         "REVOKE",
         "SAVEPOINT",
-        "SUMMARIZE",
         "UNCACHE",
         "UNLOCK",
         "UNPIVOT",
@@ -78,7 +76,8 @@ UNSUPPORTED_STATEMENT_WORDS = frozenset(
 )
 _STATEMENTS = (
     "SELECT, WITH, VALUES, INSERT, UPDATE, DELETE, MERGE, TRUNCATE, CREATE, DROP, ALTER, SHOW, "
-    "DESCRIBE, USE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION, CALL and EXPLAIN"
+    "DESCRIBE, USE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION, CALL, EXPLAIN, "
+    "SUMMARIZE and COPY"
 )
 _ISOLATION_HINT = "TrinityLake isolation levels are SERIALIZABLE (the default) and SNAPSHOT"
 
@@ -112,12 +111,14 @@ class TrinityParser(DDLParser):
         TokenType.COMMIT: lambda self: self._parse_end_transaction(exp.Commit()),
         TokenType.ROLLBACK: lambda self: self._parse_end_transaction(exp.Rollback()),
         TokenType.SET: lambda self: self._parse_set_statement(),
+        TokenType.COPY: lambda self: self._parse_copy_statement(),
     }
     #: Statements whose leading word has no token type of its own.
     KEYWORD_STATEMENT_PARSERS: ClassVar[dict[str, _StatementParser]] = {
         "CALL": lambda self: self._parse_call(),
         "EXPLAIN": lambda self: self._parse_explain(),
         "START": lambda self: self._parse_start_transaction(),
+        "SUMMARIZE": lambda self: self._parse_summarize(),
     }
     #: Statements sqlglot parses that trinity SQL does not support.
     UNSUPPORTED_STATEMENT_TOKENS: ClassVar[frozenset[TokenType]] = frozenset(
@@ -219,12 +220,101 @@ class TrinityParser(DDLParser):
         return texp.ShowViews(this=namespace)
 
     def _parse_describe_statement(self) -> exp.Expression:
+        if self._curr and self._curr.token_type in self.QUERY_TOKENS:
+            return texp.DescribeQuery(this=self._parse_query())
         word = self._curr.text.upper() if self._curr else ""
         if word in ("NAMESPACE", "SCHEMA") and self._next:
             self._advance()
             return texp.DescribeNamespace(this=self._parse_namespace_name(), kind=word)
         self._match(TokenType.TABLE)
         return texp.DescribeTable(this=self._parse_table_name())
+
+    def _parse_summarize(self) -> texp.SummarizeQuery:
+        if self._curr and self._curr.token_type in self.QUERY_TOKENS:
+            return texp.SummarizeQuery(this=self._parse_query())
+        return texp.SummarizeQuery(this=self._select_all(self._parse_table_reference()), table=True)
+
+    def _parse_table_reference(self) -> exp.Table:
+        """``[namespace.]table`` with its time travel clause, as a query reads it."""
+        table = self._parse_table_name()
+        version = self._parse_version()
+        if version is not None:
+            table.set("version", version)
+        return table
+
+    @staticmethod
+    def _select_all(table: exp.Table) -> exp.Select:
+        return exp.select(exp.Star(), copy=False).from_(table, copy=False)
+
+    # -- COPY ----------------------------------------------------------------------------
+
+    #: The options COPY takes, and what each one's value is.
+    COPY_OPTIONS: ClassVar[dict[str, str]] = {
+        "FORMAT": "format",
+        "HEADER": "boolean",
+        "DELIMITER": "text",
+        "OVERWRITE": "boolean",
+    }
+    #: The formats COPY reads and writes.
+    COPY_FORMATS: ClassVar[tuple[str, ...]] = ("csv", "parquet", "json")
+
+    def _parse_copy_statement(self) -> exp.Expression:
+        """``COPY t FROM file``, ``COPY t TO file`` or ``COPY (query) TO file``, then options."""
+        if self._match(TokenType.L_PAREN):
+            query = self._parse_query()
+            self._expect(TokenType.R_PAREN, ") after the query of COPY")
+            if not self._match_text_seq("TO"):
+                self._expected("TO after COPY (query)", "write COPY (query) TO 'file.csv'")
+            return texp.CopyTo(this=query, file=self._parse_copy_file(), options=self._copy_opts())
+        table = self._parse_table_name()
+        if self._match(TokenType.FROM):
+            file = self._parse_copy_file()
+            return texp.CopyFrom(this=table, file=file, options=self._copy_opts())
+        if self._match_text_seq("TO"):
+            file = self._parse_copy_file()
+            query = self._select_all(table)
+            return texp.CopyTo(this=query, file=file, options=self._copy_opts(), table=True)
+        self._expected(
+            "FROM or TO after the table name",
+            "write COPY t FROM 'file.csv' to load a file, COPY t TO 'file.csv' to write one",
+        )
+
+    def _parse_copy_file(self) -> exp.Expression:
+        return self._parse_text_value("the file name")
+
+    def _copy_opts(self) -> list[texp.CopyOption] | None:
+        self._match(TokenType.WITH)  # PostgreSQL's optional WITH before the options
+        if self._curr is None or self._curr.token_type != TokenType.L_PAREN:
+            return None
+        seen: set[str] = set()
+        return self._parse_wrapped_list(lambda: self._parse_copy_option(seen), "a COPY option")
+
+    def _parse_copy_option(self, seen: set[str]) -> texp.CopyOption:
+        token = self._curr
+        word = token.text.upper() if token else ""
+        kind = self.COPY_OPTIONS.get(word) if token.token_type != TokenType.STRING else None
+        if kind is None:
+            self._expected(
+                "a COPY option", f"the options are {', '.join(self.COPY_OPTIONS)}: see docs/sql.md"
+            )
+        if word in seen:
+            self._fail(f"COPY option {word} is given twice", "give each option once", token)
+        seen.add(word)
+        self._advance()
+        value: exp.Expression | None = None
+        if kind == "format":
+            format_token = self._curr
+            name = format_token.text.lower() if format_token else ""
+            if name not in self.COPY_FORMATS or format_token.token_type == TokenType.STRING:
+                self._expected(f"a format ({', '.join(self.COPY_FORMATS)})", "write FORMAT csv")
+            self._advance()
+            value = exp.var(name)
+        elif kind == "boolean":
+            if self._match_set((TokenType.TRUE, TokenType.FALSE)):
+                value = exp.Boolean(this=self._prev.token_type == TokenType.TRUE)
+        else:
+            value = self._parse_text_value(f"COPY option {word}")
+        return self.expression(texp.CopyOption(this=word, value=value))
 
     # -- transactions ------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ unquoted identifiers are case-insensitive and lower-cased, quoted ones keep
 their case; a namespace of ``None`` means the connection's current namespace.
 
 This module converts the statements that define and manage things (DDL,
-``SHOW``, transactions, ``CALL``); a query or DML statement is the work of
+``SHOW``, transactions, ``CALL``, ``COPY``); a query or DML statement is the work of
 :mod:`~trinity_dbapi.sql.queries` (its tables, time travel and placeholders).
 
 Imports from sql/: binding, diagnostics, dialect, expressions, identifiers, literals,
@@ -47,6 +47,9 @@ from trinity_dbapi.sql.model import (
     Begin,
     Call,
     Commit,
+    CopyFrom,
+    CopyOptions,
+    CopyTo,
     CreateIndex,
     CreateNamespace,
     CreateTable,
@@ -417,6 +420,47 @@ def _create_view(node: texp.CreateView, binder: Binder) -> CreateView:
     )
 
 
+def _copy_options(node: exp.Expression, binder: Binder) -> CopyOptions:
+    values: dict[str, Any] = {}
+    for option in node.args.get("options") or ():
+        word, value = option.this, option.args.get("value")
+        if word == "FORMAT":
+            values["format"] = value.name
+        elif word == "DELIMITER":
+            delimiter = text_value(value, binder, "the COPY option DELIMITER")
+            if delimiter is None or len(delimiter) != 1 or delimiter in '\r\n"':
+                raise ProgrammingError(
+                    f"COPY option DELIMITER takes one character, not {delimiter!r} (and not a "
+                    "quote or a line break): write DELIMITER ',' or DELIMITER '|'"
+                )
+            values["delimiter"] = delimiter
+        else:  # HEADER, OVERWRITE: a bare word is true
+            values[word.lower()] = value is None or bool(value.this)
+    return CopyOptions(**values)
+
+
+def _copy_path(node: exp.Expression, binder: Binder) -> str:
+    path = text_value(node.args["file"], binder, "the file name of COPY")
+    if not path:
+        raise ProgrammingError(
+            "COPY needs a file name: the name is empty or its ? parameter is None; name the "
+            "file, e.g. COPY t TO 'out.csv'"
+        )
+    return path
+
+
+def _copy_from(node: texp.CopyFrom, binder: Binder) -> CopyFrom:
+    return CopyFrom(
+        queries.table_name(node.this), _copy_path(node, binder), _copy_options(node, binder)
+    )
+
+
+def _copy_to(node: texp.CopyTo, binder: Binder) -> CopyTo:
+    return CopyTo(
+        queries.query(node.this, binder), _copy_path(node, binder), _copy_options(node, binder)
+    )
+
+
 _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     texp.CreateNamespace: lambda node, binder: CreateNamespace(
         name_of(node.this),
@@ -463,6 +507,10 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     texp.UseNamespace: lambda node, binder: Use(name_of(node.this)),
     texp.Call: _call,
     texp.Explain: queries.query,
+    texp.SummarizeQuery: queries.query,
+    texp.DescribeQuery: queries.query,
+    texp.CopyFrom: _copy_from,
+    texp.CopyTo: _copy_to,
     exp.Query: queries.query,
     exp.Values: queries.query,
     exp.Insert: queries.dml,

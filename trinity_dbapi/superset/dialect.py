@@ -12,7 +12,8 @@ and refuses anything else with "Expected a statement", as the driver must.
 that does not begin a statement is parsed as an expression. Statements parse
 exactly as in the trinity dialect, into the same trees, and print back the
 same; a statement the driver does not support is refused with the driver's
-message, as a sqlglot ``ParseError`` (what Superset reports as invalid SQL).
+message, as a sqlglot ``ParseError`` (what Superset reports as invalid SQL),
+and so is ``COPY``, as a Superset database never reads or writes files.
 The driver itself never uses this dialect.
 
 Imports from superset/: nothing.
@@ -71,6 +72,13 @@ class _ClauseParser(TrinityParser):
 
     def _parse_statement(self) -> exp.Expr | None:
         token = self._curr
+        if token and token.token_type == TokenType.COPY:
+            # Superset's databases never get file access (spec.refuse_file_access).
+            self._unsupported(
+                "The COPY statement",
+                "queries and the other statements; a Superset database never reads or writes files",
+                token,
+            )
         if token and not self._begins_statement(token):
             expression = self._parse_expression()
             if expression is not None:

@@ -32,7 +32,13 @@ if TYPE_CHECKING:
 else:
     from trinity_dbapi.superset.host import BaseEngineSpec as _Base
 
-__all__ = ["HIDDEN_SCHEMAS", "SUPERSET_EXCEPTIONS", "TrinityEngineSpec", "exception_names"]
+__all__ = [
+    "HIDDEN_SCHEMAS",
+    "SUPERSET_EXCEPTIONS",
+    "TrinityEngineSpec",
+    "exception_names",
+    "refuse_file_access",
+]
 
 #: Namespaces not listed as schemas: ``information_schema`` repeats ``system``'s
 #: facts in the SQL standard's shape. It can still be queried by name.
@@ -67,6 +73,26 @@ def exception_names() -> dict[type[errors.Error], str]:
         cls: next(name for base, name in SUPERSET_EXCEPTIONS if issubclass(cls, base))
         for cls in _subclasses(errors.Error)
     }
+
+
+def refuse_file_access(connect_args: dict[str, Any]) -> None:
+    """Refuse ``connect_args`` that would let SQL read or write files (``COPY``).
+
+    A Superset database's engine parameters are edited in Superset and its
+    users send SQL; ``connect(..., file_access=[...])`` would let them read
+    and write the server's files. The option is removed and the connection
+    refused, so that it is fixed, not silently ignored.
+
+    Raises:
+        ProgrammingError: ``connect_args`` holds ``file_access``.
+    """
+    if "file_access" in connect_args:
+        connect_args.pop("file_access")
+        raise errors.ProgrammingError(
+            "a Superset database never gets file access: its users' SQL would read and write "
+            "the server's files with COPY; remove file_access from the database's engine "
+            "parameters (connect_args)"
+        )
 
 
 class TrinityEngineSpec(_Base):
@@ -182,9 +208,21 @@ class TrinityEngineSpec(_Base):
         dict and creates the engine with the one it passed in
         (``Database._get_sqla_engine``), as its own specs expect.
         """
+        refuse_file_access(connect_args)
         if schema:
             connect_args["namespace"] = schema
         return uri, connect_args
+
+    @classmethod
+    def update_params_from_encrypted_extra(cls, database: Database, params: dict[str, Any]) -> None:
+        """Superset's merge of the database's encrypted extra, which never grants file access.
+
+        Raises:
+            ProgrammingError: the merged ``connect_args`` hold ``file_access``.
+        """
+        if SUPERSET_INSTALLED:
+            super().update_params_from_encrypted_extra(database, params)  # type: ignore[misc]
+        refuse_file_access(params.get("connect_args") or {})
 
     @classmethod
     def get_schema_from_engine_params(
