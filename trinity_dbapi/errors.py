@@ -76,6 +76,17 @@ class InvalidURIError(ProgrammingError):
         self.uri = uri
 
 
+class FileAccessError(ProgrammingError):
+    """``COPY`` named a file the connection may not use (``connect(..., file_access=[...])``).
+
+    Nothing was read or written; ``path`` is the file name as written.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class StorageError(OperationalError):
     """A storage operation failed."""
 
@@ -134,7 +145,7 @@ class DamagedVersionError(CorruptFileError):
         else:
             fix = (
                 f"version {intact} is intact: read it with connect(uri, version={intact}) "
-                f"(shell: trinity DIR --version {intact}) and run "
+                f"(shell: trinity DIR --at-version {intact}) and run "
                 f"CALL system.rollback_to_version({intact}) there to make its content the "
                 "latest again (see docs/recovery.md)"
             )
@@ -246,6 +257,20 @@ class LakehouseNotFoundError(OperationalError):
             f"no Trinity Lakehouse at {uri!r}: it has no root node file for version 0; "
             "create one first (Lakehouse.create, or connect with create=True)"
         )
+        self.uri = uri
+
+
+class NotALakehouseError(LakehouseNotFoundError):
+    """No lakehouse at a local path that holds something else: none is created there unasked.
+
+    ``connect`` creates a new lakehouse (at its first write) only in an
+    absent or empty folder; a folder holding other files, or a file, is
+    refused with this error, whose message says how to create one there on
+    purpose.
+    """
+
+    def __init__(self, uri: str, message: str) -> None:
+        OperationalError.__init__(self, message)
         self.uri = uri
 
 

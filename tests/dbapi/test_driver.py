@@ -332,7 +332,7 @@ def test_closed_cursor(uri: str) -> None:
 
 
 def test_definition_options_must_agree_with_an_existing_lakehouse(uri: str) -> None:
-    trinity_dbapi.connect(uri, name="first", order=64).close()
+    trinity_dbapi.connect(uri, name="first", order=64, create=True).close()
     trinity_dbapi.connect(uri, name="first").close()  # agreeing options are fine
     with pytest.raises(errors.ProgrammingError, match="already exists") as info:
         trinity_dbapi.connect(uri, name="second", order=99)

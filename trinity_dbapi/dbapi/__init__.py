@@ -8,7 +8,9 @@ Floors, bottom to top: a module imports only modules on floors below its
 own; each module's docstring ends with the ones it imports.
 
 1. ``params`` (parameters), ``pyvalues`` (Arrow results as Python values),
-   ``types`` (type objects and constructors)
+   ``types`` (type objects and constructors), ``preview`` (a cursor's
+   pending rows laid out for ``repr`` and notebooks), ``opening`` (the
+   lakehouse a connection names, or the stand-in of one not created yet)
 2. ``cursor`` (which knows its connection by a small protocol)
 3. ``connection``
 """

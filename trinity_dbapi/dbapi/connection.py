@@ -4,18 +4,20 @@ A connection holds the engine session its cursors run statements in; it
 makes the cursors (:mod:`.cursor`, below it, which knows it only as an
 ``Owner``).
 
-Imports from dbapi/: cursor.
+Imports from dbapi/: cursor, opening.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from trinity_dbapi import errors
 from trinity_dbapi.dbapi.cursor import Cursor, guard
-from trinity_dbapi.errors import InterfaceError, LakehouseNotFoundError, ProgrammingError
+from trinity_dbapi.dbapi.opening import open_location
+from trinity_dbapi.errors import InterfaceError, ProgrammingError
 from trinity_dbapi.lakehouse.definition_cache import (
     DEFAULT_DEFINITION_CACHE_BYTES,
     check_cache_bytes,
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self is Python 3.11+
 
     from trinity_dbapi.sql.engine.progress import ProgressHandler
+    from trinity_dbapi.sql.engine.stand_in import LakehouseToCreate
 
 #: Lakehouse definition fields ``connect`` accepts for a new lakehouse.
 DEFINITION_FIELDS = frozenset(
@@ -48,7 +51,7 @@ def connect(
     uri: str,
     *,
     storage_options: Mapping[str, Any] | None = None,
-    create: bool = True,
+    create: bool | None = None,
     autocommit: bool = False,
     isolation_level: IsolationLevel | str = DEFAULT_ISOLATION,
     read_only: bool = False,
@@ -58,6 +61,7 @@ def connect(
     version: int | None = None,
     statement_timeout: float | None = None,
     definition_cache_bytes: int = DEFAULT_DEFINITION_CACHE_BYTES,
+    file_access: Sequence[str | os.PathLike[str]] | None = None,
     **definition: Any,
 ) -> Connection:
     """Open a connection to the lakehouse at ``uri``.
@@ -67,7 +71,13 @@ def connect(
             ``s3://bucket/prefix`` or any fsspec URL.
         storage_options: options of the fsspec file system (credentials,
             endpoint), never shown in error messages.
-        create: create the lakehouse when none exists at ``uri``.
+        create: what to do when no lakehouse exists at ``uri``. None (the
+            default): create it with the connection's first write, and only
+            where nothing else is: until then the connection reads an empty
+            lakehouse and nothing is written at ``uri``, and a local folder
+            that holds other files is refused. True: create it now, even in a
+            folder that holds other files. False: refuse (it must exist).
+            See :attr:`Connection.created_lakehouse` and docs/dbapi.md.
         autocommit: commit after every statement (PEP 249 default: off).
         isolation_level: ``"SERIALIZABLE"`` (default) or ``"SNAPSHOT"``.
         read_only: refuse every statement that would change the lakehouse.
@@ -87,13 +97,17 @@ def connect(
             connection's cache of parsed namespace and table definitions, which
             every statement and reflection through the connection shares
             (default 32 MiB; 0 disables it).
+        file_access: the local directories ``COPY`` may read and write files in
+            (default: none, every ``COPY`` is refused; docs/dbapi.md, Files: COPY).
         **definition: lakehouse definition fields for a new lakehouse
             (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
             ``maximum_version_age_millis``, ``minimum_versions_to_keep``, ``properties``).
 
     Raises:
         LakehouseNotFoundError: none exists and ``create`` is false (or
-            ``version`` is given).
+            ``version`` or ``read_only`` is given).
+        NotALakehouseError: none exists, ``create`` is None, and ``uri`` is a
+            local folder that holds other files, or a file.
         DamagedVersionError: the latest root (or ``version``'s), or a file it
             needs, is damaged; the message names the newest version that opens.
         NoSuchVersionError: ``version`` does not exist.
@@ -107,6 +121,11 @@ def connect(
         ('sales',)
     """
     _check_progress(progress)
+    directories: tuple[str, ...] = ()
+    if file_access is not None:  # the module only when asked: it costs the start-up time
+        from trinity_dbapi.sql.engine.file_access import allowed_directories
+
+        directories = allowed_directories(file_access)
     timeout = check_timeout(statement_timeout)
     cache_bytes = check_cache_bytes(definition_cache_bytes)
     unknown = sorted(set(definition) - DEFINITION_FIELDS)
@@ -114,13 +133,13 @@ def connect(
         raise ProgrammingError(
             f"connect() got unknown options {', '.join(unknown)}; the options are "
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
-            f"retry, progress, version, statement_timeout, definition_cache_bytes and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
+            f"retry, progress, version, statement_timeout, definition_cache_bytes, file_access and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
     from trinity_dbapi.storage.redact import Redactor, redact_userinfo
 
     error: errors.Error
     try:
-        lake = _open(
+        opened = open_location(
             uri,
             storage_options,
             create=create,
@@ -128,6 +147,7 @@ def connect(
             fields=definition,
             version=version,
             ahead=_duckdb_ahead if isinstance(uri, str) and _remote(uri) else None,
+            cache_bytes=cache_bytes,
         )
     except errors.Error:
         raise
@@ -146,9 +166,11 @@ def connect(
         else:
             error = errors.OperationalError(f"cannot open a lakehouse at {shown!r}: {cause}")
     else:
-        lake.definition_cache.max_bytes = cache_bytes
-        return Connection(
-            lake,
+        opened.lakehouse.definition_cache.max_bytes = cache_bytes
+        connection = Connection(
+            opened.lakehouse,
+            create_on_write=opened.create_on_write,
+            location=opened.location,
             autocommit=autocommit,
             isolation_level=isolation_level,
             read_only=read_only,
@@ -157,6 +179,9 @@ def connect(
             progress=progress,
             statement_timeout=timeout,
         )
+        connection.session.created_lakehouse = opened.created
+        connection.session.file_access = directories
+        return connection
     raise error from cause
 
 
@@ -185,64 +210,6 @@ def _duckdb_ahead() -> None:
 
     table_functions.learn_ahead()
     duckdb_pool.open_ahead()
-
-
-def _open(
-    uri: str,
-    storage_options: Mapping[str, Any] | None,
-    *,
-    create: bool,
-    read_only: bool,
-    fields: dict[str, Any],
-    version: int | None = None,
-    ahead: Callable[[], None] | None = None,
-) -> Any:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-    from trinity_dbapi.storage import open_storage
-
-    if not isinstance(uri, str):
-        raise ProgrammingError(f"the lakehouse URI must be a str, not {type(uri).__name__}")
-    storage = open_storage(uri, storage_options=storage_options)
-    if ahead is not None:
-        # The store's client first: ``ahead``'s threads would hold the
-        # interpreter lock while it is made, delaying the first request.
-        storage.prepare()
-        ahead()
-    try:
-        # The definition comes beside the first statement's requests (one round fewer).
-        lake = Lakehouse.open(storage, storage_options=storage_options, version=version, defer=True)
-    except LakehouseNotFoundError:
-        # Neither a read-only nor a pinned connection creates anything.
-        if not create or read_only or version is not None:
-            raise
-        return _create(uri, storage_options, fields)
-    if fields:  # the definition read on opening: no request to learn the latest again
-        _check_definition(uri, lake.definition, fields)
-    return lake
-
-
-def _check_definition(uri: str, existing: Any, fields: dict[str, Any]) -> None:
-    """Definition fields shape a new lakehouse; for an existing one they must agree."""
-    differ = sorted(
-        f"{name}={value!r} (it has {getattr(existing, name)!r})"
-        for name, value in fields.items()
-        if getattr(existing, name) != (dict(value) if name == "properties" else value)
-    )
-    if differ:
-        raise ProgrammingError(
-            f"the lakehouse at {uri!r} already exists, and definition fields only shape a new "
-            f"one: {', '.join(differ)}; drop those options, or change retention with "
-            "Lakehouse APIs"
-        )
-
-
-def _create(uri: str, storage_options: Mapping[str, Any] | None, definition: dict[str, Any]) -> Any:
-    from trinity_dbapi.lakehouse.lakehouse import Lakehouse
-
-    try:
-        return Lakehouse.create(uri, storage_options=storage_options, **definition)
-    except errors.LakehouseExistsError:  # another process created it meanwhile
-        return Lakehouse.open(uri, storage_options=storage_options)
 
 
 class Connection:
@@ -281,11 +248,12 @@ class Connection:
         retry: RetryPolicy | None = None,
         progress: ProgressHandler | None = None,
         statement_timeout: float | None = None,
+        create_on_write: LakehouseToCreate | None = None,
+        location: str | None = None,
     ) -> None:
         from trinity_dbapi.sql.engine.session import Session
 
         _check_progress(progress)
-        self.lakehouse = lakehouse
         self.lock = threading.RLock()
         self.session = Session(
             lakehouse,
@@ -296,12 +264,39 @@ class Connection:
             retry=retry,
             progress=progress,
             statement_timeout=check_timeout(statement_timeout),
+            create_on_write=create_on_write,
+            location=location,
         )
         self.session.statement_lock = self.lock
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"namespace={self.session.namespace!r}"
-        return f"<trinity_dbapi.Connection {self.lakehouse.storage.root_uri} {state}>"
+        return f"<trinity_dbapi.Connection {self.session.location} {state}>"
+
+    @property
+    def lakehouse(self) -> Any:
+        """The :class:`~trinity_dbapi.lakehouse.Lakehouse` the connection works on.
+
+        Before the first write of a connection to a lakehouse not created
+        yet (:attr:`created_lakehouse`), an empty one in process memory that
+        stands in for it.
+        """
+        return self.session.lakehouse
+
+    @property
+    def created_lakehouse(self) -> bool:
+        """Whether this connection created its lakehouse (at its first write, or at connect with ``create=True``).
+
+        False for a lakehouse that existed, and until the first write of one
+        that did not (``connect``'s default). The shell says ``created a new
+        lakehouse at ...`` when it becomes true.
+        """
+        return self.session.created_lakehouse
+
+    @property
+    def lakehouse_exists(self) -> bool:
+        """False until the first write of a connection to a lakehouse not created yet."""
+        return self.session.lakehouse_exists
 
     # -- attributes ---------------------------------------------------------------
 

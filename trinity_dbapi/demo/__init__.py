@@ -340,7 +340,7 @@ def connect(folder: str, out: TextIO = sys.stdout) -> Connection:
         conn = trinity_dbapi.connect(folder, create=False, autocommit=True)
         verb = "opened the lakehouse in"
     except LakehouseNotFoundError:
-        conn = trinity_dbapi.connect(folder, autocommit=True, name="demo")
+        conn = trinity_dbapi.connect(folder, create=True, autocommit=True, name="demo")
         verb = "created a lakehouse in"
     with conn.cursor() as cur:
         version = cur.execute("SELECT max(version) FROM system.versions").fetchone()

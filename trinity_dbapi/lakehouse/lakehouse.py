@@ -187,6 +187,29 @@ class Lakehouse(VersionChain):
         """Whether a lakehouse exists at ``uri``."""
         return roots.lakehouse_exists(_storage(uri, storage_options))
 
+    def take_over(self, other: Lakehouse) -> dict[str, Any]:
+        """Become ``other``, staying this object: ``other``'s state replaces this one's.
+
+        A connection to a lakehouse not created yet reads an empty stand-in in
+        process memory; when its first write creates the lakehouse (or it is
+        found created by another writer), the stand-in takes the new one's
+        state, so every reference its users hold (``Connection.lakehouse``)
+        goes on working. ``other`` is not used afterwards.
+
+        Returns:
+            This object's state before, for :meth:`restore`.
+        """
+        previous = dict(vars(self))
+        vars(self).clear()
+        vars(self).update(vars(other))
+        vars(self).pop("maintenance", None)  # other's, bound to other: made again on use
+        return previous
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Go back to the state :meth:`take_over` returned (the creation was undone)."""
+        vars(self).clear()
+        vars(self).update(state)
+
     # -- versions ------------------------------------------------------------------
 
     def latest_version(self, *, prefetch: Sequence[tuple[str, str]] = ()) -> int:

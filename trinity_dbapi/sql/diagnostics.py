@@ -1,9 +1,15 @@
 """Syntax errors a user can act on: position, offending text, underlined snippet, hint.
 
+A statement that does not parse and holds a placeholder of another
+paramstyle (``%s``, ``%(name)s``, ``:name``: psycopg's, sqlite3's named) is
+told the paramstyle (``qmark``: ``?``) instead of what the parser met there.
+
 Imports from sql/: parser_base.
 """
 
 from __future__ import annotations
+
+import re
 
 from sqlglot.errors import ParseError, TokenError
 
@@ -28,8 +34,41 @@ def _snippet(sql: str, start: int, end: int) -> str:
     return f"  {text}\n  {' ' * (start - left)}{'^' * width}"
 
 
+#: What cannot hold a placeholder: strings, quoted names, comments (blanked out first).
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.DOTALL)
+
+#: Placeholders of the other paramstyles: format, pyformat, named.
+_FOREIGN = re.compile(r"%s|%\([A-Za-z_]\w*\)s|(?<=[\s(,=<>])(?<!::):[A-Za-z_]\w*")
+
+_STYLES = {"%s": "format", "%(": "pyformat", ":": "named"}
+
+
+def foreign_placeholder(sql: str) -> SQLSyntaxError | None:
+    """The error of a placeholder of another paramstyle in ``sql``, if it holds one."""
+    blanked = _QUOTED.sub(lambda m: " " * len(m.group(0)), sql)
+    match = _FOREIGN.search(blanked)
+    if match is None:
+        return None
+    text = match.group(0)
+    style = _STYLES[text[:2] if text.startswith("%") else ":"]
+    line, column = _position(sql, match.start())
+    return SQLSyntaxError(
+        f"SQL syntax error at line {line}, column {column} near {text!r}: {text} is a "
+        f"placeholder of the {style} paramstyle, but paramstyle is qmark: write ? for each "
+        "value and pass the values as a list or tuple, in the order of the ?s\n"
+        f"{_snippet(sql, match.start(), match.end() - 1)}\n"
+        "hint: cursor.execute(\"SELECT * FROM t WHERE id = ? AND name = ?\", (42, 'x'))",
+        line=line,
+        column=column,
+        text=text,
+    )
+
+
 def syntax_error(sql: str, error: ParseError) -> SQLSyntaxError:
     """The :class:`SQLSyntaxError` of a sqlglot parse error of ``sql``."""
+    foreign = foreign_placeholder(sql)
+    if foreign is not None:
+        return foreign
     info = error.errors[0] if error.errors else {}
     description = info.get("description") or str(error)
     start = info.get("start")

@@ -98,11 +98,12 @@ def test_registered_relations_and_temporary_tables_stay_with_their_session(
 
 
 def test_one_database_per_root_and_one_for_remote_roots(tmp_path: Path) -> None:
-    first = trinity_dbapi.connect(str(tmp_path / "a"))
+    # Created at once: before that a root is no folder DuckDB could be allowed.
+    first = trinity_dbapi.connect(str(tmp_path / "a"), create=True)
     same = trinity_dbapi.connect(str(tmp_path / "a" / "." / ""))  # the same real path
     (tmp_path / "link").symlink_to(tmp_path / "a")
     linked = trinity_dbapi.connect(str(tmp_path / "link"))
-    other = trinity_dbapi.connect(str(tmp_path / "b"))
+    other = trinity_dbapi.connect(str(tmp_path / "b"), create=True)
     remote = [trinity_dbapi.connect(f"memory://pool-{uuid.uuid4().hex}") for _ in range(2)]
     databases = [_lease(c).database for c in (first, same, linked, other, *remote)]
     assert databases[0] is databases[1] is databases[2]

@@ -45,7 +45,8 @@ def lake(round_trip_lake: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, An
 
 
 def _connect(lake: tuple[str, dict[str, Any]]) -> Any:
-    con = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True)
+    # Created now (not at the first write): the latency is set on its storage.
+    con = trinity_dbapi.connect(lake[0], storage_options=lake[1], autocommit=True, create=True)
     con.lakehouse.storage.latency = LATENCY
     return con
 

@@ -383,7 +383,8 @@ def test_a_temporary_directory_duckdb_would_misread_is_refused_by_name(
     odd = tmp_path / "tmp\\..\\.."
     odd.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(odd))
-    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    # Created at once: a local root's DuckDB (the stand-in of one not created yet reads none).
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True, create=True)
     with pytest.raises(errors.OperationalError, match="TMPDIR") as caught:
         conn.cursor().execute("SELECT 1").fetchall()
     assert "tmp\\\\..\\\\.." in str(caught.value) or str(odd) in str(caught.value)
@@ -433,7 +434,7 @@ def test_out_of_memory_says_there_is_no_spilling(
     # spilling, and DuckDB's advice to set temp_directory is answered.
     monkeypatch.setitem(duckdb_pool.DUCKDB_CONFIG, "memory_limit", "16MB")
     monkeypatch.setitem(duckdb_pool.DUCKDB_CONFIG, "threads", 1)
-    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    conn = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True, create=True)
     cur = conn.cursor()
     big_sort = "SELECT count(*) FROM (SELECT md5(i::VARCHAR) s FROM range(1000000) r(i) ORDER BY s)"
     with pytest.raises(errors.OperationalError, match="never spills to disk") as caught:

@@ -145,10 +145,15 @@ def test_missing_objects_are_named(con: Connection) -> None:
 
 
 def test_show_tables_in_a_current_namespace_not_created_yet(lake_path: str) -> None:
+    # It lists every namespace's tables instead, qualified, in the same one column.
     connection = trinity_dbapi.connect(lake_path, autocommit=True, namespace="fresh")
     try:
         description, rows = _run(connection, "SHOW TABLES")
-        assert rows == [] and description[0][0] == "table_name"
+        _, in_n = _run(connection, "SHOW TABLES IN n")
+        assert description[0][0] == "table_name" and len(description) == 1
+        assert [row for row in rows if row[0].startswith("n.")] == [(f"n.{t}",) for (t,) in in_n]
+        assert all("." in row[0] for row in rows) and rows == sorted(rows)
+        assert _run(connection, "SHOW TABLES IN fresh")[1] == []  # by name: that one only
     finally:
         connection.close()
 
@@ -183,3 +188,15 @@ def test_like_matcher_is_duckdbs_like(value: str, pattern: str) -> None:
     expected = _DUCK.execute("SELECT ? LIKE ?", [value, pattern]).fetchone()
     assert expected is not None
     assert (like_matcher(pattern).fullmatch(value) is not None) == expected[0]
+
+
+def test_describe_a_reserved_namespace(lake_path: str) -> None:
+    # Its empty properties map once reached DuckDB as "MAP MAP()", a syntax error.
+    connection = trinity_dbapi.connect(lake_path, autocommit=True)
+    try:
+        for name in ("system", "information_schema"):
+            description, rows = _run(connection, f"DESCRIBE NAMESPACE {name}")
+            assert rows == [(name, "read-only catalog metadata", [])]
+            assert [d[0] for d in description] == ["namespace_name", "comment", "properties"]
+    finally:
+        connection.close()

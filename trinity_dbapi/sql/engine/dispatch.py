@@ -23,14 +23,21 @@ when :func:`.merge.handles` says so (MERGE, UPDATE ... FROM), else
 Automatic compaction (:mod:`.auto_compact`) follows a commit that wrote data
 files because this module registers it with the session, here and nowhere else.
 
-Imports from sql/engine/: auto_compact, catalog_answer, ddl, dml, merge, procedures,
-query, result, session, show, views.
+Each statement imports what runs it, when it runs: SHOW, DESCRIBE and USE
+are answered from the tree and import neither DuckDB nor tables/, so a new
+``trinity DIR -c .tables`` process pays for neither (tests/cli/test_startup.py);
+every other statement reaches tables' data, and first registers the table
+format's hooks and automatic compaction (:func:`_with_tables`).
+
+Imports from sql/engine/: result, session, show, suggest; inside functions: auto_compact,
+catalog_answer, copy, ddl, dml, merge, procedures, query, views.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -39,25 +46,56 @@ from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql import statements as st
-from trinity_dbapi.sql.engine import catalog_answer, ddl, dml, merge, procedures, show, views
-from trinity_dbapi.sql.engine.auto_compact import compact_after_write
-from trinity_dbapi.sql.engine.query import run_query
+from trinity_dbapi.sql.engine import show, suggest
 from trinity_dbapi.sql.engine.result import Result
 from trinity_dbapi.sql.engine.session import Session, register_after_commit
 from trinity_dbapi.sql.nesting import recursion_budget
-from trinity_dbapi.tables import managed, registration
+
+if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse.chain import Snapshot
 
 __all__ = ["arrow_schema", "execute", "execute_many", "ingest"]
 
-# The engine's registrations, here and nowhere else. The session runs automatic
-# compaction after a commit that wrote data files, and never names it; the
-# lakehouse layer reaches a managed table's files, derived files and
-# system.data_files rows through the table format's hooks (registered again
-# here, which changes nothing, so that it shows). Here rather than in the
-# session: a connection that only reflects, as SQLAlchemy's inspector does,
-# does not import tables/.
-register_after_commit(compact_after_write)
-registration.register()
+#: Set once :func:`_with_tables` has registered (under the lock).
+_REGISTERED = threading.Event()
+_REGISTERING = threading.Lock()
+
+
+def _with_tables() -> None:
+    """The engine's registrations, here and nowhere else; before a statement that reaches tables.
+
+    The session runs automatic compaction after a commit that wrote data
+    files, and never names it; the lakehouse layer reaches a managed table's
+    files, derived files and system.data_files rows through the table
+    format's hooks (registered again here, which changes nothing, so that it
+    shows). Here rather than in the session, and only for the statements
+    that reach tables' data (every one but SHOW, DESCRIBE, USE and
+    transaction control): a connection that only reflects, as SQLAlchemy's
+    inspector does, and a ``trinity DIR -c .tables`` do not import tables/.
+    Once per process, under a lock: two first statements in two threads
+    register compaction once.
+    """
+    if _REGISTERED.is_set():
+        return
+    with _REGISTERING:
+        from trinity_dbapi.tables import registration
+
+        register_after_commit(_compact_after_write)
+        registration.register()
+        _REGISTERED.set()
+
+
+def _compact_after_write(
+    session: Session, tables: frozenset[tuple[str, str]], committed: Snapshot
+) -> None:
+    """Automatic compaction, imported by the first commit that wrote data files.
+
+    :mod:`.auto_compact` imports DuckDB, which a catalog query answered
+    without it (:mod:`.catalog_answer`) never needs.
+    """
+    from trinity_dbapi.sql.engine.auto_compact import compact_after_write
+
+    compact_after_write(session, tables, committed)
 
 
 # -- the front door ---------------------------------------------------------------------
@@ -78,7 +116,10 @@ def execute(session: Session, parsed: st.Parsed, params: Sequence[Any] = ()) -> 
         if isinstance(statement, _CONTROL):
             return _control(session, statement)
         prefetch = () if session.in_transaction else _tables_named(parsed, session.namespace)
-        return session.atomically(lambda: _handle(session, statement, parsed.sql), prefetch)
+        return session.atomically(
+            lambda: suggest.explaining(session, lambda: _handle(session, statement, parsed.sql)),
+            prefetch,
+        )
 
 
 def execute_many(
@@ -91,10 +132,17 @@ def execute_many(
     mode); other statements run once per set. Either way all sets apply
     or, on an error, none.
     """
+    from trinity_dbapi.sql.engine import dml
+
     session.require_open()
+    _with_tables()
     with recursion_budget(), session.control.running(_what(parsed)):
         if dml.is_row_insert(parsed):
-            return session.atomically(lambda: dml.insert_rows(session, parsed, seq_of_params))
+            return session.atomically(
+                lambda: suggest.explaining(
+                    session, lambda: dml.insert_rows(session, parsed, seq_of_params)
+                )
+            )
 
         def each() -> Result:
             total = 0
@@ -120,10 +168,15 @@ def execute_many(
 
 def ingest(session: Session, table: model.TableName, data: Any) -> Result:
     """Append Arrow data to ``table`` as one statement (see ``Cursor.ingest``)."""
+    from trinity_dbapi.sql.engine import dml
+
     session.require_open()
+    _with_tables()
     what = f"the ingest into {'.'.join(filter(None, (table.namespace, table.name)))}"
     with session.control.running(what):
-        return session.atomically(lambda: dml.insert_arrow(session, table, data))
+        return session.atomically(
+            lambda: suggest.explaining(session, lambda: dml.insert_arrow(session, table, data))
+        )
 
 
 def arrow_schema(session: Session, table: model.TableName) -> pa.Schema:
@@ -135,7 +188,10 @@ def arrow_schema(session: Session, table: model.TableName) -> pa.Schema:
     Raises:
         NoSuchTableError: there is no such table.
     """
+    from trinity_dbapi.tables import managed
+
     session.require_open()
+    _with_tables()
     namespace, name = session.resolve(table)
     return session.atomically(
         lambda: managed.schema(session.transaction().peek_table(namespace, name))
@@ -191,6 +247,9 @@ def _control(session: Session, stmt: Any) -> Result:
         case model.SetTransaction():
             session.set_isolation(stmt.isolation)
         case model.Call():
+            from trinity_dbapi.sql.engine import procedures
+
+            _with_tables()
             return procedures.call(session, stmt)
     return Result()
 
@@ -204,9 +263,14 @@ def _query(session: Session, stmt: model.Query) -> Result:
     A point query over one catalog table is answered without DuckDB
     (:mod:`~trinity_dbapi.sql.engine.catalog_answer`).
     """
+    from trinity_dbapi.sql.engine import catalog_answer
+
+    _with_tables()
     table = catalog_answer.answer(session, stmt.expression, stmt.tables, stmt.params)
     if table is not None:
         return Result(table, -1)  # -1 as for every query: the rows are counted as read
+    from trinity_dbapi.sql.engine.query import run_query  # DuckDB: only here
+
     if isinstance(stmt.expression, texp.Explain) and stmt.expression.args.get("analyze"):
         plan = run_query(session, stmt.expression, stmt.tables, stmt.params)
         return Result(_with_storage_cost(session, plan), -1)
@@ -242,6 +306,9 @@ def _use(session: Session, stmt: model.Use) -> Result:
 
 def _data(session: Session, stmt: model.Dml) -> Result:
     """INSERT, UPDATE, DELETE (:mod:`.dml`); MERGE and UPDATE ... FROM (:mod:`.merge`)."""
+    from trinity_dbapi.sql.engine import dml, merge
+
+    _with_tables()
     if merge.handles(stmt.expression):
         return merge.merge(session, stmt)
     return dml.dml(session, stmt)
@@ -251,7 +318,9 @@ def _handle(session: Session, stmt: Any, sql: str) -> Result:
     """Every other statement, run atomically in the session's transaction.
 
     One ``case`` a statement type, each calling the module that runs it, so
-    a reader (and a tool) follows a statement from here to its module.
+    a reader (and a tool) follows a statement from here to its module. Those
+    answered from the tree come first; the modules of the others are
+    imported when one of them runs.
     """
     match stmt:
         case model.Query():
@@ -266,10 +335,14 @@ def _handle(session: Session, stmt: Any, sql: str) -> Result:
             return show.describe_namespace(session, stmt)
         case model.DescribeTable():
             return show.describe_table(session, stmt)
-        case model.ShowCreateTable():
-            return ddl.show_create_table(session, stmt)
         case model.Use():
             return _use(session, stmt)
+    from trinity_dbapi.sql.engine import copy, ddl, dml, views
+
+    _with_tables()
+    match stmt:
+        case model.ShowCreateTable():
+            return ddl.show_create_table(session, stmt)
         case model.CreateNamespace():
             return ddl.create_namespace(session, stmt)
         case model.DropNamespace():
@@ -296,4 +369,8 @@ def _handle(session: Session, stmt: Any, sql: str) -> Result:
             return views.drop_view(session, stmt)
         case model.ShowViews():
             return views.show_views(session, stmt)
+        case model.CopyFrom():
+            return copy.copy_from(session, stmt)
+        case model.CopyTo():
+            return copy.copy_to(session, stmt)
     raise NotSupportedError(f"{type(stmt).__name__} statements are not supported yet: {sql!r}")

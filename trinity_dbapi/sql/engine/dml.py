@@ -30,6 +30,7 @@ from sqlglot import exp
 
 from trinity_dbapi.errors import (
     DataError,
+    IntegrityError,
     NoSuchObjectError,
     NotSupportedError,
     ObjectExistsError,
@@ -87,11 +88,13 @@ class Target:
 
     @contextlib.contextmanager
     def naming(self) -> Iterator[None]:
-        """Say which table a DataError of the values written is about."""
+        """Say which table a DataError or IntegrityError (NOT NULL) of the values written is about."""
         try:
             yield
         except DataError as exc:
             raise DataError(f"{self.namespace}.{self.name}: {exc}") from None
+        except IntegrityError as exc:
+            raise IntegrityError(f"{self.namespace}.{self.name}: {exc}") from None
 
     def write(self, rows: pa.Table, task: str) -> tuple[dict[str, str], int]:
         """Write ``rows`` as new data files; return their labels and paths, and the row count.

@@ -5,6 +5,9 @@ DuckDB error becomes the PEP 249 class that fits; one that names (or, for
 footer damage that names no file, is traced by re-reading to) one of the
 query's immutable data files is that file's :class:`CorruptFileError`; the
 sandbox's refusals and out-of-memory errors say its rule and what to do.
+DuckDB's quote of the SQL it ran is dropped (that SQL is the rewrite: views
+expanded, tables as scans), the piece it underlined kept as ``near '...'``,
+and its "Candidate bindings" of an unknown column become "did you mean".
 
 A query's scans are known here only as :class:`Rereadable`: something that
 can re-read its own files one by one to find a damaged one (the native scan
@@ -73,7 +76,9 @@ def stream_error(exc: OSError) -> Error:
     message = str(exc)
     if message.startswith("INTERRUPT Error"):
         return QueryInterruptedError("reading the query's rows")
-    return OperationalError(f"query failed in DuckDB while its rows were read: {message}")
+    return OperationalError(
+        f"query failed in DuckDB while its rows were read: {_in_user_words(message)}"
+    )
 
 
 _PRIVATE_STREAM = re.compile(r"reading the stream registered as '__trinity_\w+' failed: ")
@@ -125,7 +130,49 @@ def translate_duckdb_error(exc: duckdb.Error, files: Collection[str] = ()) -> Er
             message += f"; {hint}"
     # References carry their table name as alias, so DuckDB's messages name
     # the user's tables; the private relation names never reach the user.
-    return cls(f"query failed in DuckDB: {message}")
+    return cls(f"query failed in DuckDB: {_did_you_mean(_in_user_words(message))}")
+
+
+#: DuckDB's quote of the SQL it ran, ``LINE 1: <text>`` and a line of carets under the
+#: culprit: that SQL is ours (views expanded, tables as scans, DML rewritten).
+_QUOTE = re.compile(
+    r"\s*\n(?P<label>LINE \d+: )(?P<line>[^\n]*)\n(?P<indent>[ ]*)(?P<carets>\^+)[ \t]*(?=\n|$)"
+)
+
+#: DuckDB's name for the column list a view's expansion gives its query.
+_VALUES_LIST = re.compile(r'Values list (?P<name>"[^"]*") does not have a column named')
+
+
+def _in_user_words(message: str) -> str:
+    """DuckDB's message without the rewritten SQL it quotes: only the culprit, as typed.
+
+    The culprit DuckDB underlines is a piece of the user's own statement
+    (an expression, a literal) unless it lies in what the rewrite added.
+    """
+    match = _QUOTE.search(message)
+    if match is not None:
+        # The carets are indented under "LINE 1: " too.
+        start = max(len(match.group("indent")) - len(match.group("label")), 0)
+        culprit = match.group("line")[start : start + len(match.group("carets"))]
+        near = f" (near {culprit!r})" if culprit.strip() and "__trinity" not in culprit else ""
+        message = message[: match.start()] + near + message[match.end() :]
+    return _VALUES_LIST.sub(r"the view or subquery \g<name> has no column named", message)
+
+
+#: DuckDB's binder error for a column that does not exist, and its candidates.
+_UNKNOWN_COLUMN = re.compile(
+    r'(?P<head>Referenced column (?P<name>"[^"]*") not found[^\n]*)\n'
+    r"Candidate bindings: (?P<candidates>[^\n]*)"
+)
+
+
+def _did_you_mean(message: str) -> str:
+    """DuckDB's "Candidate bindings" for an unknown column, as the question a user reads."""
+    match = _UNKNOWN_COLUMN.search(message)
+    if match is None or not match.group("candidates").strip():
+        return message
+    question = f"{match.group('head')}; did you mean {match.group('candidates').strip()}?"
+    return message[: match.start()] + question + message[match.end() :]
 
 
 #: What the sandbox (docs/sql.md, "The sandbox") adds to DuckDB's errors it causes.

@@ -21,7 +21,14 @@ closed with the session, at interpreter exit, and forgotten in a forked child.
 Long work reports its progress to the session's handler (``Connection.progress``):
 see :mod:`trinity_dbapi.sql.engine.progress`.
 
-Imports from sql/engine/: control, duckdb_pool, progress.
+A session may start on a lakehouse that does not exist yet (``connect`` on an
+absent or empty folder): it reads an empty stand-in, which writes nothing
+where the user pointed, until its first write creates it with the
+:class:`~.stand_in.LakehouseToCreate` it was given and goes on with the lakehouse that
+made (:meth:`Session.writable`); if that first statement fails, what it
+created is deleted again, so a mistyped path and a failed write leave nothing.
+
+Imports from sql/engine/: control, duckdb_pool, progress, stand_in.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from trinity_dbapi.lakehouse.transaction import (
 )
 from trinity_dbapi.sql import model
 from trinity_dbapi.sql.engine import duckdb_pool
+from trinity_dbapi.sql.engine import stand_in as stand_in_module
 from trinity_dbapi.sql.engine.control import StatementControl
 from trinity_dbapi.sql.engine.progress import NodeFileProgress, ProgressHandler, Task
 
@@ -58,6 +66,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from trinity_dbapi.lakehouse.lakehouse import Lakehouse, Snapshot
+    from trinity_dbapi.sql.engine.stand_in import LakehouseToCreate
 
 T = TypeVar("T")
 
@@ -143,6 +152,11 @@ class Session:
         progress: the progress handler (None: no reports), see :class:`ProgressEvent`.
         statement_timeout: stop statements running longer than this many
             seconds (None: no limit); see :class:`StatementControl`.
+        create_on_write: set when ``lakehouse`` is an empty stand-in for one
+            that does not exist yet: the first write creates the real one
+            with it, and the session uses that from then on.
+        location: where the lakehouse is (or will be), for messages; its
+            storage's root URI when None.
     """
 
     def __init__(
@@ -156,8 +170,17 @@ class Session:
         retry: RetryPolicy | None = None,
         progress: ProgressHandler | None = None,
         statement_timeout: float | None = None,
+        create_on_write: LakehouseToCreate | None = None,
+        location: str | None = None,
     ) -> None:
         self.lakehouse = lakehouse
+        #: Creates the lakehouse at the first write; None once it exists.
+        self.create_on_write = create_on_write
+        #: Whether this session's first write created the lakehouse.
+        self.created_lakehouse = False
+        #: The stand-in and its creator while the statement that created the lakehouse runs.
+        self._creating: tuple[dict[str, Any], LakehouseToCreate] | None = None
+        self.location = location or lakehouse.storage.root_uri
         self.autocommit = autocommit
         self.isolation = IsolationLevel.parse(isolation)
         #: Whether the lakehouse was opened at a pinned version (connect(version=N)).
@@ -190,6 +213,7 @@ class Session:
         self.written_tables: set[tuple[str, str]] = set()
         #: What the store had served when the running statement began (EXPLAIN ANALYZE).
         self.statement_stats = lakehouse.storage.stats.snapshot()
+        self.file_access: tuple[str, ...] = ()  # the directories COPY may use (real paths)
 
     # -- transactions -----------------------------------------------------------
 
@@ -206,6 +230,8 @@ class Session:
                 are read while the latest version is looked up.
         """
         if self._txn is None:
+            if self.create_on_write is not None:
+                self._look_again()
             self._txn = self.lakehouse.begin(
                 isolation=self.isolation,
                 read_only=self.read_only,
@@ -272,7 +298,11 @@ class Session:
             self._txn.isolation = level
 
     def writable(self) -> Transaction:
-        """The transaction to stage a change in; refuses read-only sessions."""
+        """The transaction to stage a change in; refuses read-only sessions.
+
+        The first write of a session on a lakehouse that does not exist yet
+        creates it here (see :meth:`create_lakehouse`).
+        """
         if self.read_only:
             if not self.asked_read_only:  # read-only because pinned: say how to get out
                 self.lakehouse.require_unpinned("this statement")
@@ -280,7 +310,71 @@ class Session:
                 "this connection is read-only: it cannot change the lakehouse; "
                 "connect with read_only=False to write"
             )
+        self.create_lakehouse()
         return self.transaction()
+
+    @property
+    def lakehouse_exists(self) -> bool:
+        """False while the session reads the stand-in of a lakehouse not created yet."""
+        return self.create_on_write is None
+
+    def create_lakehouse(self) -> None:
+        """Create the lakehouse the session stands in for, if it does not exist yet.
+
+        The stand-in object takes the new lakehouse's state
+        (:meth:`~trinity_dbapi.lakehouse.lakehouse.Lakehouse.take_over`), so
+        whoever holds it goes on with the lakehouse. Its transaction held
+        reads only (every write comes here first), so it is dropped; the next
+        :meth:`transaction` begins on the new lakehouse. The private DuckDB
+        stays if it was the new root's already (:meth:`local_root`).
+        """
+        later = self.create_on_write
+        if later is None:
+            return
+        lakehouse, self.created_lakehouse = later.create()
+        self._creating = (self.lakehouse.take_over(lakehouse), later)
+        self.create_on_write = None
+        self._switch_lakehouse()
+
+    def _look_again(self) -> None:
+        """Read the lakehouse another writer created since, rather than the stand-in.
+
+        One request, and only for a session whose lakehouse did not exist,
+        as each of its transactions begins.
+        """
+        assert self.create_on_write is not None
+        existing = self.create_on_write.existing()
+        if existing is not None:
+            stand_in = self.lakehouse.take_over(existing)
+            self.create_on_write = None
+            self._switch_lakehouse()
+            stand_in_module.discard(stand_in["storage"])
+
+    def _switch_lakehouse(self) -> None:
+        """Drop what belonged to the lakehouse the session used before :attr:`lakehouse`."""
+        if self._txn is not None and self._txn.is_active:
+            self._txn.abort()
+        self._txn = None
+        lease = self._lease
+        if lease is not None and lease.database.visible_root is None and self.local_root():
+            # The stand-in's DuckDB served remote roots, as the folder did not
+            # exist: it cannot read the new one's files (a result still
+            # streamed from it is closed).
+            self._release_duckdb()
+        self.statement_stats = self.lakehouse.storage.stats.snapshot()
+
+    def _settle_creation(self, succeeded: bool) -> None:
+        """After the statement that created the lakehouse: keep it, or undo it if it failed."""
+        creating, self._creating = self._creating, None
+        if creating is None:
+            return
+        stand_in, later = creating
+        if succeeded or not self.created_lakehouse or not later.undo(self.lakehouse):
+            stand_in_module.discard(stand_in["storage"])
+            return
+        self.lakehouse.restore(stand_in)
+        self.create_on_write, self.created_lakehouse = later, False
+        self._switch_lakehouse()
 
     def require_outside_transaction(self, what: str, *, writes: bool = True) -> None:
         """Lakehouse-wide operations cannot share a transaction with staged changes.
@@ -298,6 +392,9 @@ class Session:
             if not self.asked_read_only:
                 self.lakehouse.require_unpinned(what)
             raise ReadOnlyError(f"{what} changes the lakehouse, and this connection is read-only")
+        if writes:
+            self.create_lakehouse()
+            self._settle_creation(True)
         self._txn = None  # a read-only transaction would pin a version that is now old
 
     # -- progress ----------------------------------------------------------------
@@ -433,7 +530,15 @@ class Session:
 
     def local_root(self) -> str | None:
         """The lakehouse root directory when it is on the local file system."""
+        later = self.create_on_write
         root = self.lakehouse.storage.local_root
+        if later is not None:
+            # A stand-in's DuckDB is the one of the folder it stands in for,
+            # if that exists (DuckDB's sandbox needs the real path): the
+            # same before and after the creation. Else a remote root's.
+            root = (
+                later.local_root if later.local_root and os.path.isdir(later.local_root) else None
+            )
         return None if root is None else root + "/"
 
     # -- statements -------------------------------------------------------------
@@ -459,6 +564,13 @@ class Session:
         except BaseException as exc:
             if self._txn is txn and txn.is_active:
                 txn.rollback_to(savepoint)
+            elif self._txn is not None and self._txn is not txn:
+                # The statement created the lakehouse and began a transaction
+                # on it: all of that transaction is this statement's.
+                begun, self._txn = self._txn, None
+                if begun.is_active:
+                    begun.abort()
+            self._settle_creation(False)
             if self.statement_scoped():
                 self.rollback()
             if isinstance(exc, CorruptFileError):
@@ -468,6 +580,7 @@ class Session:
             raise
         if self.statement_scoped():
             self.commit()
+        self._settle_creation(True)
         return result
 
     def statement_scoped(self) -> bool:
@@ -488,6 +601,8 @@ class Session:
         finally:
             self._release_duckdb()
             self.closed = True
+            if self.create_on_write is not None:
+                stand_in_module.discard(self.lakehouse.storage)
 
     def abandon(self, wait: float = 0.0) -> None:
         """Close without touching storage: the open transaction is dropped, not aborted.
