@@ -294,7 +294,6 @@ def test_storage_options() -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        [],
         ["u", "--format", "xml"],
         ["u", "--storage-option", "novalue"],
         ["u", "--storage-option", "=v"],
@@ -472,7 +471,7 @@ def test_meta_commands() -> None:
     assert errors[0].startswith("Time: ")
     assert errors[0].endswith(" ms")
     assert errors[1:] == [
-        "Error: usage: .mode table|csv|json",
+        "Error: usage: .mode table|csv|json|markdown|line",
         "Error: unknown command .frobnicate; type .help for the list",
     ]
     assert shell.mode == "json"

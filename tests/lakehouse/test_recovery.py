@@ -113,7 +113,7 @@ def test_a_damaged_latest_root_names_the_file_and_the_intact_version(
         message = str(info.value)
         assert damaged in message
         assert f"connect(uri, version={intact})" in message
-        assert f"trinity DIR --version {intact}" in message
+        assert f"trinity DIR --at-version {intact}" in message
         assert f"CALL system.rollback_to_version({intact})" in message
 
 
@@ -228,7 +228,7 @@ def test_a_damaged_pinned_version_names_an_older_one(backend: Backend) -> None:
 
 def test_no_intact_version_says_to_restore(tmp_path: Path) -> None:
     uri = str(tmp_path / "lake")
-    trinity_dbapi.connect(uri).close()
+    trinity_dbapi.connect(uri, create=True).close()
     storage = open_storage(uri)
     _truncate(storage, root_node_file_name(0))
     with pytest.raises(DamagedVersionError, match=r"[Nn]o older version opens") as info:
@@ -265,11 +265,15 @@ def test_the_shell_opens_a_version(tmp_path: Path) -> None:
 
     refused = trinity("-c", "SELECT count(*) FROM t")
     assert refused.returncode == 1
-    assert f"--version {intact}" in refused.stderr
-    read = trinity("--version", str(intact), "--format", "csv", "-c", "SELECT a FROM t ORDER BY a")
+    assert f"--at-version {intact}" in refused.stderr
+    read = trinity(
+        "--at-version", str(intact), "--format", "csv", "-c", "SELECT a FROM t ORDER BY a"
+    )
     assert read.returncode == 0, read.stderr
     assert read.stdout.split() == ["a", "1", "2"]
+    # The old spelling still works, with a note that it is deprecated.
     fixed = trinity("--version", str(intact), "-c", f"CALL system.rollback_to_version({intact})")
+    assert f"--version {intact} is deprecated; write --at-version {intact}" in fixed.stderr
     assert fixed.returncode == 0, fixed.stderr
     after = trinity("--format", "csv", "-c", "SELECT count(*) AS n FROM t")
     assert after.returncode == 0, after.stderr

@@ -4,7 +4,7 @@ Exit codes: 0 success, 1 SQL or connection error, 2 usage error. When
 standard error is a terminal (and without ``--no-progress``) long statements
 draw progress bars there (:class:`~trinity_dbapi.cli.progress.TerminalProgress`).
 
-Imports from cli/: formats, progress, shell.
+Imports from cli/: formats, interactive, progress, shell.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from typing import Any
 
 from trinity_dbapi import __version__
 from trinity_dbapi.cli.formats import FORMATTERS
-from trinity_dbapi.cli.progress import TerminalProgress
-from trinity_dbapi.cli.shell import (
-    Shell,
+from trinity_dbapi.cli.interactive import (
+    TerminalReader,
+    banner,
     enable_history,
-    error_message,
-    stream_reader,
-    terminal_reader,
+    start_namespace,
 )
+from trinity_dbapi.cli.progress import TerminalProgress
+from trinity_dbapi.cli.shell import Shell, error_message, stream_reader
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -84,7 +84,11 @@ class _AppendScript(argparse.Action):
 
 
 class _Version(argparse.Action):
-    """``--version N`` opens version N; a bare ``--version`` prints the program's version."""
+    """``--version`` prints the program's version; ``--at-version N`` opens version N.
+
+    ``--version N``, the old spelling of ``--at-version N``, still opens
+    version N, with a note on standard error.
+    """
 
     def __call__(
         self,
@@ -97,7 +101,12 @@ class _Version(argparse.Action):
             sys.stdout.write(f"trinity {__version__}\n")  # as argparse's version action
             parser.exit()
         if not (str(values).isascii() and str(values).isdigit()):
-            parser.error(f"--version takes a lakehouse version number, not {values!r}")
+            parser.error(f"{option_string} takes a lakehouse version number, not {values!r}")
+        if option_string == "--version":
+            sys.stderr.write(
+                f"trinity: note: --version {values} is deprecated; write --at-version {values} "
+                "(--version alone prints the program's version)\n"
+            )
         setattr(namespace, self.dest, int(values))
 
 
@@ -110,7 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 on success, 1 on a SQL or connection error, 2 on a usage error, "
         "130 when Ctrl-C stopped a script.",
     )
-    parser.add_argument("uri", help="root URI of the lakehouse: a folder, s3://bucket/path, ...")
+    parser.add_argument(
+        "uri",
+        nargs="?",
+        help="root URI of the lakehouse: a folder, s3://bucket/path, ...; without it, "
+        "a new in-memory lakehouse that is gone when trinity ends",
+    )
     parser.add_argument(
         "-c",
         "--command",
@@ -118,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SQL",
         action=_AppendScript,
         const="sql",
-        help="run SQL (one or more ;-separated statements), or one meta-command such as "
-        "'.import FILE TABLE', and exit; repeatable",
+        help="run SQL (one or more ;-separated statements), or one command such as "
+        "'.import FILE TABLE' or '\\d TABLE', and exit; repeatable",
     )
     parser.add_argument(
         "-f",
@@ -154,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="fail if there is no lakehouse at URI instead of creating one",
     )
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="create the lakehouse at URI now, even in a folder that holds other files "
+        "(by default a new lakehouse is created by the first write, and only where "
+        "the folder is absent or empty)",
+    )
     parser.add_argument("-n", "--namespace", help="default namespace of unqualified table names")
     parser.add_argument("--read-only", action="store_true", help="refuse every write")
     parser.add_argument(
@@ -163,38 +184,56 @@ def build_parser() -> argparse.ArgumentParser:
         "when it is a terminal)",
     )
     parser.add_argument(
+        "--at-version",
+        action=_Version,
+        metavar="N",
+        dest="at_version",
+        help="read lakehouse version N (read-only, except CALL system.rollback_to_version(N)): "
+        "the way in when the latest version is damaged",
+    )
+    parser.add_argument(
         "--version",
         action=_Version,
         nargs="?",
         metavar="N",
         dest="at_version",
-        help="read lakehouse version N (read-only, except CALL system.rollback_to_version(N)): "
-        "the way in when the latest version is damaged; without N, print the program's version",
+        help="print the program's version and exit (--version N: the old spelling of "
+        "--at-version N)",
     )
     return parser
 
 
+def memory_uri() -> str:
+    """The root of the in-memory lakehouse ``trinity`` opens without a URI: this process's own."""
+    return f"memory://trinity-{os.getpid()}"
+
+
 def _read_scripts(
     parser: argparse.ArgumentParser, scripts: Sequence[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """``-c`` and ``-f`` in order as (kind, text): a file's text is read here."""
+) -> list[tuple[str, str, str]]:
+    """``-c`` and ``-f`` in order as (kind, text, name): a file's text is read here.
+
+    ``name`` is the file's name as given (``stdin`` for ``-f -``), which its
+    errors start with; ``-c`` has none ("").
+    """
     texts = []
     for kind, value in scripts:
         if kind == "sql":
-            texts.append((kind, value))
+            texts.append((kind, value, ""))
             continue
         try:
             if value == "-":
-                texts.append((kind, sys.stdin.read()))
+                texts.append((kind, sys.stdin.read(), "stdin"))
             else:
                 with open(value, encoding="utf-8") as file:
-                    texts.append((kind, file.read()))
+                    texts.append((kind, file.read(), value))
         except (OSError, UnicodeDecodeError) as exc:
             parser.error(f"cannot read -f {value}: {exc}")
     return texts
 
 
-def _connect(args: argparse.Namespace, options: dict[str, Any]) -> Any:
+def _connect(args: argparse.Namespace, options: dict[str, Any], uri: str | None = None) -> Any:
+    """Open the lakehouse at ``uri`` (by default the command line's) with the command line's options."""
     import trinity_dbapi
 
     extra: dict[str, Any] = {}
@@ -205,53 +244,115 @@ def _connect(args: argparse.Namespace, options: dict[str, Any]) -> Any:
     if args.at_version is not None:
         extra["version"] = args.at_version
     return trinity_dbapi.connect(
-        args.uri,
+        uri if uri is not None else args.uri,
         storage_options=options or None,
-        create=not args.no_create,
+        # None: the driver's rule (nothing is written before the first write,
+        # and a folder holding other files is refused); --create: now, anywhere.
+        create=False if args.no_create else (True if args.create else None),
         autocommit=True,
+        # The shell's user is a local user: COPY reads and writes their files.
+        file_access=[os.path.abspath(os.sep)],
         **extra,
     )
 
 
 def run(
-    args: argparse.Namespace, scripts: Sequence[tuple[str, str]], options: dict[str, Any]
+    args: argparse.Namespace, scripts: Sequence[tuple[str, str, str]], options: dict[str, Any]
 ) -> int:
     """Connect, run the scripts (or the interactive shell) and return the exit code.
 
-    Each script is ``("sql", text)`` (a ``-c``: SQL, or one meta-command line)
-    or ``("file", text)`` (a ``-f``: SQL).
+    Each script is ``("sql", text, "")`` (a ``-c``: SQL, or one meta-command
+    line) or ``("file", text, name)`` (a ``-f``: SQL, from the file ``name``).
+    Without ``args.uri``, the lakehouse is a new in-memory one.
     """
     from trinity_dbapi import Error
+    from trinity_dbapi.storage.redact import redact_userinfo
 
+    in_memory = args.uri is None
+    if in_memory:
+        args.uri = memory_uri()
     try:
         connection = _connect(args, options)
     except Error as exc:
-        sys.stderr.write(f"Error: {error_message(exc)}\n")
+        from trinity_dbapi.errors import NotALakehouseError
+
+        hint = ""
+        if isinstance(exc, NotALakehouseError):  # the driver's fix, spelled for this program
+            hint = f" (with trinity: trinity --create {args.uri})"
+        sys.stderr.write(f"Error: {error_message(exc)}{hint}\n")
         return EXIT_ERROR
+    shell: Shell | None = None
     try:
         # Bars on stderr, only for a person watching it: never into a file or a pipe.
         progress = (
             None if args.no_progress else TerminalProgress.for_stream(sys.stderr, leave=False)
         )
-        shell = Shell(connection, mode=args.format, timing=args.timing, progress=progress)
-        if scripts:
-            ok = all(
-                shell.run_command(text) if kind == "sql" else shell.run_script(text)
-                for kind, text in scripts
-            )
-            return EXIT_OK if ok else EXIT_ERROR
-        if not sys.stdin.isatty():
-            return EXIT_OK if shell.interact(stream_reader(sys.stdin)) else EXIT_ERROR
-        save_history = enable_history()
-        shell.exit_on_interrupt = False  # a person at the prompt: Ctrl-C returns to it
+        shell = Shell(
+            connection,
+            mode=args.format,
+            timing=args.timing,
+            progress=progress,
+            connect=lambda uri: _connect(args, options, uri),
+            location=redact_userinfo(args.uri),
+        )
+        # Said to a person (a terminal), not into logs: scripts that make
+        # lakehouses on purpose stay quiet.
+        shell.tell_creation = sys.stdin.isatty() or sys.stderr.isatty()
+
         try:
-            shell.interact(terminal_reader)
+            return _run_shell(shell, scripts, args, in_memory=in_memory)
         finally:
-            if save_history is not None:
-                save_history()
-        return EXIT_OK
+            shell.finish()  # a transaction left open is rolled back, and said so
     finally:
-        _close(connection)
+        _close(connection if shell is None else shell.connection)  # .open may have changed it
+
+
+def _run_shell(
+    shell: Shell,
+    scripts: Sequence[tuple[str, str, str]],
+    args: argparse.Namespace,
+    *,
+    in_memory: bool,
+) -> int:
+    """Run the scripts, the statements piped in, or the interactive session."""
+    from trinity_dbapi import Error
+
+    if scripts:
+        ok = all(
+            shell.run_command(text) if kind == "sql" else shell.run_script(text, name=name)
+            for kind, text, name in scripts
+        )
+        return EXIT_OK if ok else EXIT_ERROR
+    if not sys.stdin.isatty():
+        return EXIT_OK if shell.interact(stream_reader(sys.stdin)) else EXIT_ERROR
+    shell.out.write(
+        banner(
+            __version__,
+            shell.location,
+            in_memory=in_memory,
+            at_version=args.at_version,
+            read_only=args.read_only,
+        )
+        + "\n"
+    )
+    if args.namespace is None and not in_memory:
+        try:
+            said = start_namespace(shell.connection)
+        except Error as exc:  # the session still starts: the user may fix things there
+            shell.error(error_message(exc))
+        else:
+            if said:
+                shell.out.write(said + "\n")
+    save_history = enable_history()
+    shell.exit_on_interrupt = False  # a person at the prompt: Ctrl-C returns to it
+    # ... and reading the results there: a screenful, the pager (output to a file stays whole).
+    shell.display.interactive = sys.stdout.isatty()
+    try:
+        shell.interact(TerminalReader(shell))
+    finally:
+        if save_history is not None:
+            save_history()
+    return EXIT_OK
 
 
 def _close(connection: Any) -> None:
