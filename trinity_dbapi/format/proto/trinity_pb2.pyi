@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class LakehouseDef(_message.Message):
-    __slots__ = ("name", "major_version", "order", "namespace_name_max_size_bytes", "table_name_max_size_bytes", "file_name_max_size_bytes", "node_file_max_size_bytes", "properties", "maximum_version_age_millis", "minimum_versions_to_keep", "maximum_version_age_millis_overrides", "exported_snapshots", "required_writer_features", "required_reader_features")
+    __slots__ = ("name", "major_version", "order", "namespace_name_max_size_bytes", "table_name_max_size_bytes", "file_name_max_size_bytes", "node_file_max_size_bytes", "properties", "maximum_version_age_millis", "minimum_versions_to_keep", "maximum_version_age_millis_overrides", "exported_snapshots", "required_writer_features", "required_reader_features", "txn_ttl_millis", "txn_isolation_level", "branches")
     class PropertiesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -44,6 +44,13 @@ class LakehouseDef(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class BranchesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: BranchDef
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[BranchDef, _Mapping]] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     MAJOR_VERSION_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +65,9 @@ class LakehouseDef(_message.Message):
     EXPORTED_SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
     REQUIRED_WRITER_FEATURES_FIELD_NUMBER: _ClassVar[int]
     REQUIRED_READER_FEATURES_FIELD_NUMBER: _ClassVar[int]
+    TXN_TTL_MILLIS_FIELD_NUMBER: _ClassVar[int]
+    TXN_ISOLATION_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    BRANCHES_FIELD_NUMBER: _ClassVar[int]
     name: str
     major_version: int
     order: int
@@ -72,7 +82,57 @@ class LakehouseDef(_message.Message):
     exported_snapshots: _containers.ScalarMap[str, str]
     required_writer_features: _containers.ScalarMap[str, str]
     required_reader_features: _containers.ScalarMap[str, str]
-    def __init__(self, name: _Optional[str] = ..., major_version: _Optional[int] = ..., order: _Optional[int] = ..., namespace_name_max_size_bytes: _Optional[int] = ..., table_name_max_size_bytes: _Optional[int] = ..., file_name_max_size_bytes: _Optional[int] = ..., node_file_max_size_bytes: _Optional[int] = ..., properties: _Optional[_Mapping[str, str]] = ..., maximum_version_age_millis: _Optional[int] = ..., minimum_versions_to_keep: _Optional[int] = ..., maximum_version_age_millis_overrides: _Optional[_Mapping[int, int]] = ..., exported_snapshots: _Optional[_Mapping[str, str]] = ..., required_writer_features: _Optional[_Mapping[str, str]] = ..., required_reader_features: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    txn_ttl_millis: int
+    txn_isolation_level: str
+    branches: _containers.MessageMap[str, BranchDef]
+    def __init__(self, name: _Optional[str] = ..., major_version: _Optional[int] = ..., order: _Optional[int] = ..., namespace_name_max_size_bytes: _Optional[int] = ..., table_name_max_size_bytes: _Optional[int] = ..., file_name_max_size_bytes: _Optional[int] = ..., node_file_max_size_bytes: _Optional[int] = ..., properties: _Optional[_Mapping[str, str]] = ..., maximum_version_age_millis: _Optional[int] = ..., minimum_versions_to_keep: _Optional[int] = ..., maximum_version_age_millis_overrides: _Optional[_Mapping[int, int]] = ..., exported_snapshots: _Optional[_Mapping[str, str]] = ..., required_writer_features: _Optional[_Mapping[str, str]] = ..., required_reader_features: _Optional[_Mapping[str, str]] = ..., txn_ttl_millis: _Optional[int] = ..., txn_isolation_level: _Optional[str] = ..., branches: _Optional[_Mapping[str, BranchDef]] = ...) -> None: ...
+
+class ChainSegment(_message.Message):
+    __slots__ = ("first_version", "folder")
+    FIRST_VERSION_FIELD_NUMBER: _ClassVar[int]
+    FOLDER_FIELD_NUMBER: _ClassVar[int]
+    first_version: int
+    folder: str
+    def __init__(self, first_version: _Optional[int] = ..., folder: _Optional[str] = ...) -> None: ...
+
+class BranchDef(_message.Message):
+    __slots__ = ("folder", "base_version", "base_root", "lineage", "created_at_millis", "merged_roots")
+    class MergedRootsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    FOLDER_FIELD_NUMBER: _ClassVar[int]
+    BASE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    BASE_ROOT_FIELD_NUMBER: _ClassVar[int]
+    LINEAGE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_MILLIS_FIELD_NUMBER: _ClassVar[int]
+    MERGED_ROOTS_FIELD_NUMBER: _ClassVar[int]
+    folder: str
+    base_version: int
+    base_root: str
+    lineage: _containers.RepeatedCompositeFieldContainer[ChainSegment]
+    created_at_millis: int
+    merged_roots: _containers.ScalarMap[str, str]
+    def __init__(self, folder: _Optional[str] = ..., base_version: _Optional[int] = ..., base_root: _Optional[str] = ..., lineage: _Optional[_Iterable[_Union[ChainSegment, _Mapping]]] = ..., created_at_millis: _Optional[int] = ..., merged_roots: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class TransactionDef(_message.Message):
+    __slots__ = ("id", "isolation_level", "beginning_root_node_file_path", "running_root_node_file_path", "began_at_millis", "expire_at_millis")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ISOLATION_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    BEGINNING_ROOT_NODE_FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_ROOT_NODE_FILE_PATH_FIELD_NUMBER: _ClassVar[int]
+    BEGAN_AT_MILLIS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_AT_MILLIS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    isolation_level: str
+    beginning_root_node_file_path: str
+    running_root_node_file_path: str
+    began_at_millis: int
+    expire_at_millis: int
+    def __init__(self, id: _Optional[str] = ..., isolation_level: _Optional[str] = ..., beginning_root_node_file_path: _Optional[str] = ..., running_root_node_file_path: _Optional[str] = ..., began_at_millis: _Optional[int] = ..., expire_at_millis: _Optional[int] = ...) -> None: ...
 
 class NamespaceDef(_message.Message):
     __slots__ = ("name", "properties")
