@@ -22,7 +22,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format.version import FORMAT_MAJOR_VERSION as _FORMAT_MAJOR_VERSION
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # PEP 249 module globals.
 apilevel = "2.0"

@@ -20,12 +20,15 @@ FUTURE_FIELDS = b"\xc2\x02\x05hello" + b"\xc8\x02\x07"
 def test_required_features_round_trip() -> None:
     definition = LakehouseDefinition(
         name="lake",
-        required_writer_features={"branches": "trinity-dbapi 0.4", "tags": ""},
+        required_writer_features={"row-lineage": "trinity-dbapi 0.4", "tags": ""},
     )
     data = definition.to_bytes()
     message = pb.LakehouseDef()
     message.ParseFromString(data)
-    assert dict(message.required_writer_features) == {"branches": "trinity-dbapi 0.4", "tags": ""}
+    assert dict(message.required_writer_features) == {
+        "row-lineage": "trinity-dbapi 0.4",
+        "tags": "",
+    }
     assert dict(message.required_reader_features) == {}
     assert LakehouseDefinition.from_bytes(data, "d") == definition
 
@@ -78,7 +81,8 @@ def test_an_unknown_writer_feature_is_read_but_refuses_changes() -> None:
     features.check_writable(LakehouseDefinition(name="lake"), "a commit")  # nothing required
 
 
-def test_this_release_knows_no_feature_yet() -> None:
-    assert features.KNOWN_FEATURES == frozenset(features.FIRST_RELEASE) == frozenset()
-    assert features.unknown_features({"branches": "r"}) == [("branches", "r")]
+def test_this_release_knows_branches_only() -> None:
+    assert features.KNOWN_FEATURES == frozenset(features.FIRST_RELEASE) == {"branches"}
+    assert features.unknown_features({"branches": "trinity-dbapi 0.2.0"}) == []
+    assert features.unknown_features({"row-lineage": "r"}) == [("row-lineage", "r")]
     assert features.this_release().startswith("trinity-dbapi ")

@@ -2,7 +2,7 @@
 
 Issue 29, item 14. A newer release records in the lakehouse definition the
 features that change what is reachable or how the lakehouse is written
-(branches, tags, ...). This release knows none, so on such a lakehouse it
+(row lineage, ...); this release knows only branches, so on such a lakehouse it
 refuses every change (commit, rollback, compaction, export, expiration,
 garbage collection) with :class:`UnsupportedFeatureError`, and still reads.
 """
@@ -50,14 +50,16 @@ def _requires_branches(backend: Backend, release: str = NEWER) -> tuple[Lakehous
     cur.execute("INSERT INTO s.t VALUES (1), (2)")
     conn.close()
     lake = Lakehouse.open(uri, storage_options=options)
-    definition = lake.snapshot().definition.replace(required_writer_features={"branches": release})
+    definition = lake.snapshot().definition.replace(
+        required_writer_features={"row-lineage": release}
+    )
     newest = _as_newer_release(lake, definition)
     return lake, newest.version
 
 
 def _refused(error: pytest.ExceptionInfo[UnsupportedFeatureError], operation: str) -> None:
     assert isinstance(error.value, NotSupportedError)
-    assert error.value.feature == "branches" and error.value.release == NEWER
+    assert error.value.feature == "row-lineage" and error.value.release == NEWER
     assert error.value.operation == operation and not error.value.reading
     message = str(error.value)
     assert message.startswith(f"{operation} is refused: this lakehouse requires the feature")
@@ -108,7 +110,7 @@ def test_a_lakehouse_requiring_an_unknown_feature_refuses_every_change(backend: 
         "CALL system.collect_garbage(grace_period_millis => 0)",
         "CALL system.compact()",
     ):
-        with pytest.raises(UnsupportedFeatureError, match="requires the feature 'branches'"):
+        with pytest.raises(UnsupportedFeatureError, match="requires the feature 'row-lineage'"):
             cur.execute(statement)
     assert cur.execute("SELECT count(*) FROM s.t").fetchall() == [(2,)]
     assert lake.latest_version() == latest
@@ -121,13 +123,13 @@ def test_an_unknown_feature_without_a_release_is_named_as_a_newer_release(
     with pytest.raises(UnsupportedFeatureError) as caught:
         lake.maintenance.compact()
     assert caught.value.release == ""
-    assert "it takes a newer release (branches)" in str(caught.value)
+    assert "it takes a newer release (row-lineage)" in str(caught.value)
     assert "Upgrade to a release that knows it" in str(caught.value)
 
 
 def test_this_release_records_no_feature_it_does_not_know(backend: Backend) -> None:
     uri, options = backend
-    wanting = small_definition(4, 2).replace(required_writer_features={"branches": NEWER})
+    wanting = small_definition(4, 2).replace(required_writer_features={"row-lineage": NEWER})
     with pytest.raises(UnsupportedFeatureError, match="creating a lakehouse is refused"):
         Lakehouse.create(uri, wanting, storage_options=options)
     assert not Lakehouse.exists(uri, storage_options=options)
@@ -138,7 +140,7 @@ def test_this_release_records_no_feature_it_does_not_know(backend: Backend) -> N
     with pytest.raises(UnsupportedFeatureError, match="'tags'"):
         txn.commit()
     assert lake.latest_version() == 0
-    assert not KNOWN_FEATURES  # this release knows none
+    assert KNOWN_FEATURES == {"branches"}  # and records only that one
 
 
 def test_an_unknown_reader_feature_refuses_reading(backend: Backend) -> None:

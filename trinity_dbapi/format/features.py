@@ -15,7 +15,10 @@ features"):
 * ``required_reader_features``: needed to read it at all (a change to how
   nodes or data are read); each is needed to change it too.
 
-This release knows none of them.
+This release knows ``branches``: a lakehouse with branches or tags on a
+branch (docs/format.md, "Branches") requires it, since a release that does not
+know branches would collect their files as garbage and expire the versions
+they were created from.
 
 Imports from format/: nothing.
 """
@@ -48,9 +51,12 @@ class RequiresFeatures(Protocol):
 #: a definition records beside the feature when this release starts to
 #: require it. A feature this release does not know is named in its errors by
 #: what the definition records (a release cannot know its future).
-FIRST_RELEASE: Mapping[str, str] = MappingProxyType({})
+FIRST_RELEASE: Mapping[str, str] = MappingProxyType({"branches": "trinity-dbapi 0.2.0"})
 
-#: The features this release knows: none yet.
+#: The feature a lakehouse with branches requires of a writer.
+BRANCHES = "branches"
+
+#: The features this release knows.
 KNOWN_FEATURES: frozenset[str] = frozenset(FIRST_RELEASE)
 
 
@@ -105,6 +111,7 @@ def this_release() -> str:
 
 
 __all__ = [
+    "BRANCHES",
     "FIRST_RELEASE",
     "KNOWN_FEATURES",
     "RequiresFeatures",

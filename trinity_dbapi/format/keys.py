@@ -77,6 +77,14 @@ TXN_ID = "txn_id"
 #: On the root of a lakehouse made by a snapshot export: the version of the
 #: source lakehouse it replicates (an extension, like ``txn_id``).
 EXPORTED_FROM_VERSION = "exported_from_version"
+#: Who committed a root version (root node only; an extension, like
+#: ``txn_id``, prefixed as the project's own so that no key the seeds may add
+#: later can mean something else): ``connect(..., author=...)``. Absent when
+#: the committer named nobody, as DuckLake leaves a snapshot's author NULL.
+AUTHOR = "trinity.author"
+#: The commit message of a root version (root node only; an extension):
+#: ``SET COMMIT MESSAGE 'text'`` in the transaction that made it.
+COMMIT_MESSAGE = "trinity.commit_message"
 #: Every system internal key this implementation writes.
 SYSTEM_KEYS = frozenset(
     {LAKEHOUSE_DEF, PREVIOUS_ROOT, ROLLBACK_FROM_ROOT, CREATED_AT_MILLIS, N_KEYS, TXN_ID}

@@ -38,6 +38,7 @@ __all__ = [
     "claim_path",
     "escape_identifier_part",
     "is_lakehouse_definition_path",
+    "latest_hint_file",
     "namespace_definition_path",
     "new_lakehouse_definition_path",
     "new_node_file_path",
@@ -262,8 +263,11 @@ def view_definition_path(namespace: str, view: str, uuid: str | None = None) -> 
     return object_definition_path("view", f"{view}-{namespace}", uuid)
 
 
-def root_node_file_name(version: int) -> str:
+def root_node_file_name(version: int, folder: str = "") -> str:
     """Return the root node file name of a tree version.
+
+    ``folder`` is a branch's folder (``_branches/<uuid4>/``; docs/format.md,
+    "Branches"), prefixed as is; main's roots (the default) sit at the root.
 
     The name is ``_`` + the 32-bit binary of ``version`` reversed + ``.arrow``
     (least significant bit first), e.g. version 100 gives
@@ -283,7 +287,12 @@ def root_node_file_name(version: int) -> str:
         raise VersionOutOfRangeError(version)
     if not 0 <= version <= _MAX_ROOT_VERSION:
         raise VersionOutOfRangeError(version)
-    return "_" + format(version, "032b")[::-1] + ".arrow"
+    return folder + "_" + format(version, "032b")[::-1] + ".arrow"
+
+
+def latest_hint_file(folder: str = "") -> str:
+    """The latest-version hint of the chain whose roots live in ``folder`` ("" for main)."""
+    return folder + LATEST_HINT_FILE
 
 
 def root_node_version(file_name: str) -> int | None:

@@ -23,6 +23,7 @@ The package is split by object, each file readable in one sitting:
   ``to_bytes`` / ``from_bytes`` base shared by the three definitions.
 * ``lakehouse.py`` -- :class:`LakehouseDefinition`, :class:`NamespaceDefinition`
   and the lakehouse defaults (``DEFAULT_ORDER``, ``MIN_ORDER``, ...).
+* ``branches.py`` -- :class:`BranchRecord`, a branch in the lakehouse definition.
 * ``types.py`` -- :class:`DataType`, :class:`Column`, ``TYPE_KINDS`` and the
   type parameter limits.
 * ``table.py`` -- :class:`TableDefinition` (with its partition columns) and ``TABLE_TYPES``.
@@ -34,8 +35,8 @@ Floors, bottom to top: a module imports only modules on floors below its
 own; each module's docstring ends with the ones it imports.
 
 1. ``_common`` (what every definition shares)
-2. ``lakehouse`` (schema IDs 0 and 1), ``types`` (column types)
-3. ``table`` (schema ID 2), ``view`` (schema ID 3)
+2. ``branches`` (a branch as the lakehouse definition records it), ``types`` (column types)
+3. ``lakehouse`` (schema IDs 0 and 1), ``table`` (schema ID 2), ``view`` (schema ID 3)
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from collections.abc import Mapping
 
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions._common import FrozenMap
+from trinity_dbapi.format.definitions.branches import BRANCH_FOLDER_PREFIX, MAIN, BranchRecord
 from trinity_dbapi.format.definitions.lakehouse import (
     DEFAULT_FILE_NAME_MAX_SIZE_BYTES,
     DEFAULT_MAXIMUM_VERSION_AGE_MILLIS,
@@ -75,6 +77,7 @@ from trinity_dbapi.format.definitions.types import (
 from trinity_dbapi.format.definitions.view import TRINITY_DIALECT, ViewDefinition
 
 __all__ = [
+    "BRANCH_FOLDER_PREFIX",
     "DEFAULT_FILE_NAME_MAX_SIZE_BYTES",
     "DEFAULT_MAXIMUM_VERSION_AGE_MILLIS",
     "DEFAULT_MINIMUM_VERSIONS_TO_KEEP",
@@ -83,6 +86,7 @@ __all__ = [
     "DEFAULT_ORDER",
     "DEFAULT_TABLE_NAME_MAX_SIZE_BYTES",
     "DEFINITION_TYPES",
+    "MAIN",
     "MAX_DECIMAL_PRECISION",
     "MAX_TIME_PRECISION",
     "MIN_ORDER",
@@ -93,6 +97,7 @@ __all__ = [
     "TABLE_TYPES",
     "TRINITY_DIALECT",
     "TYPE_KINDS",
+    "BranchRecord",
     "Column",
     "DataType",
     "FrozenMap",

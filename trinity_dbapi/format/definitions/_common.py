@@ -145,7 +145,7 @@ def string_map(field_name: str, value: object) -> FrozenMap[str, str]:
 
 
 def check_new_keys(
-    kind: str, where: str, keys: Mapping[str, str], previous: Mapping[str, str]
+    kind: str, where: str, keys: Mapping[str, object], previous: Mapping[str, object]
 ) -> None:
     """Check the keys of ``keys`` that ``previous`` lacks by the rule for new names.
 

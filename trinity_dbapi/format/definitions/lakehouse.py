@@ -1,6 +1,6 @@
 """The lakehouse definition (schema ID 0) and namespace definitions (schema ID 1).
 
-Imports from format/definitions/: _common.
+Imports from format/definitions/: _common, branches.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from trinity_dbapi.format.definitions._common import (
     UINT32_MAX,
     UINT64_MAX,
     BinpbDefinition,
+    FrozenMap,
     check_int,
     check_new_keys,
     check_str,
@@ -26,6 +27,7 @@ from trinity_dbapi.format.definitions._common import (
     string_map,
     uint64_map,
 )
+from trinity_dbapi.format.definitions.branches import MAIN, BranchRecord
 from trinity_dbapi.format.features import check_readable
 from trinity_dbapi.format.paths import MAX_WRITTEN_PATH_BYTES
 from trinity_dbapi.format.proto import trinity_pb2 as pb
@@ -38,6 +40,12 @@ DEFAULT_FILE_NAME_MAX_SIZE_BYTES = 200
 DEFAULT_NODE_FILE_MAX_SIZE_BYTES = 1048576
 DEFAULT_MAXIMUM_VERSION_AGE_MILLIS = 7 * 24 * 60 * 60 * 1000
 DEFAULT_MINIMUM_VERSIONS_TO_KEEP = 3
+#: How long a saved transaction stays loadable (upstream's ``txn_ttl_millis``).
+DEFAULT_TXN_TTL_MILLIS = 7 * 24 * 60 * 60 * 1000
+#: The isolation level of a transaction that names none (``txn_isolation_level``).
+DEFAULT_TXN_ISOLATION_LEVEL = "SERIALIZABLE"
+#: The values ``txn_isolation_level`` may hold (upstream's spellings).
+TXN_ISOLATION_LEVELS = ("SERIALIZABLE", "SNAPSHOT")
 
 #: The smallest B-tree order that still splits nodes into two non-empty halves.
 MIN_ORDER = 3
@@ -76,6 +84,11 @@ class LakehouseDefinition(BinpbDefinition):
             recorded); see :mod:`trinity_dbapi.format.features`.
         required_reader_features: Features a release must know to read it at
             all (and so to change it), likewise.
+        txn_ttl_millis: How long a saved transaction stays loadable after it
+            began (upstream's field; its ``expire_at_millis`` is ``began_at_millis``
+            plus this), at least 1.
+        txn_isolation_level: The isolation level of a transaction that names
+            none: ``SERIALIZABLE`` or ``SNAPSHOT`` (upstream's field).
         unknown_fields: The encoded protobuf fields this release does not
             know, as read: written back unchanged, so a newer release's
             fields survive this release's change of the definition.
@@ -95,6 +108,9 @@ class LakehouseDefinition(BinpbDefinition):
     exported_snapshots: Mapping[str, str] = EMPTY
     required_writer_features: Mapping[str, str] = EMPTY
     required_reader_features: Mapping[str, str] = EMPTY
+    txn_ttl_millis: int = DEFAULT_TXN_TTL_MILLIS
+    txn_isolation_level: str = DEFAULT_TXN_ISOLATION_LEVEL
+    branches: Mapping[str, BranchRecord] = EMPTY
     unknown_fields: bytes = dataclasses.field(default=b"", repr=False)
 
     schema_id: ClassVar[int] = keys.LAKEHOUSE_SCHEMA_ID
@@ -115,6 +131,7 @@ class LakehouseDefinition(BinpbDefinition):
         )
         for field in ("required_writer_features", "required_reader_features"):
             set_field(self, field, string_map(field, getattr(self, field)))
+        set_field(self, "branches", _branch_map(self.branches))
         if not isinstance(self.unknown_fields, bytes):
             raise field_error(
                 "unknown_fields", "unknown_fields must be bytes (protobuf fields as read)"
@@ -148,8 +165,17 @@ class LakehouseDefinition(BinpbDefinition):
         check_int("maximum_version_age_millis", self.maximum_version_age_millis, 0, UINT64_MAX)
         # At least the latest version must survive expiration.
         check_int("minimum_versions_to_keep", self.minimum_versions_to_keep, 1, UINT32_MAX)
+        # A saved transaction must live a moment at least: expire_at > began_at.
+        check_int("txn_ttl_millis", self.txn_ttl_millis, 1, UINT64_MAX)
+        if self.txn_isolation_level not in TXN_ISOLATION_LEVELS:
+            raise field_error(
+                "txn_isolation_level",
+                f"txn_isolation_level is {self.txn_isolation_level!r} but must be one of "
+                f"{', '.join(TXN_ISOLATION_LEVELS)}",
+            )
         self._validate_node_size()
         self._validate_snapshots()
+        self._validate_branches()
         for field in ("required_writer_features", "required_reader_features"):
             if "" in getattr(self, field):
                 raise field_error(field, f"{field} holds an empty feature name; name every feature")
@@ -175,6 +201,7 @@ class LakehouseDefinition(BinpbDefinition):
             self.exported_snapshots,
             previous.exported_snapshots if previous else {},
         )
+        check_new_keys("branch", where, self.branches, previous.branches if previous else {})
 
     def _validate_node_size(self) -> None:
         estimate = self.node_key_table_size_estimate
@@ -206,6 +233,20 @@ class LakehouseDefinition(BinpbDefinition):
                     f"exported_snapshots: snapshot {snapshot!r} has an empty root node file "
                     "location; record where the exported root node file is",
                 )
+
+    def _validate_branches(self) -> None:
+        # One namespace for every ref name: a name read in FOR SYSTEM_VERSION
+        # AS OF, USE BRANCH or MERGE BRANCH must mean one thing.
+        for name in self.branches:
+            problem = None
+            if not name or _NUMERIC_RE.fullmatch(name):
+                problem = "must be non-empty and not all digits (a number means a version)"
+            elif name.lower() == MAIN:
+                problem = f"is {MAIN!r}, the lakehouse's own chain"
+            elif name in self.exported_snapshots:
+                problem = "is also a tag (an exported snapshot); ref names share one namespace"
+            if problem is not None:
+                raise field_error("branches", f"branches: branch name {name!r} {problem}")
 
     @property
     def node_key_table_size_estimate(self) -> int:
@@ -244,6 +285,9 @@ class LakehouseDefinition(BinpbDefinition):
             exported_snapshots=dict(self.exported_snapshots),
             required_writer_features=dict(self.required_writer_features),
             required_reader_features=dict(self.required_reader_features),
+            txn_ttl_millis=self.txn_ttl_millis,
+            txn_isolation_level=self.txn_isolation_level,
+            branches={name: record.to_proto() for name, record in self.branches.items()},
         )
         # Fields a newer release wrote go back as they came: unknown numbers
         # are kept as unknown fields when parsed.
@@ -294,8 +338,27 @@ class LakehouseDefinition(BinpbDefinition):
             exported_snapshots=dict(message.exported_snapshots),
             required_writer_features=dict(message.required_writer_features),
             required_reader_features=dict(message.required_reader_features),
+            txn_ttl_millis=opt("txn_ttl_millis", DEFAULT_TXN_TTL_MILLIS),
+            txn_isolation_level=(
+                message.txn_isolation_level
+                if message.HasField("txn_isolation_level")
+                else DEFAULT_TXN_ISOLATION_LEVEL
+            ),
+            branches={
+                name: BranchRecord.from_proto(record) for name, record in message.branches.items()
+            },
             unknown_fields=_unknown_fields(message),
         )
+
+
+def _branch_map(value: object) -> FrozenMap[str, BranchRecord]:
+    """Freeze the ``branches`` map, checking its types (names are checked by
+    :meth:`LakehouseDefinition.check_new_names` and the validation)."""
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, BranchRecord) for k, v in value.items()
+    ):
+        raise field_error("branches", "branches must map branch names to BranchRecord")
+    return FrozenMap(value)
 
 
 def _unknown_fields(message: pb.LakehouseDef) -> bytes:

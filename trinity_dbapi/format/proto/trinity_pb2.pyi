@@ -119,20 +119,55 @@ class BranchDef(_message.Message):
     def __init__(self, folder: _Optional[str] = ..., base_version: _Optional[int] = ..., base_root: _Optional[str] = ..., lineage: _Optional[_Iterable[_Union[ChainSegment, _Mapping]]] = ..., created_at_millis: _Optional[int] = ..., merged_roots: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class TransactionDef(_message.Message):
-    __slots__ = ("id", "isolation_level", "beginning_root_node_file_path", "running_root_node_file_path", "began_at_millis", "expire_at_millis")
+    __slots__ = ("id", "isolation_level", "beginning_root_node_file_path", "running_root_node_file_path", "began_at_millis", "expire_at_millis", "writes", "deleted_keys", "read_keys", "read_ranges", "required_keys", "required_ranges", "staged_files", "branch", "beginning_version", "saved_at_millis")
+    class WritesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ID_FIELD_NUMBER: _ClassVar[int]
     ISOLATION_LEVEL_FIELD_NUMBER: _ClassVar[int]
     BEGINNING_ROOT_NODE_FILE_PATH_FIELD_NUMBER: _ClassVar[int]
     RUNNING_ROOT_NODE_FILE_PATH_FIELD_NUMBER: _ClassVar[int]
     BEGAN_AT_MILLIS_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_AT_MILLIS_FIELD_NUMBER: _ClassVar[int]
+    WRITES_FIELD_NUMBER: _ClassVar[int]
+    DELETED_KEYS_FIELD_NUMBER: _ClassVar[int]
+    READ_KEYS_FIELD_NUMBER: _ClassVar[int]
+    READ_RANGES_FIELD_NUMBER: _ClassVar[int]
+    REQUIRED_KEYS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRED_RANGES_FIELD_NUMBER: _ClassVar[int]
+    STAGED_FILES_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
+    BEGINNING_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SAVED_AT_MILLIS_FIELD_NUMBER: _ClassVar[int]
     id: str
     isolation_level: str
     beginning_root_node_file_path: str
     running_root_node_file_path: str
     began_at_millis: int
     expire_at_millis: int
-    def __init__(self, id: _Optional[str] = ..., isolation_level: _Optional[str] = ..., beginning_root_node_file_path: _Optional[str] = ..., running_root_node_file_path: _Optional[str] = ..., began_at_millis: _Optional[int] = ..., expire_at_millis: _Optional[int] = ...) -> None: ...
+    writes: _containers.ScalarMap[str, str]
+    deleted_keys: _containers.RepeatedScalarFieldContainer[str]
+    read_keys: _containers.RepeatedScalarFieldContainer[str]
+    read_ranges: _containers.RepeatedCompositeFieldContainer[KeyRange]
+    required_keys: _containers.RepeatedScalarFieldContainer[str]
+    required_ranges: _containers.RepeatedCompositeFieldContainer[KeyRange]
+    staged_files: _containers.RepeatedScalarFieldContainer[str]
+    branch: str
+    beginning_version: int
+    saved_at_millis: int
+    def __init__(self, id: _Optional[str] = ..., isolation_level: _Optional[str] = ..., beginning_root_node_file_path: _Optional[str] = ..., running_root_node_file_path: _Optional[str] = ..., began_at_millis: _Optional[int] = ..., expire_at_millis: _Optional[int] = ..., writes: _Optional[_Mapping[str, str]] = ..., deleted_keys: _Optional[_Iterable[str]] = ..., read_keys: _Optional[_Iterable[str]] = ..., read_ranges: _Optional[_Iterable[_Union[KeyRange, _Mapping]]] = ..., required_keys: _Optional[_Iterable[str]] = ..., required_ranges: _Optional[_Iterable[_Union[KeyRange, _Mapping]]] = ..., staged_files: _Optional[_Iterable[str]] = ..., branch: _Optional[str] = ..., beginning_version: _Optional[int] = ..., saved_at_millis: _Optional[int] = ...) -> None: ...
+
+class KeyRange(_message.Message):
+    __slots__ = ("lo", "hi")
+    LO_FIELD_NUMBER: _ClassVar[int]
+    HI_FIELD_NUMBER: _ClassVar[int]
+    lo: str
+    hi: str
+    def __init__(self, lo: _Optional[str] = ..., hi: _Optional[str] = ...) -> None: ...
 
 class NamespaceDef(_message.Message):
     __slots__ = ("name", "properties")
