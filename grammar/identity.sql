@@ -29,6 +29,10 @@ CREATE TABLE sales.orders (id INT8, day DATE, PRIMARY KEY (id, day)) PARTITIONED
 CREATE TABLE web.events (id INT8, ts TIMESTAMPTZ(6), user_name VARCHAR, country VARCHAR) PARTITIONED BY (country, day(ts), bucket(16, id))
 CREATE TABLE t (a INT8, s VARCHAR, d DATE) PARTITIONED BY (truncate(4, s), year(d), month(d), "a")
 CREATE TABLE sales.orders (id INT8) COMMENT ? WITH ('format.version' = '1', owner = ?)
+CREATE TABLE sales.orders_copy CLONE sales.orders
+CREATE TABLE IF NOT EXISTS audit.orders CLONE sales.orders FOR SYSTEM_VERSION AS OF 12
+CREATE TABLE sales.orders_eod CLONE sales.orders FOR SYSTEM_VERSION AS OF 'eod'
+CREATE TABLE orders_then CLONE orders FOR SYSTEM_TIME AS OF ?
 CREATE TABLE "Sales"."Orders" ("Id" INT8, "order" INT4)
 CREATE TABLE t (a BOOLEAN)
 CREATE TABLE t (a INT2)
@@ -115,6 +119,11 @@ COMMIT
 ROLLBACK
 SET TRANSACTION ISOLATION LEVEL SERIALIZABLE
 SET TRANSACTION ISOLATION LEVEL SNAPSHOT
+SET COMMIT MESSAGE 'load of 2026-12-01'
+SET COMMIT MESSAGE ?
+SAVE TRANSACTION
+LOAD TRANSACTION '0f8fad5b-d9cb-469f-a165-70867728950e'
+LOAD TRANSACTION ?
 USE sales
 USE "Sales"
 CALL system.rollback_to_version(3)
@@ -129,6 +138,10 @@ CALL system.expire_versions(retain_last => 10, dry_run => FALSE)
 CALL system.compact()
 CALL system.rewrite_data_files('sales.orders', 134217728, 'day >= DATE ''2026-01-01''')
 SELECT "partition", COUNT(*) AS files FROM system.data_files WHERE table_name = 'orders' GROUP BY "partition" HAVING COUNT(*) > 10
+SELECT * FROM system.table_changes('sales.orders', 'eod', 12)
+SELECT change_type, COUNT(*) AS n FROM system.table_changes('sales.orders', ?, ?) GROUP BY change_type
+SELECT * FROM system.table_changes('sales.orders', 12, 'audit') AS c WHERE c.id = 7 ORDER BY c.version
+SELECT * FROM system.table_changes('orders', TIMESTAMP '2026-01-01 00:00:00', ?)
 CALL system.rewrite_data_files(table => 'sales.orders', where => 'region = ''eu''', target_file_size_bytes => 1048576)
 CALL compact()
 CALL system.collect_garbage(grace_period_millis => 3600000, dry_run => TRUE)
@@ -210,3 +223,19 @@ DROP VIEW v
 SHOW VIEWS
 SHOW VIEWS IN sales
 CREATE TABLE web.events_copy PARTITIONED BY (day(ts), bucket(16, id)) AS SELECT * FROM web.events
+CREATE BRANCH dev
+CREATE BRANCH IF NOT EXISTS dev FROM BRANCH main
+CREATE BRANCH audit FROM TAG eod
+CREATE BRANCH old FROM VERSION 12
+DROP BRANCH dev
+DROP BRANCH IF EXISTS dev
+USE BRANCH dev
+MERGE BRANCH dev
+MERGE BRANCH dev INTO staging
+CREATE TAG eod
+CREATE TAG IF NOT EXISTS eod FROM BRANCH dev
+CREATE TAG v12 FROM VERSION 12
+DROP TAG eod
+DROP TAG IF EXISTS eod
+SHOW BRANCHES
+SHOW TAGS

@@ -71,6 +71,9 @@ COMMIT TRANSACTION -> COMMIT
 ROLLBACK WORK -> ROLLBACK
 ROLLBACK TRANSACTION -> ROLLBACK
 set transaction isolation level snapshot isolation -> SET TRANSACTION ISOLATION LEVEL SNAPSHOT
+set  commit   message 'nightly load' -> SET COMMIT MESSAGE 'nightly load'
+save transaction -> SAVE TRANSACTION
+load  transaction 'x' -> LOAD TRANSACTION 'x'
 use Sales -> USE Sales
 call system.expire_versions(older_than => timestamp '2026-01-01', dry_run => true) -> CALL system.expire_versions(older_than => TIMESTAMP '2026-01-01', dry_run => TRUE)
 CALL system.compact(); -> CALL system.compact()

@@ -403,6 +403,22 @@ class TransactionClosedError(InterfaceError):
     """The transaction was already committed or aborted."""
 
 
+class SavedTransactionError(ProgrammingError):
+    """A saved transaction that cannot be loaded, or a session that saved its own away.
+
+    Attributes:
+        txn_id: the transaction id as given.
+        state: why: ``"unknown"``, ``"expired"``, ``"committed"``, ``"loaded"``
+            (another session loaded it first) or ``"saved"`` (this session
+            saved it; only a loader can commit it).
+    """
+
+    def __init__(self, txn_id: str, state: str, message: str) -> None:
+        super().__init__(message)
+        self.txn_id = txn_id
+        self.state = state
+
+
 # --- objects -------------------------------------------------------------------
 
 
@@ -443,6 +459,34 @@ class ObjectExistsError(ProgrammingError):
         )
         self.kind = kind
         self.name = name
+
+
+class NoSuchRefError(NoSuchObjectError):
+    """A branch, tag or ref name that does not exist."""
+
+    def __init__(self, kind: str, name: str) -> None:
+        listing = "SHOW TAGS" if kind == "tag" else "SHOW BRANCHES"
+        super().__init__(kind, name, f"{listing} lists them (or SELECT * FROM system.refs)")
+
+
+class MergeConflictError(OperationalError):
+    """A MERGE BRANCH whose two sides changed the same thing; nothing was merged.
+
+    Attributes:
+        conflicts: ``(object, why)`` pairs, every conflicting object.
+    """
+
+    def __init__(self, source: str, target: str, conflicts: list[tuple[str, str]]) -> None:
+        listed = "; ".join(f"{what}: {why}" for what, why in conflicts[:50])
+        more = f" (and {len(conflicts) - 50} more)" if len(conflicts) > 50 else ""
+        super().__init__(
+            f"MERGE BRANCH {source} INTO {target} found {len(conflicts)} conflict(s) and changed "
+            f"nothing: {listed}{more}. Resolve them on one side (undo or redo the change there), "
+            "then merge again"
+        )
+        self.source = source
+        self.target = target
+        self.conflicts = conflicts
 
 
 class NamespaceNotEmptyError(ProgrammingError):

@@ -83,6 +83,8 @@ def _complete(lake: Any, word: str, before: str = "", current: str = "default") 
         ("SELECT * FROM ", '"Mix', ['"MixedCase" ']),  # quoted as SQL needs it
         ("SELECT * FROM ", "nosuch.", []),
         ("SELECT * FROM shop.orders WHERE ", "zzz", []),
+        ("CREATE TABLE shop.copy ", "cl", ["clone "]),
+        ("CREATE TABLE shop.copy CLONE ", "shop.o", ["shop.orders "]),  # a name, no keyword
     ],
 )
 def test_candidates(lake: Any, before: str, word: str, expected: list[str]) -> None:

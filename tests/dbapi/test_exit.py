@@ -196,11 +196,11 @@ def test_a_connection_released_at_exit_rolls_back_and_closes_quietly(tmp_path: P
     # Pools and iterators finalized after the atexit release (SQLAlchemy's
     # reset-on-return) roll back their connections: that must not raise.
     import trinity_dbapi
-    from trinity_dbapi.sql.engine.session import _release_at_exit
+    from trinity_dbapi.sql.engine.duckdb_lifecycle import release_at_exit
 
     conn = trinity_dbapi.connect(str(tmp_path / "lake"))
     conn.execute("SELECT 1").fetchone()
-    _release_at_exit()
+    release_at_exit()
     assert conn.closed
     conn.rollback()
     conn.close()
@@ -248,12 +248,12 @@ def test_a_closed_connection_closes_the_streams_it_started(tmp_path: Path) -> No
 
 def test_abandon_at_exit_drops_the_transaction_without_storage(tmp_path: Path) -> None:
     import trinity_dbapi
-    from trinity_dbapi.sql.engine.session import _release_at_exit
+    from trinity_dbapi.sql.engine.duckdb_lifecycle import release_at_exit
 
     conn = trinity_dbapi.connect(str(tmp_path / "lake"))
     conn.execute("CREATE NAMESPACE n")  # uncommitted
     conn.execute("SELECT 1").fetchone()  # opens the private DuckDB
-    _release_at_exit()
+    release_at_exit()
     assert conn.closed
     again = trinity_dbapi.connect(str(tmp_path / "lake"), read_only=True)
     assert again.execute("SHOW NAMESPACES").fetchall() == [

@@ -82,7 +82,8 @@ def test_an_unknown_writer_feature_is_read_but_refuses_changes() -> None:
 
 
 def test_this_release_knows_branches_only() -> None:
-    assert features.KNOWN_FEATURES == frozenset(features.FIRST_RELEASE) == {"branches"}
+    known = {"branches", "saved_transactions"}
+    assert features.KNOWN_FEATURES == frozenset(features.FIRST_RELEASE) == known
     assert features.unknown_features({"branches": "trinity-dbapi 0.2.0"}) == []
     assert features.unknown_features({"row-lineage": "r"}) == [("row-lineage", "r")]
     assert features.this_release().startswith("trinity-dbapi ")

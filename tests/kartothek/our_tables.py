@@ -128,6 +128,36 @@ def build_probe_lake(root: Path) -> None:
     conn.close()
 
 
+def build_clone_lake(root: Path) -> None:
+    """``s.c``, a clone of ``s.o`` (partitioned by ``day``, indexed on ``k``) changed on
+    both sides, then ``s.o`` dropped and its garbage collected: ``s.c`` reads
+    files of its own and files still under the dropped source's dataset
+    (docs/datasets.md, decision 25); ``s.c2`` clones ``s.c`` as it was first."""
+    conn = trinity_dbapi.connect(str(root), create=True, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE s")
+    cur.execute("CREATE TABLE s.o (id INT8, day DATE, k VARCHAR, x FLOAT8) PARTITIONED BY (day)")
+    cur.execute("CREATE INDEX by_k ON s.o (k)")
+    cur.execute(
+        "INSERT INTO s.o VALUES (1, DATE '2024-01-01', 'x', 1.5), (2, DATE '2024-01-01', 'y', 2.5),"
+        " (3, DATE '2024-01-02', 'x', NULL), (4, DATE '2024-01-03', 'z', 4.25)"
+    )
+    cur.execute("CREATE TABLE s.c CLONE s.o")
+    cur.execute("SELECT max(version) FROM system.versions")
+    (first,) = cur.fetchone()
+    cur.execute("INSERT INTO s.c VALUES (5, DATE '2024-01-03', 'x', 5.5)")
+    cur.execute("DELETE FROM s.c WHERE id = 2")
+    cur.execute("DELETE FROM s.o WHERE id = 4")
+    cur.execute(f"CREATE TABLE s.c2 CLONE s.c FOR SYSTEM_VERSION AS OF {first}")
+    cur.execute("DROP TABLE s.o")
+    cur.execute(
+        "CALL system.expire_versions(older_than => TIMESTAMP '2999-01-01 00:00:00', "
+        "retain_last => 1)"
+    )
+    cur.execute("CALL system.collect_garbage(grace_period_millis => 0)")
+    conn.close()
+
+
 def dataset_uuid(root: Path, table: str) -> str:
     """The dataset UUID of ``s.<table>``."""
     definition = Lakehouse.open(str(root)).begin(read_only=True).load_table("s", table)

@@ -36,7 +36,7 @@ WORDS = [
     "SHOW", "TABLES", "DESCRIBE", "CALL", "system", "information_schema", "tables", "(", ")",
     ",", ";", "?", "'x'", "1", "-1", "NULL", "FOR", "SYSTEM_VERSION", "SYSTEM_TIME", "AS",
     "OF", "TIMESTAMP", "'2024-01-01'", "=>", "=", "INT", "STRUCT<a: INT>", "MAP<INT, INT>",
-    "LIST<INT>", "DECIMAL(3,1)", "NOT", "COMMENT", "WITH", "USE", "BEGIN", "COMMIT",
+    "LIST<INT>", "DECIMAL(3,1)", "NOT", "COMMENT", "WITH", "USE", "BEGIN", "COMMIT", "MESSAGE",
     "ROLLBACK", "ISOLATION", "LEVEL", "SERIALIZABLE", "SNAPSHOT", "LIKE", "ns", "t", "*",
     '"q"', "JOIN", "ON", "GROUP", "BY", "ORDER", "LIMIT", "IF", "EXISTS", "CASCADE",
     "PRIMARY", "KEY", "PARTITIONED", "SET", "UNSET", "PROPERTIES", "RENAME", "TO",

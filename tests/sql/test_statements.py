@@ -354,6 +354,11 @@ def test_transactions_and_use() -> None:
     assert one("COMMIT WORK") == model.Commit()
     assert one("ROLLBACK") == model.Rollback()
     assert one("SET TRANSACTION ISOLATION LEVEL SNAPSHOT") == model.SetTransaction("SNAPSHOT")
+    assert one("set commit message 'it''s\nhere'") == model.SetCommitMessage("it's\nhere")
+    assert one("SET COMMIT MESSAGE ?", "nightly") == model.SetCommitMessage("nightly")
+    assert one("SET COMMIT MESSAGE ?", None) == model.SetCommitMessage(None)
+    with pytest.raises(ProgrammingError, match="the commit message must be a string"):
+        one("SET COMMIT MESSAGE ?", 3)
     assert one("USE Sales") == model.Use("sales")
     assert one('USE "Sales"') == model.Use("Sales")
 
@@ -680,7 +685,7 @@ def test_parse_timestamp(text: str, expected: datetime) -> None:
 def test_every_model_class_is_exported_with_a_one_line_docstring() -> None:
     exported = [getattr(model, name) for name in model.__all__]
     classes = [cls for cls in exported if isinstance(cls, type)]
-    assert len(classes) == 41  # COPY: CopyFrom, CopyTo, CopyOptions
+    assert len(classes) == 46  # SetCommitMessage, CreateTableClone, Save/LoadTransaction, RefCommand
     assert set(st.__all__) == {"Parsed", "parse", "to_statement"}  # the model lives in model.py
     for cls in [*classes, st.Parsed]:
         assert cls.__doc__ and "\n" not in cls.__doc__.strip(), cls.__name__

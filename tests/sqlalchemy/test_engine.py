@@ -198,6 +198,14 @@ def test_namespace_option_resolves_unqualified_names_and_is_the_default_schema(
     engine.dispose()
 
 
+def test_author_option_is_recorded_with_each_version(tmp_path: Path) -> None:
+    engine = sa.create_engine(f"trinity:///{tmp_path / 'lake'}?author=etl%40example.com")
+    assert write_and_read(engine) == [(1, "a"), (2, "b")]
+    authors = rows(engine, "SELECT DISTINCT author FROM system.versions WHERE version > 0")
+    assert authors == [("etl@example.com",)]
+    engine.dispose()
+
+
 def test_isolation_level_option(tmp_path: Path) -> None:
     engine = sa.create_engine(f"trinity:///{tmp_path / 'lake'}?isolation_level=SNAPSHOT")
     with engine.connect() as conn:
@@ -251,7 +259,7 @@ def test_create_false_on_an_existing_lakehouse_connects(tmp_path: Path) -> None:
             "trinity:///lake?colour=red",
             (
                 r"unknown trinity URL option 'colour'; the options are autocommit, read_only, "
-                r"create, isolation_level, namespace, statement_timeout, version, "
+                r"create, isolation_level, namespace, author, statement_timeout, version, "
                 r"definition_cache_bytes, storage\.<option>"
             ),
         ),

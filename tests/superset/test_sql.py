@@ -69,6 +69,7 @@ STATEMENTS: dict[str, bool] = {
     "COMMIT": False,
     "ROLLBACK": False,
     "SET TRANSACTION ISOLATION LEVEL SNAPSHOT": False,
+    "SET COMMIT MESSAGE 'nightly load'": False,
     "CREATE NAMESPACE more": True,
     "CREATE SCHEMA IF NOT EXISTS more COMMENT 'x'": True,
     "DROP NAMESPACE more CASCADE": True,

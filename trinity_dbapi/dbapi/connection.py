@@ -18,6 +18,7 @@ from trinity_dbapi import errors
 from trinity_dbapi.dbapi.cursor import Cursor, guard
 from trinity_dbapi.dbapi.opening import open_location
 from trinity_dbapi.errors import InterfaceError, ProgrammingError
+from trinity_dbapi.lakehouse.commit_point import check_author
 from trinity_dbapi.lakehouse.definition_cache import (
     DEFAULT_DEFINITION_CACHE_BYTES,
     check_cache_bytes,
@@ -62,6 +63,7 @@ def connect(
     statement_timeout: float | None = None,
     definition_cache_bytes: int = DEFAULT_DEFINITION_CACHE_BYTES,
     file_access: Sequence[str | os.PathLike[str]] | None = None,
+    author: str | None = None,
     **definition: Any,
 ) -> Connection:
     """Open a connection to the lakehouse at ``uri``.
@@ -99,6 +101,10 @@ def connect(
             (default 32 MiB; 0 disables it).
         file_access: the local directories ``COPY`` may read and write files in
             (default: none, every ``COPY`` is refused; docs/dbapi.md, Files: COPY).
+        author: who commits through this connection, recorded in every version
+            it makes and shown in ``system.versions.author`` (None, the
+            default: no author is recorded, as DuckLake does). One line of
+            text, at most 256 bytes of UTF-8.
         **definition: lakehouse definition fields for a new lakehouse
             (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
             ``maximum_version_age_millis``, ``minimum_versions_to_keep``, ``properties``).
@@ -111,7 +117,9 @@ def connect(
         DamagedVersionError: the latest root (or ``version``'s), or a file it
             needs, is damaged; the message names the newest version that opens.
         NoSuchVersionError: ``version`` does not exist.
-        ProgrammingError: an unknown option, or a bad ``definition_cache_bytes``.
+        ProgrammingError: an unknown option, or a bad ``definition_cache_bytes``
+            or ``author`` (not a str).
+        DataError: ``author`` is empty, too long or holds a control character.
 
     Example:
         >>> import trinity_dbapi
@@ -128,12 +136,13 @@ def connect(
         directories = allowed_directories(file_access)
     timeout = check_timeout(statement_timeout)
     cache_bytes = check_cache_bytes(definition_cache_bytes)
+    author = check_author(author)
     unknown = sorted(set(definition) - DEFINITION_FIELDS)
     if unknown:
         raise ProgrammingError(
             f"connect() got unknown options {', '.join(unknown)}; the options are "
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
-            f"retry, progress, version, statement_timeout, definition_cache_bytes, file_access and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
+            f"retry, progress, version, statement_timeout, definition_cache_bytes, file_access, author and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
     from trinity_dbapi.storage.redact import Redactor, redact_userinfo
 
@@ -167,6 +176,7 @@ def connect(
             error = errors.OperationalError(f"cannot open a lakehouse at {shown!r}: {cause}")
     else:
         opened.lakehouse.definition_cache.max_bytes = cache_bytes
+        opened.lakehouse.author = author
         connection = Connection(
             opened.lakehouse,
             create_on_write=opened.create_on_write,
@@ -297,6 +307,11 @@ class Connection:
     def lakehouse_exists(self) -> bool:
         """False until the first write of a connection to a lakehouse not created yet."""
         return self.session.lakehouse_exists
+
+    @property
+    def author(self) -> str | None:
+        """Who commits through this connection (``connect(..., author=...)``); None: nobody."""
+        return self.session.lakehouse.author
 
     # -- attributes ---------------------------------------------------------------
 

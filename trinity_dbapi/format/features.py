@@ -18,7 +18,10 @@ features"):
 This release knows ``branches``: a lakehouse with branches or tags on a
 branch (docs/format.md, "Branches") requires it, since a release that does not
 know branches would collect their files as garbage and expire the versions
-they were created from.
+they were created from. It knows ``saved_transactions`` too: the first
+``SAVE TRANSACTION`` on a lakehouse requires it (docs/format.md, "Saved
+transaction"), since a release that does not know saved transactions would
+expire the versions and collect the files an unexpired one needs.
 
 Imports from format/: nothing.
 """
@@ -51,10 +54,16 @@ class RequiresFeatures(Protocol):
 #: a definition records beside the feature when this release starts to
 #: require it. A feature this release does not know is named in its errors by
 #: what the definition records (a release cannot know its future).
-FIRST_RELEASE: Mapping[str, str] = MappingProxyType({"branches": "trinity-dbapi 0.2.0"})
+FIRST_RELEASE: Mapping[str, str] = MappingProxyType(
+    {"branches": "trinity-dbapi 0.2.0", "saved_transactions": "trinity-dbapi 0.2.0"}
+)
 
 #: The feature a lakehouse with branches requires of a writer.
 BRANCHES = "branches"
+#: The feature a lakehouse where a transaction was saved requires of a writer:
+#: a release that does not know ``_transactions/`` would expire the versions
+#: and collect the files an unexpired saved transaction needs.
+SAVED_TRANSACTIONS = "saved_transactions"
 
 #: The features this release knows.
 KNOWN_FEATURES: frozenset[str] = frozenset(FIRST_RELEASE)

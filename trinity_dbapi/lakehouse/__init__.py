@@ -19,12 +19,15 @@ chain as people open it, is the top.
 2. ``commit_point`` (the root's create, by version number), ``expired``
    (expiry told from damage), ``ownership``
 3. ``chain`` (the version chain and its snapshots)
-4. ``read_ahead``, ``recovery``, ``derived``, ``objects``, ``catalog_files``
+4. ``read_ahead``, ``recovery``, ``derived``, ``objects``, ``catalog_files``,
+   ``saved_transactions`` (saved transactions' records and what they keep)
 5. ``opening``, ``history``, ``views``
 6. ``transaction``, ``expiration``, ``catalog_scope``
 7. ``blind_commits`` (rollback, compaction), ``export``, ``garbage``,
-   ``catalog_views``
+   ``catalog_views``, ``handoff`` (SAVE and LOAD TRANSACTION), ``branches``
+   (branches and tags, in main's definition)
 8. ``maintenance`` (the door to upkeep: ``lakehouse.maintenance``),
+   ``merging`` (MERGE BRANCH: three-way, data-aware, one commit),
    ``catalog`` (the ``system`` and ``information_schema`` tables)
 9. ``lakehouse`` (the facade: create, open, time travel, transactions)
 """

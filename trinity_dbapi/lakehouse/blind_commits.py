@@ -8,9 +8,11 @@
 * **Compaction** flushes every buffer except the latest transaction's
   messages in the root, as one ordinary commit of no keys.
 
-Neither reads keys a transaction could conflict on: each attempt builds its
-root on the latest version and tries to create the next one, and a lost race
-is simply tried again (:class:`~trinity_dbapi.lakehouse.transaction.RetryPolicy`).
+Each records the author of the handle that made it (``connect(...,
+author=...)``), as a transaction's commit does. Neither reads keys a
+transaction could conflict on: each attempt builds its root on the latest
+version and tries to create the next one, and a lost race is simply tried
+again (:class:`~trinity_dbapi.lakehouse.transaction.RetryPolicy`).
 Both are reached through ``lakehouse.maintenance``
 (:mod:`~trinity_dbapi.lakehouse.maintenance`).
 
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING
 from trinity_dbapi.errors import CommitConflictError, RetriesExhaustedError
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.paths import root_node_file_name
-from trinity_dbapi.lakehouse.commit_point import node_file_progress
+from trinity_dbapi.lakehouse.commit_point import commit_notes, node_file_progress
 from trinity_dbapi.lakehouse.derived import publish_after_commit
 from trinity_dbapi.lakehouse.recovery import recovery_base
 from trinity_dbapi.lakehouse.transaction import RetryPolicy
@@ -91,7 +93,10 @@ def rollback(
         writer = btree.TreeWriter(lakehouse.nodes, lakehouse.tree_config)
         new_root = writer.settle(target.root.copy(), keep=None)
         each_file, before_root = node_file_progress(progress)
-        extra = {system_keys.ROLLBACK_FROM_ROOT: root_node_file_name(base.version)}
+        extra = {
+            system_keys.ROLLBACK_FROM_ROOT: root_node_file_name(base.version),
+            **commit_notes(lakehouse.author, None),
+        }
         if recovering:
             extra[system_keys.PREVIOUS_ROOT] = root_node_file_name(target.version)
         return lakehouse.write_root(
@@ -139,7 +144,12 @@ def compact(
         new_root = writer.compact(base.root, base.latest_txn)
         each_file, before_root = node_file_progress(progress)
         return lakehouse.write_root(
-            base, new_root, txn=str(uuid.uuid4()), progress=each_file, before_root=before_root
+            base,
+            new_root,
+            txn=str(uuid.uuid4()),
+            extra_system=commit_notes(lakehouse.author, None),
+            progress=each_file,
+            before_root=before_root,
         )
 
     return _retrying(lakehouse, retry, attempt)

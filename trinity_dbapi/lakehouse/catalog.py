@@ -326,6 +326,8 @@ _VERSIONS_SCHEMA = _schema(
     ("txn_id", _STRING),
     ("changed_keys", _STRING_LIST, False),
     ("changed_objects", _STRING_LIST, False),
+    ("author", _STRING),
+    ("commit_message", _STRING),
 )
 
 
@@ -351,6 +353,8 @@ def _versions_rows(catalog: _Catalog) -> Iterator[Row]:
             "txn_id": info.txn_id,
             "changed_keys": list(info.changed_keys),
             "changed_objects": [_describe_key(key, limits) for key in info.changed_keys],
+            "author": info.author,
+            "commit_message": info.commit_message,
         }
 
 

@@ -36,15 +36,21 @@ from trinity_dbapi.errors import (
     CorruptFileError,
     Error,
     NoSuchVersionError,
+    NotSupportedError,
     ReadOnlyError,
     StorageFileNotFoundError,
 )
 from trinity_dbapi.format import features
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.definitions.branches import lineage_of
 from trinity_dbapi.format.locations import is_uri, qualify, split_uri
 from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION, Message
-from trinity_dbapi.format.paths import new_lakehouse_definition_path, root_node_file_name
+from trinity_dbapi.format.paths import (
+    latest_hint_file,
+    new_lakehouse_definition_path,
+    root_node_file_name,
+)
 from trinity_dbapi.lakehouse import commit_point, roots
 from trinity_dbapi.lakehouse.definition_cache import DefinitionCache
 from trinity_dbapi.lakehouse.expired import expired_error, missing_version
@@ -131,6 +137,14 @@ class VersionChain:
         # The newest version this process has seen exist; versions only ever
         # disappear from the old end, so probing may start here.
         self._known_latest = 0
+        #: The branch this chain is (None: main, the lakehouse's own chain), and
+        #: where each of its versions' roots live: ``(first_version, folder)``
+        #: pairs, newest first (docs/format.md, "Branches"). Main's is one pair.
+        self.branch: str | None = None
+        self.lineage: tuple[tuple[int, str], ...] = ((0, ""),)
+        #: Who commits through this handle (``connect(..., author=...)``),
+        #: recorded in every version it makes; None records no author.
+        self.author: str | None = None
 
     def install(
         self,
@@ -172,11 +186,31 @@ class VersionChain:
 
     # -- versions ------------------------------------------------------------------
 
+    def root_name(self, version: int) -> str:
+        """The root node file of ``version`` on this chain (main's, or a branch's folders)."""
+        return root_node_file_name(version, lineage_of(self.lineage, version))
+
+    @property
+    def hint_file(self) -> str:
+        """This chain's latest-version hint."""
+        return latest_hint_file(self.lineage[0][1])
+
+    @property
+    def base_version(self) -> int:
+        """The version a branch was created from (-1 on main): its own roots follow it."""
+        return self.lineage[0][0] - 1
+
     def latest_version(self) -> int:
         """The latest committed version (hint, then probe forward; the pinned one if pinned)."""
         if self.pinned_version is not None:
             return self.pinned_version
         storage = self.storage
+        if self.branch is not None:
+            version = roots.find_branch_latest(
+                storage, self.root_name, self.hint_file, self.base_version, self._known_latest
+            )
+            self._known_latest = version
+            return version
         version = roots.find_latest_version(
             storage, known=self._known_latest, read_root=worth_reading_ahead(storage)
         )
@@ -212,7 +246,7 @@ class VersionChain:
                 f"connection was opened at (version={self.pinned_version}), and it never reads "
                 "later versions; connect without version= to read the latest",
             )
-        return Snapshot(version, self.nodes.load(root_node_file_name(version)), self)
+        return Snapshot(version, self.nodes.load(self.root_name(version)), self)
 
     def read_location(self, location: str) -> bytes:
         """Read a file by location: a relative path here, or a fully qualified URI."""
@@ -247,6 +281,7 @@ class VersionChain:
         progress: Callable[[int], None] | None = None,
         before_root: Callable[[], None] | None = None,
         after_root: Callable[[Snapshot], None] | None = None,
+        extra_system: Mapping[str, str] | None = None,
     ) -> Snapshot:
         """Commit ``changes`` (key -> value, None deletes) on top of ``base``.
 
@@ -254,7 +289,8 @@ class VersionChain:
         root version ``base.version + 1``. With ``definition``, the new version
         also points at a new lakehouse definition file (exports and retention
         settings change it). Without changes or definition nothing is
-        committed and ``base`` is returned.
+        committed and ``base`` is returned. ``extra_system``: more system
+        rows of the new root (the commit's author and message).
 
         Raises:
             CommitConflictError: another writer created that version first; the
@@ -266,6 +302,14 @@ class VersionChain:
         if not changes and definition is None:
             return base
         self.require_unpinned("a commit")
+        if definition is not None and self.branch is not None:
+            # The lakehouse definition (refs, retention, exports) is main's:
+            # a branch's roots keep the one they were created with.
+            raise NotSupportedError(
+                f"changing the lakehouse definition on branch {self.branch!r} is refused: "
+                "exports, tags, branches and retention settings belong to main; run it in a "
+                "session on main (USE BRANCH main)"
+            )
         self.require_known_features("a commit", base.definition)
         if definition is not None:  # this release records only the features it knows
             self.require_known_features("a commit", definition)
@@ -278,6 +322,7 @@ class VersionChain:
             new_root,
             txn=txn,
             definition_path=def_path,
+            extra_system=extra_system,
             progress=progress,
             before_root=before_root,
             after_root=after_root,
@@ -342,7 +387,7 @@ class VersionChain:
         now = max(commit_point.now_millis(), base.created_at_millis + 1)
         self.nodes.write_dirty_children(new_root, now, progress)
         version = base.version + 1
-        name = root_node_file_name(version)
+        name = self.root_name(version)
         system = commit_point.root_system(
             base.version,
             base.definition_path,
@@ -350,11 +395,17 @@ class VersionChain:
             txn=txn,
             definition_path=definition_path,
             extra_system=extra_system,
+            root_name=self.root_name,
         )
         data = self.nodes.encode(new_root, system)
         # A recovery's base is the newest root, found by name: nothing to check.
         commit_point.create_root(
-            self.storage, version, data, check_base=not recovering, before_root=before_root
+            self.storage,
+            version,
+            data,
+            check_base=not recovering,
+            before_root=before_root,
+            root_name=self.root_name,
         )
         new_root.path = name
         new_root.system = system
@@ -362,7 +413,7 @@ class VersionChain:
         self._known_latest = max(self._known_latest, version)
         committed = Snapshot(version, new_root, self)
         then = None if after_root is None else partial(after_root, committed)
-        commit_point.announce(self.storage, version, then)
+        commit_point.announce(self.storage, version, then, self.hint_file)
         return committed
 
     def require_known_features(

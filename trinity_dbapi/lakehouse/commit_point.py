@@ -4,7 +4,8 @@ A commit writes its changed non-root nodes, then exclusively creates root
 ``base.version + 1`` (:meth:`VersionChain.write_root
 <trinity_dbapi.lakehouse.chain.VersionChain.write_root>`): that one create
 decides the commit. This module holds what the create needs and checks: the
-root's system rows, the create itself (:func:`create_root`), telling our own
+root's system rows (with who made the version and why: its author and
+commit message, checked here), the create itself (:func:`create_root`), telling our own
 root from another writer's, the conflict error, the latest-version hint
 (:func:`announce`), the checks on what a commit may change, and the progress
 of the node files written before the root.
@@ -19,12 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import time
+import unicodedata
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import (
     CommitConflictError,
+    DataError,
     FileAlreadyExistsError,
     NotSupportedError,
     ProgrammingError,
@@ -34,6 +37,10 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.node_file import Message
 from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name
+
+#: A chain's root node file of a version: main's by default (a branch's
+#: chain maps versions into its folders; docs/format.md, "Branches").
+RootName = Callable[[int], str]
 from trinity_dbapi.lakehouse.io_pool import io_pool
 
 if TYPE_CHECKING:
@@ -98,6 +105,7 @@ def root_system(
     txn: str,
     definition_path: str | None,
     extra_system: Mapping[str, str] | None,
+    root_name: RootName = root_node_file_name,
 ) -> dict[str, str]:
     """The system rows of the root that follows version ``base``.
 
@@ -107,10 +115,83 @@ def root_system(
     return {
         system_keys.CREATED_AT_MILLIS: str(now),
         system_keys.LAKEHOUSE_DEF: definition_path or base_definition_path,
-        system_keys.PREVIOUS_ROOT: root_node_file_name(base),
+        system_keys.PREVIOUS_ROOT: root_name(base),
         system_keys.TXN_ID: txn,
         **(extra_system or {}),
     }
+
+
+#: The longest author a version records, in UTF-8 bytes (a name or an e-mail address).
+MAX_AUTHOR_BYTES = 256
+#: The longest commit message a version records, in UTF-8 bytes: every
+#: version's root carries its own, and a root is read whole.
+MAX_COMMIT_MESSAGE_BYTES = 4096
+
+
+def check_author(author: object) -> str | None:
+    """``author`` as a version records it (``connect(..., author=...)``); None: no author.
+
+    Raises:
+        ProgrammingError: not a str or None.
+        DataError: empty, over :data:`MAX_AUTHOR_BYTES`, or holding a control
+            character (a line break included) or a lone surrogate.
+    """
+    return _check_note(author, "the author", MAX_AUTHOR_BYTES, allowed="")
+
+
+def check_commit_message(message: object) -> str | None:
+    """``message`` as a version records it (``SET COMMIT MESSAGE``); None or '': no message.
+
+    Line feeds and tabs are kept (a message may have a body under its
+    subject line, as a git commit message does); every other control
+    character is refused.
+
+    Raises:
+        ProgrammingError: not a str or None.
+        DataError: over :data:`MAX_COMMIT_MESSAGE_BYTES`, or holding another
+            control character or a lone surrogate.
+    """
+    if message == "":
+        return None
+    return _check_note(message, "the commit message", MAX_COMMIT_MESSAGE_BYTES, allowed="\n\t")
+
+
+def _check_note(value: object, what: str, max_bytes: int, *, allowed: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ProgrammingError(f"{what} must be a str or None, not {type(value).__name__}")
+    if not value:
+        raise DataError(f"{what} is empty: give a non-empty string, or None to record none")
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise DataError(
+            f"{what} is {size} bytes of UTF-8, over the {max_bytes} a version records; shorten it"
+        )
+    for index, char in enumerate(value):
+        control = unicodedata.category(char) == "Cc" and char not in allowed
+        if control or "\ud800" <= char <= "\udfff":
+            rule = "line feeds and tabs are the only ones kept" if allowed else "it is one line"
+            raise DataError(
+                f"{what} holds {char!r} at position {index}, a control character or lone "
+                f"surrogate, which a version does not record ({rule}); remove it"
+            )
+    return value
+
+
+def commit_notes(author: str | None, message: str | None) -> dict[str, str]:
+    """The system rows recording who made a version and why: only those given.
+
+    A version without an author or message has no such row: a reader (and
+    ``system.versions``) sees NULL, as DuckLake records a snapshot's author
+    and message only when they were set.
+    """
+    notes: dict[str, str] = {}
+    if author:
+        notes[system_keys.AUTHOR] = author
+    if message:
+        notes[system_keys.COMMIT_MESSAGE] = message
+    return notes
 
 
 def create_root(
@@ -120,6 +201,7 @@ def create_root(
     *,
     check_base: bool,
     before_root: Callable[[], None] | None,
+    root_name: RootName = root_node_file_name,
 ) -> None:
     """Exclusively create root ``version`` holding ``data``: the commit point.
 
@@ -136,11 +218,11 @@ def create_root(
         StorageError: the create failed, and reading the root back could
             not tell whether it was made (see :func:`settle_root`).
     """
-    name = root_node_file_name(version)
+    name = root_name(version)
     retained = None
     if check_base:
         # Asked while the staged files are written: its round overlaps theirs.
-        check = partial(check_base_retained, storage, version - 1)
+        check = partial(check_base_retained, storage, version - 1, root_name)
         retained = io_pool().submit(storage.this_round(check))
 
     def before_publish() -> None:
@@ -165,16 +247,21 @@ def create_root(
         settle_root(storage, name, data, version, exc)
 
 
-def announce(storage: Storage, version: int, after_root: Callable[[], None] | None) -> None:
+def announce(
+    storage: Storage,
+    version: int,
+    after_root: Callable[[], None] | None,
+    hint_file: str = LATEST_HINT_FILE,
+) -> None:
     """Record committed ``version`` in the hint; ``after_root`` runs while the hint is written.
 
     ``after_root`` (a commit's derived files) shares the hint's round; it
     must not raise.
     """
     if after_root is None:
-        write_hint(storage, version)
+        write_hint(storage, version, hint_file)
         return
-    hint = io_pool().submit(storage.this_round(partial(write_hint, storage, version)))
+    hint = io_pool().submit(storage.this_round(partial(write_hint, storage, version, hint_file)))
     try:
         after_root()
     finally:
@@ -227,7 +314,9 @@ def settle_root(
     raise conflict(storage, version) from None
 
 
-def check_base_retained(storage: Storage, base: int) -> None:
+def check_base_retained(
+    storage: Storage, base: int, root_name: RootName = root_node_file_name
+) -> None:
     """Refuse a commit on version ``base`` once ``base`` was expired.
 
     Expiration deletes a version only after a later one exists, and the
@@ -241,7 +330,7 @@ def check_base_retained(storage: Storage, base: int) -> None:
     Raises:
         CommitConflictError: ``base``'s root no longer exists.
     """
-    if storage.exists(root_node_file_name(base)):
+    if storage.exists(root_name(base)):
         return
     raise CommitConflictError(
         f"version {base} of {storage.root_uri!r}, which this commit was based on, "
@@ -261,13 +350,13 @@ def conflict(storage: Storage, version: int) -> CommitConflictError:
     )
 
 
-def write_hint(storage: Storage, version: int) -> None:
+def write_hint(storage: Storage, version: int, hint_file: str = LATEST_HINT_FILE) -> None:
     """Record ``version`` as the latest in the hint file, best effort."""
     # Best effort: the hint is only a starting point for the probe.
     # Fixed width (10 digits hold any 32-bit version): stores that can
     # overwrite in place then update it with one small write.
     with contextlib.suppress(StorageError):
-        storage.write(LATEST_HINT_FILE, f"{version:010d}".encode())
+        storage.write(hint_file, f"{version:010d}".encode())
 
 
 def check_definition_change(current: LakehouseDefinition, new: LakehouseDefinition) -> None:

@@ -2,10 +2,12 @@
 
 A version's maximum age is the definition's, a per-version override, or an
 explicit cut-off; the newest ``minimum_versions_to_keep`` versions, the
-latest, and versions pinned by an export are always kept. Their files are
-left to garbage collection.
+latest, versions pinned by an export, and the beginning version of a saved
+transaction not yet committed or expired with every version after it (its
+commit checks them, :mod:`.saved_transactions`) are always kept. Their files
+are left to garbage collection.
 
-Imports from lakehouse/: chain, commit_point, history.
+Imports from lakehouse/: chain, commit_point, history, saved_transactions.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import CorruptFileError, ProgrammingError
+from trinity_dbapi.format.definitions.branches import main_versions_needed
 from trinity_dbapi.format.locations import is_uri
 from trinity_dbapi.format.paths import root_node_file_name, root_node_version
 from trinity_dbapi.lakehouse.history import to_millis
+from trinity_dbapi.lakehouse.saved_transactions import kept_alive
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.chain import VersionChain
@@ -99,6 +103,12 @@ def expire_versions(
         pinned = None if is_uri(location) else root_node_version(location)
         if pinned is not None:
             protected.add(pinned)
+    # The versions of main that branches were made from, and the roots of
+    # their last merges (docs/format.md, "Branches").
+    protected |= main_versions_needed(definition.branches)
+    oldest_saved = kept_alive(lakehouse, now_ms).oldest_version
+    if oldest_saved is not None:
+        protected.update(v for v in versions if v >= oldest_saved)
     default_cutoff = (
         to_millis(older_than)
         if older_than is not None

@@ -17,8 +17,11 @@ is the lakehouse's (its claim file, the table definitions that owned it) are
 deleted after all its other files, and kept while any of them stays, so an
 interrupted collection leaves nothing it cannot collect later.
 
+Saved transactions not expired keep their own files and what their running
+roots reach (:mod:`.saved_transactions`); an expired one's go like any garbage.
+
 Imports from lakehouse/: chain, commit_point, derived, expiration, history, ownership,
-table_formats.
+saved_transactions, table_formats.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import Error, ProgrammingError
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.definitions import TableDefinition
+from trinity_dbapi.format.definitions import BRANCH_FOLDER_PREFIX, TableDefinition
+from trinity_dbapi.format.definitions.branches import branch_root_files
 from trinity_dbapi.format.keys import is_table_key
 from trinity_dbapi.format.locations import is_uri, qualify, split_uri
 from trinity_dbapi.format.paths import LATEST_HINT_FILE, claim_path, root_node_file_name
@@ -41,6 +45,7 @@ from trinity_dbapi.lakehouse import ownership
 from trinity_dbapi.lakehouse.derived import live_derived_files
 from trinity_dbapi.lakehouse.expiration import delete_file, retained_versions
 from trinity_dbapi.lakehouse.history import to_millis
+from trinity_dbapi.lakehouse.saved_transactions import kept_alive
 from trinity_dbapi.lakehouse.table_formats import FileRules, file_rules, referenced_files_of
 
 if TYPE_CHECKING:
@@ -86,11 +91,29 @@ def reachable_files(lakehouse: VersionChain) -> set[str]:
     return _reach(lakehouse).live
 
 
-def _reach(lakehouse: VersionChain) -> _Marker:
+def _reach(
+    lakehouse: VersionChain, now_ms: int | None = None, listed: list[str] | None = None
+) -> _Marker:
     marker = _Marker(lakehouse)
     for version in retained_versions(lakehouse):
         marker.root(root_node_file_name(version))
+    saved = kept_alive(lakehouse, now_ms)  # saved transactions not expired at now_ms
+    marker.live.update(saved.files)
+    for running in saved.running_roots:
+        marker.root(running)
     newest = lakehouse.snapshot()
+    live_branches = newest.definition.branches
+    if live_branches:
+        # The roots live branches reach (their own, and those of the branches
+        # they were made from, up to where they left them) and their hints;
+        # the folders of dropped branches are garbage (docs/format.md, "Branches").
+        if listed is None:
+            listed = lakehouse.storage.list(BRANCH_FOLDER_PREFIX)
+        in_folders = [p for p in listed if p.startswith(BRANCH_FOLDER_PREFIX)]
+        roots, hints = branch_root_files(live_branches, in_folders)
+        for root in roots:
+            marker.root(root)
+        marker.live.update(hints)
     for location in newest.definition.exported_snapshots.values():
         marker.root(location)
         if is_uri(location) and location.startswith(marker.root_uri):
@@ -225,9 +248,10 @@ def collect_garbage(
     lakehouse.require_unpinned("collect_garbage")
     if grace_period_millis < 0:
         raise ProgrammingError("grace_period_millis must not be negative")
-    now_s = (to_millis(now) if now is not None else int(time.time() * 1000)) / 1000
+    now_ms = to_millis(now) if now is not None else int(time.time() * 1000)
+    now_s = now_ms / 1000
     listed = lakehouse.storage.list_with_times("")
-    marker = _reach(lakehouse)
+    marker = _reach(lakehouse, now_ms, [path for path, _ in listed])
     result = GarbageResult(reachable=len(marker.live), dry_run=dry_run)
 
     def young(mtime: float | None) -> bool:
@@ -267,14 +291,25 @@ class _Plan:
 
     def doomed(self, listed: list[tuple[str, float | None]]) -> list[str]:
         live, claims = self.marker.live, self.marker.claims
-        others = ownership.nested_roots(p for p, _ in listed) | self.marker.other_roots
+        # A branch's folder holds roots and a hint, as another lakehouse's
+        # root does, but it is this lakehouse's own.
+        nested = ownership.nested_roots(p for p, _ in listed)
+        nested = {f for f in nested if not f.startswith(BRANCH_FOLDER_PREFIX)}
+        others = nested | self.marker.other_roots
         present = {path for path, _ in listed}
         catalog: list[tuple[str, str, float | None]] = []
+        branch_files: list[str] = []
         groups: dict[tuple[str, str], list[tuple[ownership.GroupFile, float | None]]] = defaultdict(
             list
         )
         for path, mtime in listed:
             if path in live:
+                continue
+            if ownership.is_branch_file(path):
+                if self.young(mtime):
+                    self.result.too_young += 1
+                else:
+                    branch_files.append(path)  # a dropped branch's root or hint
                 continue
             if ownership.under(path, others) or claims.protects(path):
                 self.result.foreign += 1
@@ -322,7 +357,9 @@ class _Plan:
                 catalog_files.append(path)
         # Groups' files first (a dataset's main metadata file before its data,
         # its metadata last), then the catalog's, then what proved a group.
-        return [p for _, p in sorted(first)] + catalog_files + sorted(last)
+        # A dropped branch's roots go first: nothing may point at what they
+        # point at once they are gone.
+        return sorted(branch_files) + [p for _, p in sorted(first)] + catalog_files + sorted(last)
 
     def _read_definitions(
         self,

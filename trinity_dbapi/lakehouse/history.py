@@ -26,6 +26,7 @@ from trinity_dbapi.errors import (
     ProgrammingError,
     StorageFileNotFoundError,
 )
+from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.paths import root_node_version
 from trinity_dbapi.lakehouse import read_ahead
 
@@ -44,6 +45,8 @@ class VersionInfo:
         rollback_from_root: the root this version rolled back from, if any.
         txn_id: the transaction that made the version.
         changed_keys: the tree keys that transaction set or deleted.
+        author: who committed it (``connect(..., author=...)``), if recorded.
+        commit_message: its commit message (``SET COMMIT MESSAGE``), if recorded.
     """
 
     version: int
@@ -52,9 +55,12 @@ class VersionInfo:
     rollback_from_root: str | None
     txn_id: str | None
     changed_keys: tuple[str, ...]
+    author: str | None = None
+    commit_message: str | None = None
 
     @classmethod
     def of(cls, snap: Snapshot) -> VersionInfo:
+        system = snap.root.system
         return cls(
             snap.version,
             snap.created_at_millis,
@@ -62,6 +68,8 @@ class VersionInfo:
             snap.rollback_from_root,
             snap.latest_txn,
             tuple(sorted(snap.changed_keys())),
+            system.get(system_keys.AUTHOR),
+            system.get(system_keys.COMMIT_MESSAGE),
         )
 
 

@@ -18,6 +18,7 @@ roots, transaction.
 
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -29,11 +30,12 @@ from trinity_dbapi.errors import (
     FileAlreadyExistsError,
     LakehouseExistsError,
     NestedLakehouseError,
+    NoSuchRefError,
     NoSuchVersionError,
 )
 from trinity_dbapi.format import features
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.definitions import LakehouseDefinition
+from trinity_dbapi.format.definitions import MAIN, LakehouseDefinition
 from trinity_dbapi.format.paths import (
     new_lakehouse_definition_path,
     root_node_file_name,
@@ -203,12 +205,62 @@ class Lakehouse(VersionChain):
         vars(self).clear()
         vars(self).update(vars(other))
         vars(self).pop("maintenance", None)  # other's, bound to other: made again on use
+        self.author = previous.get("author")  # the connection's, not the new object's
         return previous
 
     def restore(self, state: dict[str, Any]) -> None:
         """Go back to the state :meth:`take_over` returned (the creation was undone)."""
         vars(self).clear()
         vars(self).update(state)
+
+    # -- branches --------------------------------------------------------------------
+
+    @property
+    def main(self) -> Lakehouse:
+        """Main, the lakehouse's own chain (this object when it is main)."""
+        main: Lakehouse | None = vars(self).get("_main")
+        return self if main is None else main
+
+    def on_branch(self, name: str) -> Lakehouse:
+        """The lakehouse as branch ``name`` sees it: a chain of its own over shared files.
+
+        Shares this object's storage, node store and caches; ``main`` gives
+        main back. Reads main's latest definition, where branches are recorded.
+
+        Raises:
+            NoSuchRefError: no branch has that name.
+        """
+        main = self.main
+        if name == MAIN:
+            return main
+        record = main.snapshot().definition.branches.get(name)
+        if record is None:
+            raise NoSuchRefError("branch", name)
+        chain = copy.copy(main)
+        vars(chain).pop("maintenance", None)  # main's, bound to main: made again on use
+        chain.branch = name
+        chain.lineage = record.lineage
+        chain._known_latest = 0
+        vars(chain)["_main"] = main  # read by main, which main's own object lacks
+        return chain
+
+    def branch_heads(self) -> dict[str, int]:
+        """Each branch's head version, in one round of probes per branch."""
+        main = self.main
+        return {
+            name: main.on_branch(name).latest_version()
+            for name in main.snapshot().definition.branches
+        }
+
+    def snapshot_by_name(self, name: str) -> Snapshot:
+        """The snapshot a ref names: a branch's head, a tag (an export), or main's latest.
+
+        Raises:
+            NoSuchVersionError: no branch, tag or export has that name.
+        """
+        if name == MAIN or name in self.main.snapshot().definition.branches:
+            return self.on_branch(name).snapshot()
+        return self.snapshot_by_export(name)
 
     # -- versions ------------------------------------------------------------------
 
@@ -257,15 +309,15 @@ class Lakehouse(VersionChain):
         Raises:
             NoSuchVersionError: no export has that name.
         """
-        definition = self.snapshot().definition
+        definition = self.main.snapshot().definition
         location = definition.exported_snapshots.get(name)
         if location is None:
             known = ", ".join(sorted(definition.exported_snapshots)) or "none"
             raise NoSuchVersionError(
                 -1,
                 self.latest_version(),
-                f"no exported snapshot is named {name!r} (exports: {known}); "
-                "export one first with export_snapshot",
+                f"no tag, branch or exported snapshot is named {name!r} (tags and exports: "
+                f"{known}); SHOW BRANCHES and SHOW TAGS list the refs",
             )
         root = self.nodes.load(location)
         exported = root.system.get(system_keys.EXPORTED_FROM_VERSION)

@@ -35,6 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from trinity_dbapi.format.definitions.branches import branch_folder_problem
+from trinity_dbapi.format.definitions.transaction import is_transaction_file
 from trinity_dbapi.format.paths import (
     CLAIM_SUFFIX,
     LATEST_HINT_FILE,
@@ -64,6 +66,7 @@ OBJECT = "object"
 TABLE_DEFINITION = "table"
 CLAIM = "claim"
 LAKEHOUSE_DEFINITION = "lakehouse definition"
+SAVED_TRANSACTION = "saved transaction"
 TEMPORARY = "temporary"
 
 
@@ -73,6 +76,8 @@ def catalog_kind(path: str) -> str | None:
     Root node files and the hint are not kinds here: garbage collection never
     deletes them (expiration deletes roots; a root that exists is retained).
     """
+    if is_transaction_file(path):  # _transactions/<id>.binpb, .arrow, .loaded, .committed
+        return SAVED_TRANSACTION
     if "/" not in path:
         if is_lakehouse_definition_path(path):
             return LAKEHOUSE_DEFINITION
@@ -92,6 +97,14 @@ def catalog_kind(path: str) -> str | None:
     if found is None:
         return None
     return TABLE_DEFINITION if found["type"] == "table" else OBJECT
+
+
+def is_branch_file(path: str) -> bool:
+    """Whether ``path`` is a branch's root node file or hint (``_branches/<uuid4>/...``)."""
+    folder, _, name = path.rpartition("/")
+    if not folder or branch_folder_problem(folder + "/") is not None:
+        return False
+    return root_node_version(name) is not None or name == LATEST_HINT_FILE
 
 
 def nested_roots(paths: Iterable[str]) -> set[str]:

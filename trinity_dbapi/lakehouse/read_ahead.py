@@ -115,7 +115,7 @@ def roots_of(lakehouse: VersionChain, versions: Sequence[int]) -> None:
     storage = lakehouse.storage
     if not worth_reading_ahead(storage):
         return
-    names = [root_node_file_name(v) for v in versions]
+    names = [lakehouse.root_name(v) for v in versions]
     wanted = [name for name in names if not lakehouse.nodes.holds(name)]
     if len(wanted) > 1:
         storage.concurrently([partial(_read_quietly, storage, name) for name in wanted])

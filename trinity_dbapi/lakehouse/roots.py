@@ -105,6 +105,35 @@ def find_latest(
     return version, hint
 
 
+def find_branch_latest(
+    storage: Storage,
+    root_name: Callable[[int], str],
+    hint_file: str,
+    base_version: int,
+    known: int = 0,
+) -> int:
+    """The latest version of a branch: its base until it has roots of its own.
+
+    As for main: start at the hint (or ``known``, whichever is newer), check
+    it and the version after it in one round, and probe forward. A hint that
+    is garbage, stale or names a version that does not exist starts the probe
+    at the branch's base, whose next version is its first own root.
+    """
+    start = max(known, read_hint(storage, hint_file) or 0, base_version)
+    if start > base_version:
+        present, following = storage.exists_many([root_name(start), root_name(start + 1)])
+        if not present:
+            start = base_version
+        elif not following:
+            return start
+        else:
+            start += 1
+    version = start
+    while storage.exists(root_name(version + 1)):
+        version += 1
+    return version
+
+
 def _present_and_next(storage: Storage, version: int, read_root: bool) -> bool:
     """Whether the root after ``version`` exists; with ``read_root``, ``version``'s is read too.
 
@@ -128,9 +157,9 @@ def _readable(storage: Storage, path: str) -> bool:
     return True
 
 
-def read_hint(storage: Storage) -> int | None:
+def read_hint(storage: Storage, hint_file: str = LATEST_HINT_FILE) -> int | None:
     try:
-        text = storage.read(LATEST_HINT_FILE).decode("ascii").strip()
+        text = storage.read(hint_file).decode("ascii").strip()
     except (StorageFileNotFoundError, UnicodeDecodeError):
         return None
     # Garbage is no hint; the length is checked first (int() refuses 4300+ digits).

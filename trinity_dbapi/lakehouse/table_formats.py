@@ -26,6 +26,11 @@ collection which of the files it finds there are its own
 names the lakehouse writes, in groups (a format's datasets) this lakehouse
 proves it owns; see :mod:`trinity_dbapi.lakehouse.ownership`.
 
+Finally a format may merge a table both sides of a branch merge changed,
+three-way and knowing its data files (:func:`register_table_merge`): the
+lakehouse-level merge decides which objects changed on which side, and asks
+the table's format for the merged definition, or why there is none.
+
 Imports from lakehouse/: nothing.
 """
 
@@ -34,7 +39,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from trinity_dbapi.errors import NotSupportedError
 from trinity_dbapi.format.locations import is_uri, split_uri
@@ -60,6 +65,59 @@ Publish = Callable[["Storage", "TableDefinition", "TableDefinition | None"], lis
 #: ``describe(storage, table)``: one row per live data file of this version of
 #: ``table`` (the columns of ``system.data_files`` after its two name columns).
 DescribeFiles = Callable[["Storage", "TableDefinition"], Iterable[dict[str, Any]]]
+
+
+class StoresFiles(Protocol):
+    """What a table merge needs of the lakehouse: its storage."""
+
+    @property
+    def storage(self) -> Storage:
+        """The lakehouse storage (paths relative to its root)."""
+        ...
+
+
+class MergeTransaction(Protocol):
+    """What a table merge needs of the merge transaction (a :class:`~trinity_dbapi.lakehouse.transaction.Transaction`).
+
+    Files the merge writes (a merged dataset metadata file, index files)
+    are staged, so nothing is written unless the merge commits.
+    """
+
+    @property
+    def lakehouse(self) -> StoresFiles:
+        """The lakehouse the transaction commits to."""
+        ...
+
+    def read_file(self, path: str) -> bytes:
+        """A file staged by the transaction, or else from storage."""
+        ...
+
+    def stage_file(self, path: str, data: bytes) -> None:
+        """Stage an immutable file, written at commit."""
+        ...
+
+
+@dataclass(frozen=True)
+class MergedTable:
+    """The outcome of merging one table three-way.
+
+    Attributes:
+        definition: the merged definition (its new files staged in the
+            transaction); None when there are conflicts.
+        conflicts: each conflict, naming the file or column and why
+            (``"file 'x.parquet' was rewritten or deleted on both sides"``),
+            in a deterministic order; empty when the merge succeeded.
+    """
+
+    definition: TableDefinition | None
+    conflicts: tuple[str, ...] = ()
+
+
+#: ``merge(txn, base, source, target)``: one table both sides changed since
+#: ``base``, merged three-way: ``source`` merged into ``target``, in ``txn``.
+MergeTables = Callable[
+    [MergeTransaction, "TableDefinition", "TableDefinition", "TableDefinition"], MergedTable
+]
 
 
 @dataclass(frozen=True)
@@ -119,6 +177,7 @@ _file_rules: dict[str, FileRules] = {}
 D = TypeVar("D")
 _data_files: dict[str, DescribeFiles] = {}
 _derived: dict[str, tuple[Publish, ReferencedFiles]] = {}
+_merges: dict[str, MergeTables] = {}
 _lock = threading.Lock()
 
 
@@ -183,6 +242,28 @@ def register_file_rules(name: str, rules: FileRules) -> None:
     """
     with _lock:
         _file_rules[name] = rules
+
+
+def register_table_merge(table_format: str, merge: MergeTables) -> None:
+    """Declare how a table of format ``table_format`` that both merge sides changed is merged.
+
+    Args:
+        table_format: the table format, as table definitions name it.
+        merge: merges ``source`` into ``target`` from their merge base,
+            staging any file it writes in the transaction.
+    """
+    with _lock:
+        _merges[table_format] = merge
+
+
+def table_merge_of(table_format: str) -> MergeTables | None:
+    """The three-way merge of ``table_format``, or None: the format merges no data."""
+    if table_format not in _merges and table_format not in FORMATS_WITHOUT_FILES:
+        try:
+            referenced_files_of(table_format)  # loads an entry point's module
+        except NotSupportedError:
+            return None
+    return _merges.get(table_format)
 
 
 def file_rules() -> dict[str, FileRules]:
@@ -272,11 +353,15 @@ __all__ = [
     "DescribeFiles",
     "FileRules",
     "GroupOf",
+    "MergeTables",
+    "MergeTransaction",
+    "MergedTable",
     "Ownership",
     "OwnershipOf",
     "Publish",
     "ReadFrom",
     "ReferencedFiles",
+    "StoresFiles",
     "data_files_of",
     "derived_files_of",
     "file_rules",
@@ -286,4 +371,6 @@ __all__ = [
     "register_derived_files",
     "register_file_rules",
     "register_table_format",
+    "register_table_merge",
+    "table_merge_of",
 ]

@@ -26,7 +26,7 @@ leave storage consistent: files written by failed attempts are unreachable
 and garbage collection removes them.
 
 Imports from lakehouse/: chain, commit_point, definition_cache, derived, io_pool,
-table_formats, views.
+saved_transactions, table_formats, views.
 """
 
 from __future__ import annotations
@@ -47,16 +47,24 @@ from trinity_dbapi.errors import (
     CorruptFileError,
     InvalidNameError,
     NoSuchVersionError,
+    NotSupportedError,
     ProgrammingError,
     ReadOnlyError,
     RetriesExhaustedError,
     TransactionClosedError,
 )
 from trinity_dbapi.format.keys import decode_key
-from trinity_dbapi.lakehouse.commit_point import Progress, node_file_progress
+from trinity_dbapi.lakehouse.commit_point import (
+    Progress,
+    check_author,
+    check_commit_message,
+    commit_notes,
+    node_file_progress,
+)
 from trinity_dbapi.lakehouse.definition_cache import D
 from trinity_dbapi.lakehouse.derived import publish_after_commit
 from trinity_dbapi.lakehouse.io_pool import io_pool
+from trinity_dbapi.lakehouse.saved_transactions import HandOff
 from trinity_dbapi.lakehouse.table_formats import located
 from trinity_dbapi.lakehouse.views import ViewOperations
 from trinity_dbapi.tree.btree import prefix_end
@@ -124,6 +132,7 @@ class _State(enum.Enum):
     ACTIVE = "active"
     COMMITTED = "committed"
     ABORTED = "aborted"
+    SAVED = "saved"  # SAVE TRANSACTION handed it off (lakehouse/handoff.py)
 
 
 _thread_rng = threading.local()
@@ -177,6 +186,8 @@ class Transaction(ViewOperations):
         self.read_only = read_only
         self.retry = retry or RetryPolicy()
         self.id = str(uuid.uuid4())
+        #: When it began (epoch ms): a saved transaction expires ``txn_ttl_millis`` after it.
+        self.began_at_millis = int(time.time() * 1000)
         self.attempts = 0
         self.committed: Snapshot | None = None
         self._state = _State.ACTIVE
@@ -192,6 +203,8 @@ class Transaction(ViewOperations):
         # Keys whose every staged change is a merge: recomputed from the newest
         # value when the commit is rebased, so they never write-write conflict.
         self._merges: dict[str, list[Merge]] = {}
+        self._author = lakehouse.author  # the connection's, unless set otherwise
+        self._message: str | None = None
 
     def __repr__(self) -> str:
         return (
@@ -215,8 +228,41 @@ class Transaction(ViewOperations):
         return self._state is _State.ACTIVE
 
     @property
+    def is_saved(self) -> bool:
+        """Whether SAVE TRANSACTION handed it off: only its loader can go on with it."""
+        return self._state is _State.SAVED
+
+    @property
     def has_changes(self) -> bool:
         return bool(self._writes) or self._definition_change is not None
+
+    @property
+    def author(self) -> str | None:
+        """Who the version this transaction commits names as its author (None: nobody).
+
+        The lakehouse handle's (``connect(..., author=...)``) unless set;
+        checked by :func:`~trinity_dbapi.lakehouse.commit_point.check_author`.
+        """
+        return self._author
+
+    @author.setter
+    def author(self, author: str | None) -> None:
+        self._check_active()
+        self._author = check_author(author)
+
+    @property
+    def message(self) -> str | None:
+        """The commit message of the version this transaction commits (None: none).
+
+        SQL ``SET COMMIT MESSAGE``; kept when the commit is rebased and
+        retried. Checked by :func:`~trinity_dbapi.lakehouse.commit_point.check_commit_message`.
+        """
+        return self._message
+
+    @message.setter
+    def message(self, message: str | None) -> None:
+        self._check_active()
+        self._message = check_commit_message(message)
 
     # -- reads -----------------------------------------------------------------------
 
@@ -387,6 +433,37 @@ class Transaction(ViewOperations):
         self._definition_change = savepoint.definition_change
         self._merges = {key: list(changes) for key, changes in savepoint.merges.items()}
 
+    # -- handing off (SAVE / LOAD TRANSACTION: lakehouse/handoff.py) -----------------
+
+    def hand_off(self) -> HandOff:
+        """The staged state, for SAVE TRANSACTION; the transaction is active until :meth:`mark_saved`."""
+        self._check_active()
+        if self._definition_change is not None:  # a function of the newest definition
+            raise NotSupportedError(
+                f"SAVE TRANSACTION of transaction {self.id}: it changes the lakehouse "
+                "definition (an export, a retention setting or a branch), which a saved "
+                "transaction cannot carry; COMMIT it here, or run that change on its own"
+            )
+        return HandOff(
+            dict(self._writes), dict(self._files), set(self._reads), list(self._ranges),
+            set(self._required), list(self._required_ranges),
+            {key: list(changes) for key, changes in self._merges.items()},
+        )  # fmt: skip
+
+    def mark_saved(self) -> None:
+        """Close this transaction: it was saved, and only its loader may commit it."""
+        self._check_active()
+        self._state = _State.SAVED
+        self._writes, self._files, self._merges = {}, {}, {}  # the loader's now
+
+    def adopt(self, txn_id: str, began_at_millis: int, state: HandOff) -> None:
+        """Continue the saved transaction ``txn_id``: take its id, start time and ``state``."""
+        self._check_active()
+        self.id, self.began_at_millis = txn_id, began_at_millis
+        self._writes, self._files, self._reads = state.writes, state.files, state.reads
+        self._ranges, self._required = state.ranges, state.required
+        self._required_ranges, self._merges = state.required_ranges, state.merges
+
     # -- ending ----------------------------------------------------------------------
 
     def commit(self, *, progress: Progress | None = None) -> Snapshot:
@@ -464,6 +541,7 @@ class Transaction(ViewOperations):
                     self._writes,
                     txn_id=self.id,
                     definition=definition,
+                    extra_system=commit_notes(self._author, self._message),
                     progress=each_file,
                     before_root=before_root,
                     # After the commit point, best effort, beside the hint:
@@ -484,6 +562,8 @@ class Transaction(ViewOperations):
         raise AssertionError("unreachable: the last attempt raises")
 
     def _publish(self, base: Snapshot, committed: Snapshot) -> None:
+        if self.lakehouse.branch is not None:
+            return  # what other readers trust (Kartothek's files) follows main only
         publish_after_commit(self.lakehouse, committed, self._writes, self._files, base=base)
 
     def _intervening(self, version: int) -> Snapshot:
@@ -547,6 +627,12 @@ class Transaction(ViewOperations):
         return f"{obj.kind} '{obj.namespace}.{obj.table}'"
 
     def _check_active(self) -> None:
+        if self._state is _State.SAVED:
+            raise TransactionClosedError(
+                f"transaction {self.id} was saved (SAVE TRANSACTION): this session can neither "
+                f"continue nor commit it; run LOAD TRANSACTION '{self.id}' in the session "
+                "that is to commit it, and BEGIN a new transaction here"
+            )
         if self._state is not _State.ACTIVE:
             raise TransactionClosedError(
                 f"transaction {self.id} is already {self._state.value}; begin a new one"

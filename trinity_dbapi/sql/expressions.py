@@ -132,6 +132,15 @@ class CreateTable(exp.Create):
     }
 
 
+class CreateTableClone(exp.Create):
+    """``CREATE TABLE [IF NOT EXISTS] t CLONE source [FOR SYSTEM_VERSION AS OF v]``.
+
+    ``expression`` is the source, an ``exp.Table`` whose ``version`` is the time travel.
+    """
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "exists": False, "expression": True}
+
+
 class CreateTableAs(exp.Create):
     """``CREATE TABLE [IF NOT EXISTS] t [PARTITIONED BY (...)] ... AS query`` (``expression``)."""
 
@@ -252,6 +261,24 @@ class SetTransaction(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"isolation": True}
 
 
+class SaveTransaction(exp.Expression):
+    """``SAVE TRANSACTION``: hand the open transaction to another session."""
+
+    arg_types: ClassVar[dict[str, bool]] = {}
+
+
+class LoadTransaction(exp.Expression):
+    """``LOAD TRANSACTION 'id'`` (``this``: a string literal or ``?``)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True}
+
+
+class SetCommitMessage(exp.Expression):
+    """``SET COMMIT MESSAGE 'text'`` (``this``: a string literal or ``?``)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True}
+
+
 class UseNamespace(exp.Expression):
     """``USE ns``."""
 
@@ -277,6 +304,25 @@ class Explain(exp.Expression):
         return f"EXPLAIN {analyze}{self.this.sql(dialect, copy=copy, **opts)}"
 
 
+class RefStatement(exp.Expression):
+    """A branch or tag statement (``action``: "CREATE BRANCH", "DROP BRANCH", "USE BRANCH",
+    "MERGE BRANCH", "CREATE TAG", "DROP TAG", "SHOW BRANCHES", "SHOW TAGS").
+
+    ``this`` is the ref's name; ``exists`` IF [NOT] EXISTS; ``source_kind``
+    ("BRANCH", "TAG", "VERSION") and ``source`` the FROM clause; ``target``
+    MERGE's INTO.
+    """
+
+    arg_types: ClassVar[dict[str, bool]] = {
+        "action": True,
+        "this": False,
+        "exists": False,
+        "source_kind": False,
+        "source": False,
+        "target": False,
+    }
+
+
 #: Every node class of this module, for the generator's dispatch table.
 NODES: tuple[type[exp.Expression], ...] = (
     PropertyItem,
@@ -288,6 +334,7 @@ NODES: tuple[type[exp.Expression], ...] = (
     ColumnDefinition,
     CreateTable,
     CreateTableAs,
+    CreateTableClone,
     DropTable,
     AlterTable,
     AddColumn,
@@ -305,9 +352,13 @@ NODES: tuple[type[exp.Expression], ...] = (
     ShowCreateTable,
     Begin,
     SetTransaction,
+    SetCommitMessage,
+    SaveTransaction,
+    LoadTransaction,
     UseNamespace,
     Call,
     Explain,
+    RefStatement,
 )
 
 

@@ -9,7 +9,7 @@ upper-case keywords, types by their TrinityLake names (``INT4``,
 :mod:`trinity_dbapi.sql.expressions` has its ``<key>_sql`` method, wired in
 ``TRANSFORMS``.
 
-Imports from sql/: compat, expressions, types_sql.
+Imports from sql/: compat, expressions, table_functions, types_sql.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from sqlglot import exp
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import types_sql
 from trinity_dbapi.sql.compat import DuckDBGenerator, meta_get
+from trinity_dbapi.sql.table_functions import lakehouse_function
 
 #: A name that prints without quotes before ``=>`` in CALL.
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -31,6 +32,14 @@ class TrinityGenerator(DuckDBGenerator):
     """The trinity dialect's generator."""
 
     # -- queries -------------------------------------------------------------------------
+
+    def anonymous_sql(self, expression: exp.Anonymous) -> str:
+        # The lakehouse's table functions print as documented, lower case like
+        # the catalog tables beside them (system.table_changes, system.tables).
+        if lakehouse_function(expression) is not None:
+            name = expression.name.lower()
+            return self.func(name, *expression.expressions, normalize=False)
+        return super().anonymous_sql(expression)
 
     def placeholder_sql(self, expression: exp.Placeholder) -> str:
         return "?"
@@ -146,6 +155,13 @@ class TrinityGenerator(DuckDBGenerator):
             f" AS {self.sql(expression, 'expression')}"
         )
 
+    def createtableclone_sql(self, expression: texp.CreateTableClone) -> str:
+        exists = self._exists(expression, " IF NOT EXISTS")
+        return (
+            f"CREATE TABLE{exists} {self.sql(expression, 'this')}"
+            f" CLONE {self.sql(expression, 'expression')}"
+        )
+
     def droptable_sql(self, expression: texp.DropTable) -> str:
         return f"DROP TABLE{self._exists(expression)} {self.sql(expression, 'this')}"
 
@@ -218,6 +234,30 @@ class TrinityGenerator(DuckDBGenerator):
     def settransaction_sql(self, expression: texp.SetTransaction) -> str:
         return f"SET TRANSACTION ISOLATION LEVEL {expression.args['isolation']}"
 
+    def savetransaction_sql(self, expression: texp.SaveTransaction) -> str:
+        return "SAVE TRANSACTION"
+
+    def loadtransaction_sql(self, expression: texp.LoadTransaction) -> str:
+        return f"LOAD TRANSACTION {self.sql(expression, 'this')}"
+
+    def setcommitmessage_sql(self, expression: texp.SetCommitMessage) -> str:
+        return f"SET COMMIT MESSAGE {self.sql(expression, 'this')}"
+
+    def refstatement_sql(self, expression: texp.RefStatement) -> str:
+        action = expression.args["action"]
+        verb = action.partition(" ")[0]
+        exists = expression.args.get("exists")
+        words = [action]
+        if exists:
+            words.append("IF NOT EXISTS" if verb == "CREATE" else "IF EXISTS")
+        if expression.this is not None:
+            words.append(self.sql(expression, "this"))
+        if expression.args.get("source_kind"):
+            words += ["FROM", expression.args["source_kind"], self.sql(expression, "source")]
+        if expression.args.get("target") is not None:
+            words += ["INTO", self.sql(expression, "target")]
+        return " ".join(words)
+
     def usenamespace_sql(self, expression: texp.UseNamespace) -> str:
         return f"USE {self.sql(expression, 'this')}"
 
@@ -286,6 +326,7 @@ class TrinityGenerator(DuckDBGenerator):
         texp.ColumnDefinition: columndefinition_sql,
         texp.CreateTable: createtable_sql,
         texp.CreateTableAs: createtableas_sql,
+        texp.CreateTableClone: createtableclone_sql,
         texp.DropTable: droptable_sql,
         texp.AlterTable: altertable_sql,
         texp.AddColumn: addcolumn_sql,
@@ -300,7 +341,11 @@ class TrinityGenerator(DuckDBGenerator):
         texp.ShowCreateTable: showcreatetable_sql,
         texp.Begin: begin_sql,
         texp.SetTransaction: settransaction_sql,
+        texp.SetCommitMessage: setcommitmessage_sql,
+        texp.SaveTransaction: savetransaction_sql,
+        texp.LoadTransaction: loadtransaction_sql,
         texp.UseNamespace: usenamespace_sql,
+        texp.RefStatement: refstatement_sql,
         texp.Call: call_sql,
         texp.Explain: explain_sql,
         texp.AlterColumnType: altercolumntype_sql,

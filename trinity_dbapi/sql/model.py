@@ -37,6 +37,7 @@ __all__ = [
     "CreateNamespace",
     "CreateTable",
     "CreateTableAs",
+    "CreateTableClone",
     "CreateView",
     "DescribeNamespace",
     "DescribeTable",
@@ -46,11 +47,15 @@ __all__ = [
     "DropNamespace",
     "DropTable",
     "DropView",
+    "LoadTransaction",
     "PartitionTransform",
     "Query",
+    "RefCommand",
     "RenameColumn",
     "RenameTable",
     "Rollback",
+    "SaveTransaction",
+    "SetCommitMessage",
     "SetPartitioning",
     "SetTableProperties",
     "SetTransaction",
@@ -90,6 +95,9 @@ class TableRef:
     node: exp.Table
     table: TableName
     as_of: AsOf | None
+    #: On a call of the lakehouse's own table function ``system.table_changes(...)``
+    #: (``table`` names it): its argument values, bound. None on every table.
+    arguments: tuple[object, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -295,6 +303,21 @@ class ShowCreateTable:
 
 
 @dataclass(frozen=True)
+class RefCommand:
+    """A branch or tag statement: CREATE, DROP, USE or MERGE BRANCH, CREATE or DROP TAG, SHOW."""
+
+    # action: "CREATE BRANCH", ..., "SHOW TAGS"; name: the ref (None for SHOW);
+    # if_exists: IF [NOT] EXISTS; source_kind ("BRANCH", "TAG", "VERSION") and
+    # source: the FROM clause (None: the default); target: MERGE's INTO (None: main).
+    action: str
+    name: str | None = None
+    if_exists: bool = False
+    source_kind: str | None = None
+    source: str | int | None = None
+    target: str | None = None
+
+
+@dataclass(frozen=True)
 class Begin:
     """``BEGIN`` / ``START TRANSACTION``; ``isolation`` "SERIALIZABLE", "SNAPSHOT" or None."""
 
@@ -309,6 +332,25 @@ class Commit:
 @dataclass(frozen=True)
 class Rollback:
     """``ROLLBACK``."""
+
+
+@dataclass(frozen=True)
+class SaveTransaction:
+    """``SAVE TRANSACTION``: save the open transaction for another session; one row, its id."""
+
+
+@dataclass(frozen=True)
+class LoadTransaction:
+    """``LOAD TRANSACTION 'id'``: continue a saved transaction in this session."""
+
+    txn_id: str
+
+
+@dataclass(frozen=True)
+class SetCommitMessage:
+    """``SET COMMIT MESSAGE 'text'``: the open transaction's commit message (None: none)."""
+
+    message: str | None
 
 
 @dataclass(frozen=True)
@@ -366,6 +408,16 @@ class CreateTableAs:
     if_not_exists: bool
     #: The transforms among ``partitioned_by`` (their directory names).
     partition_transforms: tuple[PartitionTransform, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateTableClone:
+    """``CREATE TABLE t CLONE source [FOR SYSTEM_VERSION AS OF ...]``: shares the source's files."""
+
+    table: TableName
+    source: TableName
+    as_of: AsOf | None
+    if_not_exists: bool
 
 
 @dataclass(frozen=True)
@@ -431,6 +483,7 @@ Statement = (
     | DescribeNamespace
     | CreateTable
     | CreateTableAs
+    | CreateTableClone
     | DropTable
     | TruncateTable
     | CreateIndex
@@ -440,9 +493,13 @@ Statement = (
     | DescribeTable
     | ShowCreateTable
     | Begin
+    | RefCommand
     | Commit
     | Rollback
     | SetTransaction
+    | SetCommitMessage
+    | SaveTransaction
+    | LoadTransaction
     | Use
     | Call
     | Query

@@ -76,7 +76,8 @@ UNSUPPORTED_STATEMENT_WORDS = frozenset(
 )
 _STATEMENTS = (
     "SELECT, WITH, VALUES, INSERT, UPDATE, DELETE, MERGE, TRUNCATE, CREATE, DROP, ALTER, SHOW, "
-    "DESCRIBE, USE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION, CALL, EXPLAIN, "
+    "DESCRIBE, USE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET TRANSACTION, "
+    "SET COMMIT MESSAGE, SAVE TRANSACTION, LOAD TRANSACTION, CALL, EXPLAIN, "
     "SUMMARIZE and COPY"
 )
 _ISOLATION_HINT = "TrinityLake isolation levels are SERIALIZABLE (the default) and SNAPSHOT"
@@ -106,12 +107,14 @@ class TrinityParser(DDLParser):
         ),
         TokenType.DESCRIBE: lambda self: self._parse_describe_statement(),
         TokenType.DESC: lambda self: self._parse_describe_statement(),
-        TokenType.USE: lambda self: texp.UseNamespace(this=self._parse_namespace_name()),
+        TokenType.USE: lambda self: self._parse_use_statement(),
+        TokenType.MERGE: lambda self: self._parse_merge_statement(),
         TokenType.BEGIN: lambda self: self._parse_begin(),
         TokenType.COMMIT: lambda self: self._parse_end_transaction(exp.Commit()),
         TokenType.ROLLBACK: lambda self: self._parse_end_transaction(exp.Rollback()),
         TokenType.SET: lambda self: self._parse_set_statement(),
         TokenType.COPY: lambda self: self._parse_copy_statement(),
+        TokenType.LOAD: lambda self: self._parse_load_transaction(),
     }
     #: Statements whose leading word has no token type of its own.
     KEYWORD_STATEMENT_PARSERS: ClassVar[dict[str, _StatementParser]] = {
@@ -119,6 +122,7 @@ class TrinityParser(DDLParser):
         "EXPLAIN": lambda self: self._parse_explain(),
         "START": lambda self: self._parse_start_transaction(),
         "SUMMARIZE": lambda self: self._parse_summarize(),
+        "SAVE": lambda self: self._parse_save_transaction(),
     }
     #: Statements sqlglot parses that trinity SQL does not support.
     UNSUPPORTED_STATEMENT_TOKENS: ClassVar[frozenset[TokenType]] = frozenset(
@@ -131,8 +135,23 @@ class TrinityParser(DDLParser):
         "TABLES": lambda self: self._parse_show_tables(),
         "CREATE TABLE": lambda self: texp.ShowCreateTable(this=self._parse_table_name()),
         "VIEWS": lambda self: self._parse_show_views(),
+        "BRANCHES": lambda self: texp.RefStatement(action="SHOW BRANCHES"),
+        "TAGS": lambda self: texp.RefStatement(action="SHOW TAGS"),
     }
     SHOW_TRIE: ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+    CREATE_PARSERS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
+        **DDLParser.CREATE_PARSERS,
+        "BRANCH": lambda self: self._parse_ref("CREATE BRANCH"),  # type: ignore[attr-defined]
+        "TAG": lambda self: self._parse_ref("CREATE TAG"),  # type: ignore[attr-defined]
+    }
+    CREATE_TRIE: ClassVar[dict] = new_trie(key.split(" ") for key in CREATE_PARSERS)
+    DROP_PARSERS: ClassVar[dict[str, Callable[[DDLParser], exp.Expression]]] = {
+        **DDLParser.DROP_PARSERS,
+        "BRANCH": lambda self: self._parse_ref("DROP BRANCH"),  # type: ignore[attr-defined]
+        "TAG": lambda self: self._parse_ref("DROP TAG"),  # type: ignore[attr-defined]
+    }
+    DROP_TRIE: ClassVar[dict] = new_trie(key.split(" ") for key in DROP_PARSERS)
 
     #: Time travel clauses: the words after the table name and the spelling kept in the tree.
     VERSION_PHRASES: ClassVar[dict[tuple[str, ...], str]] = {
@@ -178,6 +197,50 @@ class TrinityParser(DDLParser):
         ):
             self._unsupported(f"The {word} statement", _STATEMENTS, token)
         self._expected("a statement", f"statements start with {_STATEMENTS}")
+
+    # -- branches and tags (docs/branches.md) -----------------------------------------
+
+    def _parse_use_statement(self) -> exp.Expression:
+        """``USE ns`` or ``USE BRANCH name`` (``USE branch`` still means a namespace)."""
+        nxt = self._next
+        named = nxt is not None and (
+            nxt.token_type == TokenType.IDENTIFIER or nxt.token_type in self.ID_VAR_TOKENS
+        )
+        if named and self._curr and self._curr.text.upper() == "BRANCH":
+            self._advance()
+            return texp.RefStatement(action="USE BRANCH", this=self._parse_name("a branch name"))
+        return texp.UseNamespace(this=self._parse_namespace_name())
+
+    def _parse_merge_statement(self) -> exp.Expression:
+        """``MERGE BRANCH name [INTO name]``, or sqlglot's ``MERGE INTO`` (DML)."""
+        if self._curr and self._curr.text.upper() == "BRANCH":
+            self._advance()
+            name = self._parse_name("a branch name")
+            target = self._parse_name("a branch name") if self._match(TokenType.INTO) else None
+            return texp.RefStatement(action="MERGE BRANCH", this=name, target=target)
+        return DuckDBParser.STATEMENT_PARSERS[TokenType.MERGE](self)
+
+    def _parse_ref(self, action: str) -> texp.RefStatement:
+        """The rest of ``CREATE|DROP BRANCH|TAG``: IF [NOT] EXISTS, the name, FROM."""
+        exists = self._parse_exists(not_=action.startswith("CREATE"))
+        kind = action.partition(" ")[2].lower()
+        name = self._parse_name(f"a {kind} name")
+        source_kind: str | None = None
+        source: exp.Expression | None = None
+        if action.startswith("CREATE") and self._match(TokenType.FROM):
+            allowed = ("BRANCH", "TAG", "VERSION") if kind == "branch" else ("BRANCH", "VERSION")
+            if not self._match_texts(allowed):
+                self._expected(" or ".join(allowed), f"write FROM {allowed[0]} name")
+            source_kind = self._prev.text.upper()
+            if source_kind == "VERSION":
+                if not self._match(TokenType.NUMBER):
+                    self._expected("a version number", "write FROM VERSION 12")
+                source = exp.Literal.number(self._prev.text)
+            else:
+                source = self._parse_name(f"a {source_kind.lower()} name")
+        return texp.RefStatement(
+            action=action, this=name, exists=exists, source_kind=source_kind, source=source
+        )
 
     def _parse_string_as_identifier(self) -> exp.Identifier | None:
         # sqlglot makes FROM 'x.csv' the same node as FROM "x.csv"; DuckDB reads
@@ -333,11 +396,27 @@ class TrinityParser(DDLParser):
             self._unsupported("ROLLBACK TO SAVEPOINT", "ROLLBACK of the whole transaction")
         return statement
 
-    def _parse_set_statement(self) -> texp.SetTransaction:
+    def _parse_save_transaction(self) -> texp.SaveTransaction:
+        if not self._match_text_seq("TRANSACTION"):
+            self._expected("TRANSACTION after SAVE", "write SAVE TRANSACTION")
+        return texp.SaveTransaction()
+
+    def _parse_load_transaction(self) -> texp.LoadTransaction:
+        if not self._match_text_seq("TRANSACTION"):
+            self._unsupported(
+                "LOAD " + (self._curr.text.upper() if self._curr else ""),
+                "LOAD TRANSACTION 'id' (loading extensions is not)",
+            )
+        return texp.LoadTransaction(this=self._parse_text_value("the transaction id"))
+
+    def _parse_set_statement(self) -> texp.SetTransaction | texp.SetCommitMessage:
+        if self._match_text_seq("COMMIT", "MESSAGE"):
+            return texp.SetCommitMessage(this=self._parse_text_value("the commit message"))
         if not self._match_text_seq("TRANSACTION"):
             self._unsupported(
                 "SET " + (self._curr.text.upper() if self._curr else ""),
-                "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE | SNAPSHOT",
+                "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE | SNAPSHOT, or "
+                "SET COMMIT MESSAGE 'text'",
             )
         isolation = self._parse_isolation(optional=False)
         return texp.SetTransaction(isolation=isolation)

@@ -127,9 +127,13 @@ class DDLParser(BaseParser):
 
     # -- tables ------------------------------------------------------------------------------
 
-    def _parse_create_table(self) -> texp.CreateTable | texp.CreateTableAs:
+    def _parse_create_table(
+        self,
+    ) -> texp.CreateTable | texp.CreateTableAs | texp.CreateTableClone:
         exists = self._parse_exists(not_=True)
         table = self._parse_table_name()
+        if self._match_text_seq("CLONE"):
+            return self._parse_create_table_clone(table, exists)
         if not self._match(TokenType.L_PAREN):
             return self._parse_create_table_as(table, exists)
         columns = [self._parse_column_definition()]
@@ -149,6 +153,16 @@ class DDLParser(BaseParser):
             comment=self._parse_comment_clause(),
             properties=self._parse_with_properties(),
         )
+
+    def _parse_create_table_clone(
+        self, table: exp.Table, exists: bool | None
+    ) -> texp.CreateTableClone:
+        """``CREATE TABLE t CLONE source [FOR SYSTEM_VERSION AS OF v]`` (after ``CLONE``)."""
+        source = self._parse_table_name()
+        version = self._parse_version()
+        if version is not None:
+            source.set("version", version)
+        return texp.CreateTableClone(this=table, exists=exists, expression=source)
 
     def _parse_create_table_as(self, table: exp.Table, exists: bool | None) -> texp.CreateTableAs:
         """``CREATE TABLE t [PARTITIONED BY (...)] [COMMENT c] [WITH (...)] AS query``."""

@@ -30,10 +30,14 @@ from trinity_dbapi.sql.binding import Binder, as_utc, literal_value, parse_times
 from trinity_dbapi.sql.compat import meta_get
 from trinity_dbapi.sql.model import AsOf, Dml, Query, TableName, TableRef
 from trinity_dbapi.sql.parser import TrinityParser
-from trinity_dbapi.sql.table_functions import check_table_functions, refuse_file_name
+from trinity_dbapi.sql.table_functions import (
+    check_table_functions,
+    lakehouse_function,
+    refuse_file_name,
+)
 from trinity_dbapi.sql.types_sql import name_of
 
-__all__ = ["dml", "query", "table_name"]
+__all__ = ["as_of", "dml", "query", "table_name"]
 
 
 def table_name(table: exp.Table) -> TableName:
@@ -44,6 +48,11 @@ def table_name(table: exp.Table) -> TableName:
         )
     db = table.args.get("db")
     return TableName(name_of(db) if db else None, name_of(table.this))
+
+
+def as_of(table: exp.Table, binder: Binder) -> AsOf | None:
+    """The time travel target of a table name (its ``FOR ... AS OF`` clause), or None."""
+    return _as_of(table.args.get("version"), binder)
 
 
 def _as_of(version: exp.Version | None, binder: Binder) -> AsOf | None:
@@ -137,6 +146,11 @@ def _table_refs(
     for table in tables:
         if table is target:
             continue
+        function = lakehouse_function(table.this)
+        if function is not None:  # system.table_changes(...): the engine computes it
+            arguments = tuple(literal_value(arg, binder) for arg in table.this.expressions)
+            refs.append(TableRef(table, TableName("system", function), None, arguments))
+            continue
         if table.this is None or isinstance(table.this, exp.Func):
             continue  # ROWS FROM or a table function, both whitelisted above
         if not isinstance(table.this, exp.Identifier):
@@ -150,8 +164,13 @@ def _table_refs(
 
 
 def _bind_placeholders(expression: exp.Expression, binder: Binder) -> tuple[object, ...]:
-    """Bind time travel values into ``expression``; number the other ``?`` 1..n in text order."""
-    for version in expression.find_all(exp.Version):
+    """Bind time travel values into ``expression``; number the other ``?`` 1..n in text order.
+
+    The arguments of the lakehouse's table functions are bound too: the
+    engine reads them, DuckDB never sees them.
+    """
+    functions = [t.this for t in expression.find_all(exp.Table) if lakehouse_function(t.this)]
+    for version in [*expression.find_all(exp.Version), *functions]:
         for placeholder in list(version.find_all(exp.Placeholder)):
             placeholder.replace(value_node(binder.value(placeholder)))
     remaining = sorted(expression.find_all(exp.Placeholder), key=lambda p: int(p.name))

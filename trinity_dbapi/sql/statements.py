@@ -54,6 +54,7 @@ from trinity_dbapi.sql.model import (
     CreateNamespace,
     CreateTable,
     CreateTableAs,
+    CreateTableClone,
     CreateView,
     DescribeNamespace,
     DescribeTable,
@@ -62,10 +63,14 @@ from trinity_dbapi.sql.model import (
     DropNamespace,
     DropTable,
     DropView,
+    LoadTransaction,
     PartitionTransform,
+    RefCommand,
     RenameColumn,
     RenameTable,
     Rollback,
+    SaveTransaction,
+    SetCommitMessage,
     SetPartitioning,
     SetTableProperties,
     SetTransaction,
@@ -455,6 +460,24 @@ def _copy_from(node: texp.CopyFrom, binder: Binder) -> CopyFrom:
     )
 
 
+def _ref_command(node: texp.RefStatement) -> RefCommand:
+    source = node.args.get("source")
+    source_value: str | int | None = None
+    if isinstance(source, exp.Literal):
+        source_value = int(source.this)
+    elif source is not None:
+        source_value = name_of(source)
+    target = node.args.get("target")
+    return RefCommand(
+        node.args["action"],
+        name_of(node.this) if node.this is not None else None,
+        bool(node.args.get("exists")),
+        node.args.get("source_kind"),
+        source_value,
+        name_of(target) if target is not None else None,
+    )
+
+
 def _copy_to(node: texp.CopyTo, binder: Binder) -> CopyTo:
     return CopyTo(
         queries.query(node.this, binder), _copy_path(node, binder), _copy_options(node, binder)
@@ -476,6 +499,12 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     texp.DescribeNamespace: lambda node, binder: DescribeNamespace(name_of(node.this)),
     texp.CreateTable: _create_table,
     texp.CreateTableAs: _create_table_as,
+    texp.CreateTableClone: lambda node, binder: CreateTableClone(
+        queries.table_name(node.this),
+        queries.table_name(node.expression),
+        queries.as_of(node.expression, binder),
+        bool(node.args.get("exists")),
+    ),
     texp.DropTable: lambda node, binder: DropTable(
         queries.table_name(node.this), bool(node.args.get("exists"))
     ),
@@ -504,7 +533,15 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     exp.Commit: lambda node, binder: Commit(),
     exp.Rollback: lambda node, binder: Rollback(),
     texp.SetTransaction: lambda node, binder: SetTransaction(node.args["isolation"]),
+    texp.SaveTransaction: lambda node, binder: SaveTransaction(),
+    texp.LoadTransaction: lambda node, binder: LoadTransaction(
+        text_value(node.this, binder, "the transaction id") or ""
+    ),
+    texp.SetCommitMessage: lambda node, binder: SetCommitMessage(
+        text_value(node.this, binder, "the commit message")
+    ),
     texp.UseNamespace: lambda node, binder: Use(name_of(node.this)),
+    texp.RefStatement: lambda node, binder: _ref_command(node),
     texp.Call: _call,
     texp.Explain: queries.query,
     texp.SummarizeQuery: queries.query,

@@ -56,9 +56,14 @@ ALLOWED_TABLE_FUNCTIONS = frozenset(
     }
 )
 
+#: The lakehouse's own table functions, called as ``system.<name>(...)``. The
+#: engine computes them from the lakehouse (DuckDB never sees the call), so
+#: they read only what every query may read.
+LAKEHOUSE_TABLE_FUNCTIONS = frozenset({"table_changes"})
+
 _RULE = (
     "queries read lakehouse tables only; table functions that read files or run SQL text "
-    "are not allowed (allowed: {allowed})"
+    "are not allowed (allowed: {allowed}, and the lakehouse's system.table_changes)"
 )
 _FIX = (
     "to query a file, load it into a table first with Cursor.ingest or the trinity shell's "
@@ -75,6 +80,8 @@ def check_table_functions(expression: exp.Expression) -> None:
             :data:`ALLOWED_TABLE_FUNCTIONS` (named, with the rule and the fix).
     """
     for node in expression.find_all(exp.Func):
+        if lakehouse_function(node) is not None:
+            continue
         if isinstance(node.parent, (exp.Table, exp.Lateral)):
             name = _duckdb_name(node)
             if name not in ALLOWED_TABLE_FUNCTIONS:
@@ -83,6 +90,26 @@ def check_table_functions(expression: exp.Expression) -> None:
             for name in _plain_names(node):
                 if name in _table_only_names():
                     raise _refusal(name)
+
+
+def lakehouse_function(node: object) -> str | None:
+    """The name of the lakehouse table function ``node`` calls in a FROM clause, or None.
+
+    Only a call written ``system.<name>(...)`` as a table (``FROM``,
+    ``JOIN``) is one: the name alone is DuckDB's to resolve, and refused.
+    """
+    if not isinstance(node, exp.Anonymous):
+        return None
+    parent = node.parent
+    if not isinstance(parent, exp.Table):
+        return None
+    if parent.this is not node or parent.args.get("catalog") is not None:
+        return None
+    db = parent.args.get("db")
+    name = node.name.lower()
+    if isinstance(db, exp.Identifier) and db.name == "system" and name in LAKEHOUSE_TABLE_FUNCTIONS:
+        return name
+    return None
 
 
 def refuse_file_name(name: str) -> NotSupportedError:

@@ -24,15 +24,21 @@ split along the layout:
   of the modules above it and of the layers above.
 * ``datasets.py`` -- changing a managed table's dataset: creating it, adding
   and removing files as a merge, repartitioning.
+* ``clones.py`` -- ``CREATE TABLE ... CLONE``: a new dataset listing another
+  table's files where they are.
 * ``scan.py`` -- scan planning, the one place that decides which files of a
   version a reader reads and how (the SQL engine, the DuckDB bridge and Spark),
   pruning them by one plain-value predicate (``scan.pruned_labels``).
+* ``changes.py`` -- the data files two versions of a table do not share, and
+  only their rows (``system.table_changes``).
 * ``partition_sql.py`` -- partition columns of a
   DuckDB ``read_parquet`` decoded from each file's path.
 * ``file_rules.py``, ``kartothek_main.py``, ``data_files.py`` -- what the
   lakehouse layer asks of a managed table (the files garbage collection
   keeps and may delete, Kartothek's derived main metadata file, the rows of
   ``system.data_files``), registered with it by ``registration.py``.
+* ``merging.py`` -- the three-way, file-by-file merge of a table both sides
+  of ``MERGE BRANCH`` changed (a lakehouse hook too).
 
 Floors, bottom to top: a module imports only modules on floors below its
 own, in any form (at the top, inside a function, for type checking); each
@@ -46,9 +52,10 @@ module's docstring ends with the ones it imports, and
 4. ``metadata_io`` (the file), ``value_bounds``, ``values``
 5. ``managed`` (the vocabulary), ``partitions``
 6. ``reader``, ``writer``, ``file_rules``
-7. ``indices``, ``kartothek``, ``data_files``, ``kartothek_main``
+7. ``indices``, ``kartothek``, ``data_files``, ``kartothek_main``, ``changes``
 8. ``datasets`` (the changes), ``scan``, ``kartothek_import``, ``integrity``
-9. ``compaction``, ``registration`` (the hooks; no module of tables/ imports it)
+9. ``compaction``, ``clones``, ``merging`` (a table's three-way merge)
+10. ``registration`` (the hooks; no module of tables/ imports it)
 
 Names are re-exported here and loaded on first use, so importing this package
 does not import pyarrow.

@@ -60,16 +60,22 @@ if TYPE_CHECKING:
     from trinity_dbapi.storage import Storage
     from trinity_dbapi.tables.transforms import Transform
 
-__all__ = ["change_files", "create_dataset", "repartitioned"]
+__all__ = ["change_files", "create_dataset", "repartitioned", "without_unused_partitionings"]
 
 
 def create_dataset(
-    storage: Storage, table: TableDefinition, *, background: bool = False
+    storage: Storage,
+    table: TableDefinition,
+    *,
+    background: bool = False,
+    files_of: DatasetMetadata | None = None,
 ) -> TableDefinition:
     """Write a new, empty dataset for ``table``; return the definition that points at it.
 
     ``background``: the metadata file's create is left for a commit through
     this same storage to settle (:func:`~trinity_dbapi.tables.metadata_io.write_metadata`).
+    ``files_of``: a clone's source state; the new dataset lists its files,
+    indices and annotations where they are (:mod:`~trinity_dbapi.tables.clones`).
 
     The files are written at once under fresh names: until a commit points
     at them nobody sees them, and garbage collection removes them if none
@@ -103,6 +109,8 @@ def create_dataset(
                 storage, managed.schema(table), partition_by, transforms, dataset_uuid=dataset_uuid
             )
             claimed.result()
+    if files_of is not None:
+        meta = dataclasses.replace(files_of, dataset_uuid=meta.dataset_uuid, sequence=0)
     properties = {**table.format_properties, managed.DATASET_UUID: meta.dataset_uuid}
     created = table.replace(table_format=managed.TABLE_FORMAT, format_properties=properties)
     return managed.with_metadata(storage, created, meta, background=background)
@@ -166,7 +174,7 @@ def change_files(
             meta.with_partitions(added, gone), known, sorted(gone), limits
         )
         if gone:
-            meta, table = _without_unused_partitionings(meta, table)
+            meta, table = without_unused_partitionings(meta, table)
         if meta.indices:
             rows = dict(added_rows or {})
             for label in added:
@@ -197,7 +205,7 @@ def _check_partitioning(
             )
 
 
-def _without_unused_partitionings(
+def without_unused_partitionings(
     meta: DatasetMetadata, table: TableDefinition
 ) -> tuple[DatasetMetadata, TableDefinition]:
     """``meta`` and ``table`` forgetting the earlier partitionings no file has any more.

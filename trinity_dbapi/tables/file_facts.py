@@ -24,7 +24,7 @@ above is :class:`~trinity_dbapi.errors.CorruptFileError`, never a wrong count
 (:mod:`~trinity_dbapi.tables.metadata_io` checks it with :func:`parse` when it
 reads a metadata file).
 
-Imports from tables/: layout, metadata.
+Imports from tables/: metadata.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from trinity_dbapi.errors import CorruptFileError
-from trinity_dbapi.tables import layout
 
 if TYPE_CHECKING:
     from trinity_dbapi.storage import Storage
@@ -237,11 +236,8 @@ def recorded_bounds(meta: DatasetMetadata) -> Mapping[str, Bounds]:
 def recorded(meta: DatasetMetadata) -> dict[str, FileFacts]:
     """The facts the metadata records, by data file path, for its live files only."""
     facts = _recorded_labels(meta)
-    return {
-        layout.data_file_path(meta.dataset_uuid, label): facts[label]
-        for label in meta.partitions
-        if label in facts
-    }
+    # By the path the metadata lists: a clone's files are under another dataset's UUID.
+    return {path: facts[label] for label, path in meta.files().items() if label in facts}
 
 
 def recorded_sizes(meta: DatasetMetadata) -> dict[str, int]:

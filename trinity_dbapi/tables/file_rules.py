@@ -16,6 +16,13 @@ Garbage collection deletes only files the lakehouse wrote
 * in a dataset the lakehouse owns: the dataset of a managed table (never one
   imported with ``mode => 'reference'``, whose files are another program's).
 
+A clone (``CREATE TABLE ... CLONE``) lists files under the dataset it was
+cloned from: :func:`referenced_files` returns them where they are, so every
+file any retained version of any table reaches is kept, whatever dataset
+folder it is in; and the clone owns those datasets too
+(``shared_datasets``), so once the source is dropped the files neither
+reaches any more are still collected.
+
 A referenced dataset whose store lies inside the lakehouse root is protected
 as a whole while a retained version's table reads it: its folder and its
 main metadata files.
@@ -38,6 +45,7 @@ from trinity_dbapi.tables.managed import (
     METADATA_LOCATION,
     has_dataset,
     is_reference,
+    shared_datasets,
 )
 from trinity_dbapi.tables.metadata_io import dataset_files
 
@@ -103,7 +111,10 @@ def ownership(table: TableDefinition, root_uri: str) -> Ownership:
     dataset = properties.get(DATASET_UUID, "")
     store = properties.get(EXTERNAL_LOCATION)
     if store is None:
-        return Ownership(groups=frozenset({dataset}) if dataset else frozenset())
+        # A clone owns, with its own dataset, those whose files it shares:
+        # a dropped source's files it no longer reaches are still collected.
+        own = frozenset({dataset}) if dataset else frozenset()
+        return Ownership(groups=own | shared_datasets(table))
     # A referenced dataset: its frozen metadata file is the lakehouse's own;
     # the store's files are another program's, kept while the table reads them.
     files = frozenset({properties[METADATA_LOCATION]})

@@ -20,7 +20,7 @@ Imports from tables/: layout, metadata, partitions, reader, writer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -48,6 +48,7 @@ __all__ = [
     "build_index",
     "drop_index",
     "lookup",
+    "merged_index_file",
     "read_index",
     "update_indices",
 ]
@@ -229,6 +230,48 @@ def update_indices(
             [*labels.filter(keep).chunks, *new_labels],
         )
     return meta
+
+
+def merged_index_file(
+    storage: Storage,
+    schema: pa.Schema,
+    column: str,
+    parts: Sequence[tuple[str, Collection[str]]],
+    added: Mapping[str, pa.Table],
+) -> bytes:
+    """The bytes of one index of ``column`` gathered from several index files and new rows.
+
+    For a three-way merge of a dataset: each side's index covers its own
+    files, so the merged index takes, of each index file in ``parts``, the
+    entries of the labels listed with it, and indexes the ``added`` rows
+    (label -> rows holding ``column``) of files no index covered.
+
+    Args:
+        storage: the lakehouse storage the index files are read from.
+        schema: the table's full Arrow schema (the values are cast to its type).
+        column: the indexed column.
+        parts: ``(index file path, labels whose entries it gives)`` pairs.
+        added: label -> rows of files to index from their values.
+
+    Raises:
+        ProgrammingError: an unknown column, or added rows without it.
+        NotSupportedError: a column that cannot be indexed.
+    """
+    field = _value_field(schema, column)
+    values: list[pa.Array] = []
+    labels: list[pa.Array] = []
+    for path, wanted in parts:
+        part_values, part_labels = _pairs(read_index(storage, path, field))
+        keep = pc.is_in(part_labels, value_set=pa.array(sorted(wanted), pa.string()))
+        values.extend(part_values.filter(keep).chunks)
+        labels.extend(part_labels.filter(keep).chunks)
+    new_values, new_labels = _column_pairs(field, added.items())
+    table = _index_table(
+        field,
+        pa.chunked_array([*values, *new_values], field.type),
+        pa.chunked_array([*labels, *new_labels], pa.string()),
+    )
+    return parquet_bytes(table, row_group_rows=INDEX_ROW_GROUP_ROWS)
 
 
 def lookup(

@@ -58,6 +58,7 @@ __all__ = [
     "new_dataset_uuid",
     "parse_metadata_path",
     "read_referenced",
+    "shared_data_file",
     "valid_dataset_uuid",
 ]
 
@@ -109,6 +110,20 @@ def common_metadata_path(dataset_uuid: str) -> str:
 def data_file_path(dataset_uuid: str, label: str) -> str:
     """The data file of a partition label: ``<uuid>/table/<label>.parquet``."""
     return f"{dataset_uuid}/{TABLE}/{label}{DATA_SUFFIX}"
+
+
+def shared_data_file(label: str, path: str) -> str | None:
+    """The dataset a clone's data file ``path`` of partition ``label`` is under, or None.
+
+    A clone (``CREATE TABLE ... CLONE``, docs/datasets.md) lists the files of
+    the dataset it was cloned from where they are: ``<other uuid>/table/<label>.parquet``,
+    the label kept. None unless ``path`` is exactly that for a valid dataset UUID.
+    """
+    suffix = f"/{TABLE}/{label}{DATA_SUFFIX}"
+    if not path.endswith(suffix):
+        return None
+    owner = path[: -len(suffix)]
+    return owner if valid_dataset_uuid(owner) else None
 
 
 def label_of_path(dataset_uuid: str, path: str) -> str | None:

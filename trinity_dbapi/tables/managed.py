@@ -19,6 +19,13 @@ A managed table's definition names its dataset in ``format_properties``:
   store's) is under the lakehouse root like any other; its files are read
   from the store (:func:`data_storage`), and no statement writes them
   (:func:`require_own_files`).
+* ``shared_datasets``: only on a clone (``CREATE TABLE ... CLONE``): the
+  comma-joined UUIDs of the datasets whose data and index files its metadata
+  lists where they are (the dataset it was cloned from, and those that one
+  shared). Garbage collection counts those datasets as the lakehouse's
+  through the clone too (:mod:`~trinity_dbapi.tables.file_rules`), so their
+  files the clone no longer reaches are collected even once the source is
+  dropped; every file the clone reaches is kept, whatever dataset it is under.
 * ``dataset_root``: only on a table whose definition another lakehouse
   holds (the source of a minimal or partial snapshot export): the root URI of
   that lakehouse, where its metadata, data and index files are. Set when the
@@ -48,8 +55,8 @@ from trinity_dbapi.errors import NotSupportedError
 from trinity_dbapi.format.definitions import PARTITION_TRANSFORMS, TableDefinition
 from trinity_dbapi.format.type_mapping import arrow_schema
 from trinity_dbapi.storage import open_beside
-from trinity_dbapi.tables.layout import read_referenced
-from trinity_dbapi.tables.metadata_io import decode_metadata, write_metadata
+from trinity_dbapi.tables.layout import metadata_path, read_referenced, valid_dataset_uuid
+from trinity_dbapi.tables.metadata_io import decode_metadata, encode_metadata, write_metadata
 from trinity_dbapi.tables.transforms import loads
 
 if TYPE_CHECKING:
@@ -69,6 +76,8 @@ INDEX_PREFIX = "index."
 MIXED_FILE_SCHEMAS = "mixed_file_schemas"
 #: The root URI of the store a referenced (not copied) dataset's files are in.
 EXTERNAL_LOCATION = "external_location"
+#: On a clone: the comma-joined UUIDs of the other datasets its files are under.
+SHARED_DATASETS = "shared_datasets"
 #: The root URI of the lakehouse holding the definition and every file of a
 #: table read through a minimal or partial export.
 DATASET_ROOT = "dataset_root"
@@ -96,6 +105,12 @@ def is_reference(table: TableDefinition) -> bool:
 def files_elsewhere(table: TableDefinition) -> bool:
     """Whether the table's files are not this lakehouse's (a reference, or another lakehouse's)."""
     return EXTERNAL_LOCATION in table.format_properties or DATASET_ROOT in table.format_properties
+
+
+def shared_datasets(table: TableDefinition) -> frozenset[str]:
+    """The other datasets a clone's files are under (none for any other table)."""
+    text = table.format_properties.get(SHARED_DATASETS, "")
+    return frozenset(uuid for uuid in text.split(",") if valid_dataset_uuid(uuid))
 
 
 def read_from(table: TableDefinition, root_uri: str) -> TableDefinition:
@@ -241,6 +256,23 @@ def with_metadata(
     location = write_metadata(storage, meta, background=background)
     _keep((storage.cache_identity, location), as_written(meta))
     return table.replace(format_properties={**table.format_properties, METADATA_LOCATION: location})
+
+
+def staged_metadata(
+    storage: Storage, table: TableDefinition, meta: DatasetMetadata
+) -> tuple[TableDefinition, str, bytes]:
+    """``table`` pointing at a new metadata file holding ``meta``, not written yet.
+
+    Returns the definition, the file's path and its bytes, for a transaction
+    to stage (write at commit, or never if it does not commit), as
+    :func:`with_metadata` names and encodes it; the next :func:`metadata`
+    of this process finds the state without reading the file.
+    """
+    used, data = encode_metadata(meta)
+    location = metadata_path(meta.dataset_uuid, meta.sequence + 1, used)
+    _keep((storage.cache_identity, location), as_written(meta))
+    properties = {**table.format_properties, METADATA_LOCATION: location}
+    return table.replace(format_properties=properties), location, data
 
 
 def as_written(meta: DatasetMetadata) -> DatasetMetadata:

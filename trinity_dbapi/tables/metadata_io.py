@@ -24,7 +24,10 @@ refuses what reading would.
 
 Reading is strict: the types must be exactly the seed's (no int for a string,
 no bool or float for an int), no other keys than the seed's and Kartothek's
-``partition_keys``, and every file must sit under the dataset's own prefix.
+``partition_keys``, and every file must sit under the dataset's own prefix
+or, in a clone (docs/datasets.md, decision 25), at the same place under the
+UUID of the dataset it was cloned from (``<uuid>/table/<label>.parquet`` with
+the partition's own label, ``<uuid>/indices/...``).
 What Kartothek and plateau write beyond the seed is decided per attribute in
 docs/datasets.md ("Reading Kartothek's datasets"): embedded indices and
 non-string user metadata are accepted and left out. A problem raises :class:`~trinity_dbapi.errors.CorruptFileError`
@@ -329,9 +332,12 @@ def _label_problem(uuid: str, label: str, files: Any) -> str | None:
             "(plateau's default table_name)"
         )
     if files != {layout.TABLE: expected}:
+        if len(files) == 1 and layout.shared_data_file(label, files[layout.TABLE]) is not None:
+            return None  # a clone's file, where the dataset it was cloned from has it
         return (
             f"partition {_shown(label)} must hold exactly one file, table {layout.TABLE!r} "
-            f"at {_shown(expected)}; found {_shown(files)}"
+            f"at {_shown(expected)} (or, in a clone, the same under the UUID of the dataset "
+            f"it was cloned from); found {_shown(files)}"
         )
     return None
 
@@ -361,10 +367,13 @@ def _indices_problem(uuid: str, indices: Any) -> str | None:
             return (
                 f"index of column {_shown(column)} must be a STRING file path, found {_shown(path)}"
             )
-        if not (path.startswith(f"{uuid}/indices/") and path.endswith(layout.INDEX_SUFFIX)):
+        # A clone's index file may be the one of the dataset it was cloned from.
+        owner, _, rest = path.partition("/indices/")
+        if not (layout.valid_dataset_uuid(owner) and rest and path.endswith(layout.INDEX_SUFFIX)):
             return (
                 f"index of column {_shown(column)} must be a file "
-                f"'{uuid}/indices/.../*{layout.INDEX_SUFFIX}', found {_shown(path)}"
+                f"'{uuid}/indices/.../*{layout.INDEX_SUFFIX}' (or, in a clone, the same under "
+                f"the UUID of the dataset it was cloned from), found {_shown(path)}"
             )
     return None
 

@@ -16,7 +16,10 @@ all of them for :data:`~trinity_dbapi.tables.managed.TABLE_FORMAT`:
 * **derived files** (:mod:`~trinity_dbapi.tables.kartothek_main`):
   Kartothek's main metadata file, rewritten after each commit;
 * **data files** (:func:`~trinity_dbapi.tables.data_files.describe_files`):
-  the rows of ``system.data_files``.
+  the rows of ``system.data_files``;
+* **table merge** (:func:`~trinity_dbapi.tables.merging.merge_tables`): the
+  three-way, file-by-file merge of a table both sides of ``MERGE BRANCH``
+  changed.
 
 They are registered together: the lakehouse loads a format's entry point
 only when it knows none of its hooks, so one missing would go unnoticed
@@ -34,7 +37,7 @@ lakehouse operation needs them:
   and the DuckDB bridge import it, so their processes register before
   their first statement even without the package's installed metadata.
 
-Imports from tables/: data_files, file_rules, kartothek_main, managed.
+Imports from tables/: data_files, file_rules, kartothek_main, managed, merging.
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ from trinity_dbapi.lakehouse.table_formats import (
     register_derived_files,
     register_file_rules,
     register_table_format,
+    register_table_merge,
 )
-from trinity_dbapi.tables import data_files, file_rules, kartothek_main, managed
+from trinity_dbapi.tables import data_files, file_rules, kartothek_main, managed, merging
 from trinity_dbapi.tables.file_rules import referenced_files
 
 __all__ = ["referenced_files", "register"]
@@ -66,6 +70,7 @@ def register() -> None:
     )
     register_derived_files(name, kartothek_main.publish, kartothek_main.published_files)
     register_data_files(name, data_files.describe_files)
+    register_table_merge(name, merging.merge_tables)
 
 
 register()

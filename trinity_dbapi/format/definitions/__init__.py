@@ -28,6 +28,8 @@ The package is split by object, each file readable in one sitting:
   type parameter limits.
 * ``table.py`` -- :class:`TableDefinition` (with its partition columns) and ``TABLE_TYPES``.
 * ``view.py`` -- :class:`ViewDefinition` and ``TRINITY_DIALECT``.
+* ``transaction.py`` -- :class:`TransactionDefinition`, schema ID 4: a saved
+  (distributed) transaction, stored under ``_transactions/``, not in the tree.
 * ``__init__.py`` (this file) -- :data:`DEFINITION_TYPES` and the re-exports:
   import from ``trinity_dbapi.format.definitions``, not from the submodules.
 
@@ -35,7 +37,8 @@ Floors, bottom to top: a module imports only modules on floors below its
 own; each module's docstring ends with the ones it imports.
 
 1. ``_common`` (what every definition shares)
-2. ``branches`` (a branch as the lakehouse definition records it), ``types`` (column types)
+2. ``branches`` (a branch as the lakehouse definition records it), ``types`` (column types),
+   ``transaction`` (schema ID 4)
 3. ``lakehouse`` (schema IDs 0 and 1), ``table`` (schema ID 2), ``view`` (schema ID 3)
 """
 
@@ -67,6 +70,7 @@ from trinity_dbapi.format.definitions.table import (
     TableDefinition,
     with_partition_columns,
 )
+from trinity_dbapi.format.definitions.transaction import TransactionDefinition
 from trinity_dbapi.format.definitions.types import (
     MAX_DECIMAL_PRECISION,
     MAX_TIME_PRECISION,
@@ -104,6 +108,7 @@ __all__ = [
     "LakehouseDefinition",
     "NamespaceDefinition",
     "TableDefinition",
+    "TransactionDefinition",
     "ViewDefinition",
     "with_partition_columns",
 ]

@@ -29,7 +29,9 @@ __all__ = [
     "MAIN",
     "BranchRecord",
     "branch_folder_problem",
+    "branch_root_files",
     "lineage_of",
+    "main_versions_needed",
 ]
 
 #: The folder every branch's own root node files live under.
@@ -169,3 +171,48 @@ def lineage_of(lineage: Sequence[tuple[int, str]], version: int) -> str:
         if version >= first:
             return folder
     return ""
+
+
+def main_versions_needed(branches: Mapping[str, BranchRecord]) -> set[int]:
+    """Main's versions that branches still need (each one's newest version on main).
+
+    Expiration keeps them: a branch without commits of its own reads its
+    base, and every branch's history runs through one of them.
+    """
+    needed = {record.main_version() for record in branches.values()}
+    for record in branches.values():
+        for root in record.merged_roots.values():
+            if "/" not in root:  # main's
+                needed.add(int(root[1:33][::-1], 2))
+    return needed
+
+
+def branch_root_files(
+    branches: Mapping[str, BranchRecord], listed: Sequence[str]
+) -> tuple[list[str], set[str]]:
+    """Of ``listed`` (paths under ``_branches/``), the roots live branches reach, and their hints.
+
+    A root in a folder is reached when some live branch's history holds
+    its version in that folder: a branch's own roots, and the roots of the
+    branches it was created from, up to where it left them.
+    """
+    present = set(listed)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    hints: set[str] = set()
+    roots: set[str] = set()
+    for record in branches.values():
+        hints.add(record.folder + "_latest_hint.txt")
+        roots.update(r for r in record.merged_roots.values() if "/" in r and r in present)
+        upper = 2**32
+        for first, folder in record.lineage:
+            if folder:
+                spans.setdefault(folder, []).append((first, upper))
+            upper = first
+    for path in listed:
+        folder, _, name = path.rpartition("/")
+        if not _ROOT_RE.fullmatch(name):
+            continue
+        version = int(name[1:33][::-1], 2)
+        if any(lo <= version < hi for lo, hi in spans.get(folder + "/", ())):
+            roots.add(path)
+    return sorted(roots), hints

@@ -119,7 +119,7 @@ class BranchDef(_message.Message):
     def __init__(self, folder: _Optional[str] = ..., base_version: _Optional[int] = ..., base_root: _Optional[str] = ..., lineage: _Optional[_Iterable[_Union[ChainSegment, _Mapping]]] = ..., created_at_millis: _Optional[int] = ..., merged_roots: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class TransactionDef(_message.Message):
-    __slots__ = ("id", "isolation_level", "beginning_root_node_file_path", "running_root_node_file_path", "began_at_millis", "expire_at_millis", "writes", "deleted_keys", "read_keys", "read_ranges", "required_keys", "required_ranges", "staged_files", "branch", "beginning_version", "saved_at_millis")
+    __slots__ = ("id", "isolation_level", "beginning_root_node_file_path", "running_root_node_file_path", "began_at_millis", "expire_at_millis", "writes", "deleted_keys", "read_keys", "read_ranges", "required_keys", "required_ranges", "staged_files", "branch", "beginning_version", "saved_at_millis", "commit_message", "merged_keys")
     class WritesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -143,6 +143,8 @@ class TransactionDef(_message.Message):
     BRANCH_FIELD_NUMBER: _ClassVar[int]
     BEGINNING_VERSION_FIELD_NUMBER: _ClassVar[int]
     SAVED_AT_MILLIS_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    MERGED_KEYS_FIELD_NUMBER: _ClassVar[int]
     id: str
     isolation_level: str
     beginning_root_node_file_path: str
@@ -159,7 +161,9 @@ class TransactionDef(_message.Message):
     branch: str
     beginning_version: int
     saved_at_millis: int
-    def __init__(self, id: _Optional[str] = ..., isolation_level: _Optional[str] = ..., beginning_root_node_file_path: _Optional[str] = ..., running_root_node_file_path: _Optional[str] = ..., began_at_millis: _Optional[int] = ..., expire_at_millis: _Optional[int] = ..., writes: _Optional[_Mapping[str, str]] = ..., deleted_keys: _Optional[_Iterable[str]] = ..., read_keys: _Optional[_Iterable[str]] = ..., read_ranges: _Optional[_Iterable[_Union[KeyRange, _Mapping]]] = ..., required_keys: _Optional[_Iterable[str]] = ..., required_ranges: _Optional[_Iterable[_Union[KeyRange, _Mapping]]] = ..., staged_files: _Optional[_Iterable[str]] = ..., branch: _Optional[str] = ..., beginning_version: _Optional[int] = ..., saved_at_millis: _Optional[int] = ...) -> None: ...
+    commit_message: str
+    merged_keys: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., isolation_level: _Optional[str] = ..., beginning_root_node_file_path: _Optional[str] = ..., running_root_node_file_path: _Optional[str] = ..., began_at_millis: _Optional[int] = ..., expire_at_millis: _Optional[int] = ..., writes: _Optional[_Mapping[str, str]] = ..., deleted_keys: _Optional[_Iterable[str]] = ..., read_keys: _Optional[_Iterable[str]] = ..., read_ranges: _Optional[_Iterable[_Union[KeyRange, _Mapping]]] = ..., required_keys: _Optional[_Iterable[str]] = ..., required_ranges: _Optional[_Iterable[_Union[KeyRange, _Mapping]]] = ..., staged_files: _Optional[_Iterable[str]] = ..., branch: _Optional[str] = ..., beginning_version: _Optional[int] = ..., saved_at_millis: _Optional[int] = ..., commit_message: _Optional[str] = ..., merged_keys: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class KeyRange(_message.Message):
     __slots__ = ("lo", "hi")

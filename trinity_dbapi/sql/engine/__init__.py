@@ -8,19 +8,23 @@ Floors, bottom to top: a module imports only modules on floors below its
 own, in any form (lazy and ``TYPE_CHECKING`` imports included); each module's
 docstring ends with the ones it imports.
 
-1. ``sandbox``, ``control``, ``progress``, ``result``, ``duck_errors``,
+1. ``sandbox``, ``duckdb_lifecycle`` (the sessions' DuckDB at interpreter exit
+   and in a forked child), ``control``, ``progress``, ``result``, ``duck_errors``,
    ``row_count``, ``predicates``, ``file_access`` (which local files COPY may
    use), ``file_formats`` (CSV, Parquet and NDJSON files as Arrow batches and
    back), ``stand_in`` (what a session needs of the lakehouse its first
    write creates) (no engine module)
-2. ``duckdb_pool`` (on ``sandbox``), ``duck_run`` (SQL text run in DuckDB, on
+2. ``duckdb_pool`` (on ``sandbox`` and ``duckdb_lifecycle``), ``duck_run`` (SQL text run in DuckDB, on
    ``duck_errors``), ``catalog_pushdown`` (on ``predicates``)
 3. ``session`` (a connection's state and transactions and its DuckDB
    connection; it names no statement and no module above it),
    ``native_scan`` (what DuckDB scans for a user table)
 4. ``view_expansion`` (a view reference as its query, as of the version
-   read), ``catalog_answer``, ``ddl``, ``rewrite_files``, ``suggest`` ("did you
-   mean" for a missing table or namespace) (all on the session)
+   read), ``catalog_answer``, ``ddl``, ``clones`` (``CREATE TABLE ... CLONE``),
+   ``rewrite_files``, ``suggest`` ("did you mean" for a missing table or
+   namespace), ``table_changes`` (``system.table_changes``), ``saved`` (SAVE
+   and LOAD TRANSACTION), ``refs`` (branch and tag statements) (all on the
+   session)
 5. ``query`` (on the expansion, scans, pushdown and predicates),
    ``kartothek_import`` (on ``ddl``), ``auto_compact`` (on ``rewrite_files``)
 6. ``dml``, ``merge_keys``, ``show``, ``views`` (CREATE / DROP / SHOW VIEWS),

@@ -30,7 +30,7 @@ every other statement reaches tables' data, and first registers the table
 format's hooks and automatic compaction (:func:`_with_tables`).
 
 Imports from sql/engine/: result, session, show, suggest; inside functions: auto_compact,
-catalog_answer, copy, ddl, dml, merge, procedures, query, views.
+catalog_answer, clones, copy, ddl, dml, merge, procedures, query, refs, saved, views.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from trinity_dbapi.errors import NoSuchNamespaceError, NotSupportedError
+from trinity_dbapi.errors import NoSuchNamespaceError, NotSupportedError, ProgrammingError
 from trinity_dbapi.lakehouse import catalog
 from trinity_dbapi.sql import expressions as texp
 from trinity_dbapi.sql import model
@@ -232,7 +232,17 @@ def _tables_named(parsed: st.Parsed, namespace: str) -> list[tuple[str, str]]:
 # -- transaction control (no transaction of their own) -------------------------------
 
 #: Statements that run outside the statement's savepoint: transaction control and CALL.
-_CONTROL = (model.Begin, model.Commit, model.Rollback, model.SetTransaction, model.Call)
+_CONTROL = (
+    model.Begin,
+    model.Commit,
+    model.Rollback,
+    model.SetTransaction,
+    model.SetCommitMessage,
+    model.SaveTransaction,
+    model.LoadTransaction,
+    model.Call,
+    model.RefCommand,
+)
 
 
 def _control(session: Session, stmt: Any) -> Result:
@@ -246,6 +256,27 @@ def _control(session: Session, stmt: Any) -> Result:
             session.rollback()
         case model.SetTransaction():
             session.set_isolation(stmt.isolation)
+        case model.SetCommitMessage():
+            if session.statement_scoped():  # no transaction outlives the statement
+                raise ProgrammingError(
+                    "SET COMMIT MESSAGE outside a transaction: in autocommit mode it would name "
+                    "no commit; run BEGIN, then SET COMMIT MESSAGE 'text', the changes and COMMIT"
+                )
+            session.transaction().message = stmt.message
+        case model.SaveTransaction():
+            from trinity_dbapi.sql.engine import saved
+
+            return saved.save_transaction(session)
+        case model.LoadTransaction():
+            from trinity_dbapi.sql.engine import saved
+
+            return saved.load_transaction(session, stmt)
+        case model.RefCommand():
+            from trinity_dbapi.sql.engine import refs
+
+            if stmt.action == "MERGE BRANCH":
+                _with_tables()  # a merge of tables' data asks their format
+            return refs.run(session, stmt)
         case model.Call():
             from trinity_dbapi.sql.engine import procedures
 
@@ -359,6 +390,10 @@ def _handle(session: Session, stmt: Any, sql: str) -> Result:
             return dml.truncate(session, stmt)
         case model.CreateTableAs():
             return dml.create_table_as(session, stmt)
+        case model.CreateTableClone():
+            from trinity_dbapi.sql.engine import clones
+
+            return clones.create_table_clone(session, stmt)
         case model.CreateIndex():
             return dml.create_index(session, stmt)
         case model.DropIndex():

@@ -41,7 +41,7 @@ session module's exit release), and a forked child forgets its parent's
 without closing them, as it does the sessions' (the session module's fork
 hook): :mod:`.session` calls :func:`close_all` and :func:`forget_in_child`.
 
-Imports from sql/engine/: sandbox.
+Imports from sql/engine/: duckdb_lifecycle, sandbox.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trinity_dbapi.sql.engine import duckdb_lifecycle
 from trinity_dbapi.sql.engine.sandbox import SANDBOX_CONFIG, Sandbox
 
 if TYPE_CHECKING:
@@ -266,3 +267,7 @@ def _close(database: Database) -> None:
         database.duck.close()
     finally:
         database.sandbox.close()
+
+
+# After every session let go of its connection (sessions are closed first).
+duckdb_lifecycle.then(close_all, forget_in_child)

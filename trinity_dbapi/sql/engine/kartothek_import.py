@@ -176,6 +176,15 @@ def _reference(
     with _source_errors(uuid, finding=False):
         present = set(source.storage.list(f"{uuid}/"))
     needed = [*source.meta.files().values(), *source.meta.indices.values()]
+    # A clone's dataset lists files under the dataset it was cloned from, which
+    # this table would read in place but garbage collection protects only by folder.
+    shared = [path for path in needed if not path.startswith(f"{uuid}/")]
+    if shared:
+        raise DataError(
+            f"Kartothek dataset {uuid!r} cannot be referenced: its metadata lists files under "
+            f"another dataset's folder (such as {shared[0]!r}; a clone's dataset does), which "
+            "a referenced table cannot keep; import it with mode => 'copy'"
+        )
     missing = [path for path in needed if path not in present]
     if missing:
         raise DataError(

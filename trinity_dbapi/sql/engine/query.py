@@ -12,10 +12,11 @@ A view reference is first replaced by its query as of the version read
 (:mod:`.view_expansion`); a user table becomes its scan (:mod:`.native_scan`),
 or a relation of its row counts when the query reads no column
 (:mod:`.row_count`); a catalog table is built for the rows the query can
-match (:mod:`.catalog_pushdown`). The SQL runs through :mod:`.duck_run`.
+match (:mod:`.catalog_pushdown`); a call of ``system.table_changes`` is the
+rows :mod:`.table_changes` computes. The SQL runs through :mod:`.duck_run`.
 
 Imports from sql/engine/: catalog_pushdown, duck_errors, duck_run, native_scan,
-predicates, row_count, session, view_expansion.
+predicates, row_count, session, table_changes, view_expansion.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from trinity_dbapi.sql.engine.duck_errors import FetchedScan, QueryFiles
 from trinity_dbapi.sql.engine.duck_run import execute_duckdb, stream_duckdb, unregister
 from trinity_dbapi.sql.engine.native_scan import NativeScan, table_scan
 from trinity_dbapi.sql.engine.predicates import scan_predicate
+from trinity_dbapi.sql.engine.table_changes import table_changes
 from trinity_dbapi.sql.engine.view_expansion import expand_views
 from trinity_dbapi.tables.temporal import nanosecond_scalar
 from trinity_dbapi.tables.temporal import text as temporal_text
@@ -130,11 +132,18 @@ def execute_marked(
             session.control.check()  # materialising a reference may read much metadata
             ref = refs[index]
             namespace = ref.table.namespace or session.namespace
+            if ref.arguments is not None and node.args.get("alias") is None:
+                # A table function's rows are named after it: table_changes.version
+                node.set("alias", exp.TableAlias(this=exp.to_identifier(ref.table.name)))
             if node.args.get("alias") is None:
                 unaliased.add((namespace, ref.table.name))
-            predicate: Any = scan_predicate(node, params)
-            if namespace in catalog.RESERVED_NAMESPACES:
+            predicate: Any
+            if ref.arguments is not None:  # system.table_changes(...): its arguments are its key
+                predicate = ("arguments", ref.arguments)
+            elif namespace in catalog.RESERVED_NAMESPACES:
                 predicate = catalog_pushdown.catalog_scope(node, params, namespace, ref.table.name)
+            else:
+                predicate = scan_predicate(node, params)
             key: Any = ("override", index) if overrides and index in overrides else None
             shown = repr(sorted(predicate.items()) if isinstance(predicate, dict) else predicate)
             key = key or (namespace, ref.table.name, ref.as_of, shown)
@@ -151,6 +160,8 @@ def execute_marked(
                 else:
                     if key[0] == "override":
                         relation = overrides[index]  # type: ignore[index]
+                    elif ref.arguments is not None:
+                        relation = table_changes(session, ref)
                     else:
                         relation = _materialise(
                             session, namespace, ref.table.name, ref.as_of, predicate, files

@@ -16,7 +16,8 @@ Work that follows a commit registers itself here
 (:func:`register_after_commit`): the session calls it and never names it.
 
 The session also holds its own DuckDB connection (:mod:`.duckdb_pool`),
-closed with the session, at interpreter exit, and forgotten in a forked child.
+closed with the session, at interpreter exit, and forgotten in a forked child
+(:mod:`.duckdb_lifecycle`).
 
 Long work reports its progress to the session's handler (``Connection.progress``):
 see :mod:`trinity_dbapi.sql.engine.progress`.
@@ -28,12 +29,11 @@ where the user pointed, until its first write creates it with the
 made (:meth:`Session.writable`); if that first statement fails, what it
 created is deleted again, so a mistyped path and a failed write leave nothing.
 
-Imports from sql/engine/: control, duckdb_pool, progress, stand_in.
+Imports from sql/engine/: control, duckdb_lifecycle, duckdb_pool, progress, stand_in.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import time
@@ -57,7 +57,7 @@ from trinity_dbapi.lakehouse.transaction import (
     Transaction,
 )
 from trinity_dbapi.sql import model
-from trinity_dbapi.sql.engine import duckdb_pool
+from trinity_dbapi.sql.engine import duckdb_lifecycle, duckdb_pool
 from trinity_dbapi.sql.engine import stand_in as stand_in_module
 from trinity_dbapi.sql.engine.control import StatementControl
 from trinity_dbapi.sql.engine.progress import NodeFileProgress, ProgressHandler, Task
@@ -72,51 +72,6 @@ T = TypeVar("T")
 
 #: The namespace unqualified names resolve in until ``USE`` changes it.
 DEFAULT_NAMESPACE = "default"
-
-#: Sessions whose private DuckDB is open.
-_WITH_DUCKDB: weakref.WeakSet[Session] = weakref.WeakSet()
-
-#: How long interpreter exit waits for a statement another thread is running
-#: in a session's DuckDB to stop once interrupted.
-EXIT_WAIT_SECONDS = 5.0
-
-
-@atexit.register
-def _release_at_exit() -> None:
-    """Close every session still open when the interpreter exits.
-
-    DuckDB (2.x, built with nanobind) prints a screen of "leaked instances"
-    reports if any of its objects outlives the teardown of its module, and
-    a session kept alive by an exception's traceback or a reference cycle
-    does. atexit handlers run before that teardown. No storage is touched:
-    an open transaction is dropped unfinished, as a crash would leave it.
-    """
-    for session in list(_WITH_DUCKDB):
-        session.abandon(wait=EXIT_WAIT_SECONDS)
-    duckdb_pool.close_all()
-
-
-#: DuckDB objects a forked child inherited: kept, never closed (see below).
-_INHERITED: list[Any] = []
-
-
-def _forget_in_child() -> None:
-    """In a forked child, let go of the parent's DuckDB without closing it.
-
-    The child inherits the parent's DuckDB objects but not DuckDB's threads,
-    so closing them there (as the exit release would) crashes the child with
-    a segmentation fault. They are kept unclosed instead; a session used in
-    the child opens a DuckDB of its own.
-    """
-    for session in list(_WITH_DUCKDB):
-        _INHERITED.extend(session.inherited())
-    _WITH_DUCKDB.clear()
-    duckdb_pool.forget_in_child()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_in_child)
-
 
 #: ``hook(session, tables, snapshot)``: work after a commit that changed the
 #: data files of ``tables`` (``(namespace, table)`` pairs) and made ``snapshot``.
@@ -220,7 +175,7 @@ class Session:
     @property
     def in_transaction(self) -> bool:
         """Whether a transaction is open (begun and not yet committed or rolled back)."""
-        return self._txn is not None
+        return self._txn is not None and self._txn.is_active
 
     def transaction(self, prefetch: Sequence[tuple[str, str]] = ()) -> Transaction:
         """The open transaction, beginning one when none is.
@@ -229,7 +184,8 @@ class Session:
             prefetch: the tables the first statement reads, whose definitions
                 are read while the latest version is looked up.
         """
-        if self._txn is None:
+        if self._txn is None or not self._txn.is_active:  # none, or one SAVE TRANSACTION handed off
+            self._explicit = self._explicit and self._txn is None  # a saved one's BEGIN is over
             if self.create_on_write is not None:
                 self._look_again()
             self._txn = self.lakehouse.begin(
@@ -240,14 +196,14 @@ class Session:
             )
         return self._txn
 
-    def begin(self, isolation: str | None) -> None:
-        """SQL ``BEGIN``: open a transaction explicitly."""
-        if self._txn is not None and (self._explicit or self._txn.has_changes):
+    def begin(self, isolation: str | None, txn: Transaction | None = None) -> None:
+        """SQL ``BEGIN``: open a transaction explicitly (``txn``: go on with it, LOAD TRANSACTION)."""
+        if self.in_transaction and (self._explicit or self.transaction().has_changes):
             raise ProgrammingError(
                 "BEGIN inside an open transaction: a transaction is already in progress; "
                 "COMMIT or ROLLBACK it first"
             )
-        self._txn = None
+        self._txn = txn
         if isolation is not None:
             self.isolation = IsolationLevel.parse(isolation)
         self.transaction()
@@ -266,7 +222,7 @@ class Session:
         """
         txn, self._txn, self._explicit = self._txn, None, False
         written, self.written_tables = frozenset(self.written_tables), set()
-        if txn is not None and txn.is_active:
+        if txn is not None and (txn.is_active or txn.is_saved):  # a saved one raises
             snapshot = txn.commit(progress=self.node_file_progress("commit", quiet=True))
             if written:
                 for hook in _AFTER_COMMIT:
@@ -280,6 +236,24 @@ class Session:
         self.written_tables = set()
         if txn is not None and txn.is_active:
             txn.abort()
+
+    def use_branch(self, name: str) -> None:
+        """SQL ``USE BRANCH``: the session's statements read and write branch ``name``.
+
+        Raises:
+            ProgrammingError: a transaction is open (its changes belong to
+                the branch it began on).
+            NoSuchRefError: no branch has that name.
+        """
+        if self.in_transaction and (self._explicit or self.transaction().has_changes):
+            raise ProgrammingError(
+                f"USE BRANCH {name} inside an open transaction: its changes belong to the "
+                "branch it began on; COMMIT or ROLLBACK it first"
+            )
+        lakehouse = self.lakehouse.on_branch(name)
+        self.rollback()
+        self.lakehouse = lakehouse
+        self._switch_lakehouse()
 
     def set_isolation(self, isolation: str) -> None:
         """SQL ``SET TRANSACTION``: the isolation level of the next transaction.
@@ -331,10 +305,13 @@ class Session:
         later = self.create_on_write
         if later is None:
             return
+        message = self._txn.message if self._txn is not None else None  # SET COMMIT MESSAGE's
         lakehouse, self.created_lakehouse = later.create()
         self._creating = (self.lakehouse.take_over(lakehouse), later)
         self.create_on_write = None
         self._switch_lakehouse()
+        if message is not None:
+            self.transaction().message = message
 
     def _look_again(self) -> None:
         """Read the lakehouse another writer created since, rather than the stand-in.
@@ -419,10 +396,11 @@ class Session:
         if as_of.kind == "version":
             snapshot = lake.snapshot(int(as_of.value))  # type: ignore[arg-type]
         elif as_of.kind == "export":
-            snapshot = lake.snapshot_by_export(str(as_of.value))
+            # A tag, an export or a branch's head (docs/branches.md).
+            snapshot = lake.snapshot_by_name(str(as_of.value))
         else:
             snapshot = lake.snapshot_at(as_of.value)  # type: ignore[arg-type]
-        return Transaction(lake, snapshot, read_only=True), snapshot
+        return Transaction(snapshot.lakehouse, snapshot, read_only=True), snapshot
 
     def resolve(self, table: model.TableName) -> tuple[str, str]:
         """(namespace, table) of a possibly unqualified table name."""
@@ -459,7 +437,7 @@ class Session:
             self._drop_lease = weakref.finalize(self, duckdb_pool.drop, lease)
             self._drop_lease.atexit = False
             self._lease = lease
-            _WITH_DUCKDB.add(self)
+            duckdb_lifecycle.opened(self)
         return self._lease.connection
 
     def duckdb_root(self) -> str | None:
@@ -514,7 +492,7 @@ class Session:
         self._lease = None
         if self._drop_lease is not None:
             self._drop_lease.detach()
-        _WITH_DUCKDB.discard(self)
+        duckdb_lifecycle.released(self)
         deadline = time.monotonic() + wait
         lock = self.statement_lock
         # The interrupted statement's thread leaves DuckDB and then the lock,
@@ -524,7 +502,7 @@ class Session:
             lock.release()
         closed = True
         for handle in handles:  # the cursors first, their connection last
-            closed = _close_duckdb(handle, deadline) and closed
+            closed = duckdb_lifecycle.close_handle(handle, deadline) and closed
         if lease is not None:
             duckdb_pool.give_back(lease, closed)
 
@@ -619,22 +597,3 @@ class Session:
         self._release_duckdb(wait)
         self.closed = True
 
-
-def _close_duckdb(handle: duckdb.DuckDBPyConnection, deadline: float) -> bool:
-    """Close a DuckDB connection or cursor, retrying while another thread uses it.
-
-    Returns:
-        Whether it closed (False: still busy at the deadline, left to its thread).
-    """
-    import duckdb
-
-    while True:
-        try:
-            handle.close()
-            return True
-        except duckdb.Error:
-            # "connection is busy with another call": its interrupted statement
-            # has not returned yet. Past the deadline, leave it to the thread.
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.005)

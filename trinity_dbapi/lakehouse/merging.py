@@ -1,0 +1,238 @@
+"""MERGE BRANCH: a three-way, data-aware merge of one branch into another, as one commit.
+
+From the merge base (the newest version both sides' histories share, or
+the root of the last merge between the two), each side's changes are the
+keys whose values differ from the base, found by :mod:`trinity_dbapi.tree.diff`
+reading only the nodes that differ: the cost follows what changed, not the
+lakehouse. Then, per object:
+
+* changed on one side only: the source's change is taken (the target's stays);
+* changed the same way on both: nothing to do;
+* a table whose definition both sides changed: its table format merges the
+  data (:func:`~trinity_dbapi.lakehouse.table_formats.table_merge_of`: for
+  Kartothek datasets, file by file: appends on both sides are kept, a file
+  rewritten or deleted on both sides is a conflict, compatible schema
+  changes apply);
+* anything else both sides changed (a table dropped on one side and changed
+  on the other, created on both, a namespace or view changed differently)
+  is a conflict.
+
+On any conflict nothing changes and :class:`~trinity_dbapi.errors.MergeConflictError`
+lists every one. Otherwise the merge is one transaction on the target,
+rebased over concurrent commits like any other; when the target did not
+move since the base it is a fast-forward (the same commit, with nothing of
+the target's to keep). The pair's new merge base is recorded in main's
+definition: in the merge commit itself when the target is main, by a
+second commit on main otherwise (should that one be lost, the next merge
+starts from an older base, which is safe: the merge works on sets of files
+and definitions, and an already merged change meets itself).
+
+Imports from lakehouse/: branches, chain, table_formats, transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import chain as concat
+from typing import TYPE_CHECKING
+
+from trinity_dbapi.errors import Error, MergeConflictError, NoSuchRefError, ProgrammingError
+from trinity_dbapi.format.definitions import MAIN, LakehouseDefinition, TableDefinition
+from trinity_dbapi.format.definitions.branches import lineage_of
+from trinity_dbapi.format.keys import decode_key, is_table_key
+from trinity_dbapi.format.paths import root_node_version
+from trinity_dbapi.lakehouse.branches import registry, require_main
+from trinity_dbapi.lakehouse.chain import Snapshot
+from trinity_dbapi.lakehouse.table_formats import table_merge_of
+from trinity_dbapi.lakehouse.transaction import Transaction
+from trinity_dbapi.tree import diff
+
+if TYPE_CHECKING:
+    from trinity_dbapi.lakehouse.chain import VersionChain
+
+__all__ = ["MergeResult", "merge_base", "merge_branch"]
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What a merge did.
+
+    Attributes:
+        version: the target's version the merge committed (its head, when
+            there was nothing to merge).
+        fast_forward: the target had not moved since the merge base.
+        objects_changed: namespaces, tables and views the merge changed.
+        base_version: the merge base's version.
+    """
+
+    version: int
+    fast_forward: bool
+    objects_changed: int
+    base_version: int
+
+
+def merge_branch(
+    main: VersionChain,
+    source: str,
+    target: str = MAIN,
+    *,
+    author: str | None = None,
+    message: str | None = None,
+) -> MergeResult:
+    """Merge branch ``source`` into ``target`` (main by default) with one commit on ``target``.
+
+    Args:
+        main: the lakehouse's main chain (``Lakehouse.main``).
+        source: the branch merged (``main`` merges main into a branch).
+        target: the branch that receives the commit.
+        author: recorded as the merge commit's author.
+        message: the merge commit's message (default: ``merge <source> into <target>``).
+
+    Raises:
+        ProgrammingError: ``source`` is ``target``.
+        NoSuchRefError: either branch does not exist.
+        MergeConflictError: both sides changed something in ways that do
+            not merge; nothing was changed.
+        CommitConflictError: a concurrent commit on the target changed what
+            the merge changes; nothing was changed, run it again.
+    """
+    require_main(main, "MERGE BRANCH")
+    if source == target:
+        raise ProgrammingError(
+            f"MERGE BRANCH {source} INTO {target}: a branch merged into itself changes nothing; "
+            "name another branch after INTO"
+        )
+    definition = registry(main)
+    on_branch = main.on_branch  # type: ignore[attr-defined]
+    try:
+        src: VersionChain = on_branch(source)
+    except NoSuchRefError:
+        raise NoSuchRefError("branch", source) from None
+    try:
+        tgt: VersionChain = on_branch(target)
+    except NoSuchRefError:
+        raise NoSuchRefError("branch (the merge's target)", target) from None
+    head_s, head_t = src.snapshot(), tgt.snapshot()
+    base = merge_base(definition, source, target, head_s, head_t)
+    nodes = main.nodes
+    from_source = diff.changed_keys(nodes, base.root, head_s.root)
+    if not from_source:
+        return MergeResult(head_t.version, False, 0, base.version)
+    from_target = diff.changed_keys(nodes, base.root, head_t.root)
+    txn = Transaction(tgt, head_t)
+    if author is not None:
+        txn.author = author
+    txn.message = message or f"merge {source} into {target}"
+    conflicts: list[tuple[str, str]] = []
+    changed = 0
+    for key, (before, theirs) in from_source.items():
+        ours = from_target[key][1] if key in from_target else before
+        txn.require(key)  # a concurrent change to it on the target conflicts
+        if key not in from_target:
+            _set(txn, key, theirs)
+            changed += 1
+        elif ours != theirs and _merge_both(txn, key, before, theirs, ours, conflicts):
+            changed += 1
+    if conflicts:
+        txn.abort()
+        raise MergeConflictError(source, target, conflicts)
+    root = head_s.root.path or src.root_name(head_s.version)
+    if target == MAIN:
+        txn.change_definition(lambda d: _recorded(d, source, target, root))
+    committed = txn.commit()
+    if target != MAIN:
+        record = Transaction(main, main.snapshot())
+        record.change_definition(lambda d: _recorded(d, source, target, root))
+        record.commit()
+    return MergeResult(committed.version, not from_target, changed, base.version)
+
+
+def merge_base(
+    definition: LakehouseDefinition, source: str, target: str, head_s: Snapshot, head_t: Snapshot
+) -> Snapshot:
+    """The newest state both heads contain: their histories' fork, or their last merge's root."""
+    src, tgt = head_s.lakehouse, head_t.lakehouse
+    fork = _fork_version(src.lineage, tgt.lineage, head_s.version, head_t.version)
+    base = src.snapshot(fork)
+    recorded = None
+    for name, other in ((source, target), (target, source)):
+        record = definition.branches.get(name)
+        if record is not None and other in record.merged_roots:
+            recorded = record.merged_roots[other]
+    if recorded is not None:
+        version = root_node_version(recorded.rpartition("/")[2])
+        try:
+            merged = Snapshot(-1 if version is None else version, src.nodes.load(recorded), src)
+        except Error:  # collected since: the fork is still a common state
+            return base
+        if merged.created_at_millis > base.created_at_millis:
+            return merged
+    return base
+
+
+def _fork_version(
+    source: tuple[tuple[int, str], ...],
+    target: tuple[tuple[int, str], ...],
+    head_s: int,
+    head_t: int,
+) -> int:
+    """The newest version whose root both lineages share (capped by both heads)."""
+    for first in sorted({first for first, _ in concat(source, target)}):
+        if lineage_of(source, first) != lineage_of(target, first):
+            return min(first - 1, head_s, head_t)
+    return min(head_s, head_t)
+
+
+def _set(txn: Transaction, key: str, value: str | None) -> None:
+    if value is None:
+        txn.delete(key)
+    else:
+        txn.put(key, value)
+
+
+def _merge_both(
+    txn: Transaction,
+    key: str,
+    base: str | None,
+    theirs: str | None,
+    ours: str | None,
+    conflicts: list[tuple[str, str]],
+) -> bool:
+    """An object both sides changed, differently: merge it (True: changed) or record why not."""
+    what = txn.describe_key(key)
+    if theirs is None or ours is None:
+        side = "the source" if theirs is None else "the target"
+        conflicts.append((what, f"dropped on {side} and changed on the other side"))
+        return False
+    if base is None:
+        conflicts.append((what, "created on both sides"))
+        return False
+    if txn.read_file(theirs) == txn.read_file(ours):
+        return False  # the same definition written twice
+    if not is_table_key(key):
+        conflicts.append((what, "changed differently on both sides"))
+        return False
+    kinds = [txn.read_object_definition(p, TableDefinition) for p in (base, theirs, ours)]
+    merge = table_merge_of(kinds[2].table_format)
+    if merge is None:
+        conflicts.append((what, f"table format {kinds[2].table_format!r} merges no data"))
+        return False
+    merged = merge(txn, kinds[0], kinds[1], kinds[2])
+    if merged.definition is None:
+        conflicts.extend((what, reason) for reason in merged.conflicts)
+        return False
+    namespace = decode_key(key, txn.snapshot.definition.key_limits).namespace
+    txn.replace_table(namespace, merged.definition)
+    return True
+
+
+def _recorded(
+    definition: LakehouseDefinition, source: str, target: str, root: str
+) -> LakehouseDefinition:
+    """``definition`` with ``root`` as the pair's last merge, on each side that is a branch."""
+    branches = dict(definition.branches)
+    for name, other in ((source, target), (target, source)):
+        record = branches.get(name)
+        if record is not None:
+            branches[name] = record.replace(merged_roots={**record.merged_roots, other: root})
+    return definition.replace(branches=branches)
