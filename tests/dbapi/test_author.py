@@ -50,5 +50,7 @@ def test_a_bad_author_is_refused_before_anything_opens(
 
 
 def test_unknown_options_name_author_among_the_options() -> None:
-    with pytest.raises(errors.ProgrammingError, match="file_access, author and the lakehouse"):
+    with pytest.raises(
+        errors.ProgrammingError, match="file_access, author, branch and the lakehouse"
+    ):
         trinity_dbapi.connect("memory://author-options", authr="ana")

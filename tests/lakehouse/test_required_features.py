@@ -140,7 +140,7 @@ def test_this_release_records_no_feature_it_does_not_know(backend: Backend) -> N
     with pytest.raises(UnsupportedFeatureError, match="'tags'"):
         txn.commit()
     assert lake.latest_version() == 0
-    assert KNOWN_FEATURES == {"branches", "saved_transactions"}  # and records only those
+    assert {"branches", "saved_transactions"} == KNOWN_FEATURES  # and records only those
 
 
 def test_an_unknown_reader_feature_refuses_reading(backend: Backend) -> None:

@@ -54,8 +54,16 @@ def test_save_then_load_and_commit_elsewhere(backend: Backend) -> None:
     assert record.running_root_node_file_path == running_root_path(txn.id)
     assert record.expire_at_millis == record.began_at_millis + 7 * 24 * 3600 * 1000
     assert record.read_keys == ("x",) and record.deleted_keys == ("r/1",)
-    # Saving is no commit: main did not move.
-    assert open_lake(backend).latest_version() == 1
+    # Saving commits nothing of the transaction. The first save on a lakehouse
+    # makes one version that changes no key: its definition requires the feature.
+    reader = open_lake(backend)
+    assert reader.latest_version() == 2
+    assert reader.snapshot().changed_keys() == set()
+    assert "saved_transactions" in reader.snapshot().definition.required_writer_features
+    again = lake.begin()
+    again.put("q", "1")
+    save_transaction(again)
+    assert open_lake(backend).latest_version() == 2  # once only
     # The saver can neither continue nor commit it.
     with pytest.raises(TransactionClosedError, match="was saved"):
         txn.commit()
@@ -66,12 +74,12 @@ def test_save_then_load_and_commit_elsewhere(backend: Backend) -> None:
     assert loader.get("y") == "2" and loader.get("r/1") is None  # its staged state
     loader.put("z", "3")  # and it goes on
     committed = loader.commit()
-    assert committed.version == 2
+    assert committed.version == 3
     assert committed.latest_txn == record.id  # the version names the saved transaction
     latest = open_lake(backend).snapshot()
     assert dict(latest.scan()) == {"x": "1", "y": "2", "z": "3"}
     storage = open_lake(backend).storage
-    assert storage.read(committed_path(record.id)) == b"2"
+    assert storage.read(committed_path(record.id)) == b"3"
 
 
 def test_running_root_holds_the_transactions_state(backend: Backend) -> None:
@@ -130,7 +138,7 @@ def test_snapshot_isolation_saved_is_snapshot_isolation_loaded(backend: Backend)
         other.put("x", "changed")
     loader = load_transaction(open_lake(backend), record.id, retry=RETRY)
     assert loader.isolation is IsolationLevel.SNAPSHOT
-    assert loader.commit().version == 3  # rebased over the write it did not depend on
+    assert loader.commit().version == 4  # rebased over the write it did not depend on
     assert open_lake(backend).snapshot().get("y") == "2"
 
 
@@ -325,3 +333,21 @@ def test_of_loaders_racing_exactly_one_continues(backend: Backend) -> None:
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["loaded"] * 5 + ["won"]
+
+
+def test_staged_definition_files_are_written_by_the_save_and_reused_by_the_commit(
+    backend: Backend,
+) -> None:
+    lake = _lake(backend)
+    txn = lake.begin()
+    txn.create_namespace("sales")
+    record = save_transaction(txn)
+    assert len(record.staged_files) == 1
+    (staged,) = record.staged_files
+    reader = open_lake(backend)
+    assert reader.storage.exists(staged)  # durable before the record existed
+    loader = load_transaction(reader, record.id)
+    assert loader.list_namespaces() == ["sales"]
+    committed = loader.commit()
+    assert open_lake(backend).snapshot().get(next(iter(record.writes))) == staged
+    assert committed.version == 3  # 2 made the lakehouse require the feature

@@ -104,5 +104,7 @@ def test_by_export_name(backend: Backend) -> None:
     snap = lake.snapshot_by_export("month-end")
     assert snap.version == 3
     assert lake.begin(version=snap.version).list_namespaces() == ["n000", "n001", "n002"]
-    with pytest.raises(NoSuchVersionError, match="no exported snapshot is named 'nope'"):
+    with pytest.raises(
+        NoSuchVersionError, match="no tag, branch or exported snapshot is named 'nope'"
+    ):
         lake.snapshot_by_export("nope")

@@ -23,6 +23,7 @@ CATALOG_VIEWS = {
     "system_data_files": "system.data_files",
     "system_columns": "system.columns",
     "system_namespaces": "system.namespaces",
+    "system_refs": "system.refs",
     "system_tables": "system.tables",
     "system_versions": "system.versions",
 }

@@ -685,7 +685,9 @@ def test_parse_timestamp(text: str, expected: datetime) -> None:
 def test_every_model_class_is_exported_with_a_one_line_docstring() -> None:
     exported = [getattr(model, name) for name in model.__all__]
     classes = [cls for cls in exported if isinstance(cls, type)]
-    assert len(classes) == 46  # SetCommitMessage, CreateTableClone, Save/LoadTransaction, RefCommand
+    assert (
+        len(classes) == 46
+    )  # SetCommitMessage, CreateTableClone, Save/LoadTransaction, RefCommand
     assert set(st.__all__) == {"Parsed", "parse", "to_statement"}  # the model lives in model.py
     for cls in [*classes, st.Parsed]:
         assert cls.__doc__ and "\n" not in cls.__doc__.strip(), cls.__name__

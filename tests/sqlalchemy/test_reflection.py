@@ -323,6 +323,7 @@ def test_catalog_tables(engine: sa.Engine) -> None:
         "columns",
         "data_files",
         "namespaces",
+        "refs",
         "tables",
         "versions",
     ]

@@ -138,6 +138,7 @@ def test_table_and_view_names(database: _Database, lake: str) -> None:
         "columns",
         "versions",
         "data_files",
+        "refs",
     }
     assert Spec.get_table_names(database, inspector, "nowhere") == set()
     assert (

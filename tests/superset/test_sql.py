@@ -90,6 +90,8 @@ STATEMENTS: dict[str, bool] = {
     "UPDATE sales.orders SET id = s.id FROM (VALUES (1)) AS s(id) WHERE orders.id = 2": True,
     "CALL system.compact()": True,
     "CALL system.check_integrity()": True,  # read-only, but CALL is refused as a whole
+    "SAVE TRANSACTION": True,  # writes the transaction down
+    "LOAD TRANSACTION '0f8fad5b-d9cb-469f-a165-70867728950e'": True,  # COMMIT would commit it
 }
 
 #: The read-only statements whose result a LIMIT cuts, and their rows without it.
@@ -154,6 +156,10 @@ def test_the_lakehouse_statements_are_sqlglot_kinds() -> None:
         nodes.AlterNamespace: exp.Alter,
         nodes.AlterTable: exp.Alter,
         nodes.Call: exp.Alter,
+        nodes.SaveTransaction: exp.Alter,
+        nodes.LoadTransaction: exp.Alter,
+        nodes.RefChange: exp.Alter,
+        nodes.CreateTableClone: exp.Create,
         nodes.Truncate: exp.TruncateTable,
         nodes.DescribeTable: exp.Describe,
         nodes.ShowCreateTable: exp.Describe,

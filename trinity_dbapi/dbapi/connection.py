@@ -64,6 +64,7 @@ def connect(
     definition_cache_bytes: int = DEFAULT_DEFINITION_CACHE_BYTES,
     file_access: Sequence[str | os.PathLike[str]] | None = None,
     author: str | None = None,
+    branch: str | None = None,
     **definition: Any,
 ) -> Connection:
     """Open a connection to the lakehouse at ``uri``.
@@ -105,6 +106,9 @@ def connect(
             it makes and shown in ``system.versions.author`` (None, the
             default: no author is recorded, as DuckLake does). One line of
             text, at most 256 bytes of UTF-8.
+        branch: the branch the connection reads and writes (default: main,
+            the lakehouse's own chain); ``USE BRANCH`` switches later
+            (docs/branches.md).
         **definition: lakehouse definition fields for a new lakehouse
             (``name``, ``order``, the name-size maxima, ``node_file_max_size_bytes``,
             ``maximum_version_age_millis``, ``minimum_versions_to_keep``, ``properties``).
@@ -117,7 +121,8 @@ def connect(
         DamagedVersionError: the latest root (or ``version``'s), or a file it
             needs, is damaged; the message names the newest version that opens.
         NoSuchVersionError: ``version`` does not exist.
-        ProgrammingError: an unknown option, or a bad ``definition_cache_bytes``
+        NoSuchRefError: no branch is named ``branch``.
+        ProgrammingError: an unknown option, a ``branch`` that is not a str, or a bad ``definition_cache_bytes``
             or ``author`` (not a str).
         DataError: ``author`` is empty, too long or holds a control character.
 
@@ -137,12 +142,17 @@ def connect(
     timeout = check_timeout(statement_timeout)
     cache_bytes = check_cache_bytes(definition_cache_bytes)
     author = check_author(author)
+    if branch is not None and not isinstance(branch, str):
+        raise ProgrammingError(
+            f"branch must be a branch name (str), not {type(branch).__name__}; "
+            "SHOW BRANCHES lists them"
+        )
     unknown = sorted(set(definition) - DEFINITION_FIELDS)
     if unknown:
         raise ProgrammingError(
             f"connect() got unknown options {', '.join(unknown)}; the options are "
             "storage_options, create, autocommit, isolation_level, read_only, namespace, "
-            f"retry, progress, version, statement_timeout, definition_cache_bytes, file_access, author and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
+            f"retry, progress, version, statement_timeout, definition_cache_bytes, file_access, author, branch and the lakehouse definition fields {', '.join(sorted(DEFINITION_FIELDS))}"
         )
     from trinity_dbapi.storage.redact import Redactor, redact_userinfo
 
@@ -191,6 +201,12 @@ def connect(
         )
         connection.session.created_lakehouse = opened.created
         connection.session.file_access = directories
+        if branch is not None and branch != "main":
+            try:
+                connection.session.use_branch(branch)
+            except BaseException:
+                connection.close()
+                raise
         return connection
     raise error from cause
 

@@ -10,7 +10,7 @@ data, writing one definition file and one root, whatever the lakehouse
 holds), and one namespace holds every ref name: the check rides the commit,
 rebased like any other (docs/format.md, "Branches").
 
-Imports from lakehouse/: chain, commit_point, transaction.
+Imports from lakehouse/: chain, commit_point, roots, transaction.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from trinity_dbapi.format.definitions import (
     LakehouseDefinition,
 )
 from trinity_dbapi.format.locations import is_uri
-from trinity_dbapi.format.paths import root_node_version
+from trinity_dbapi.format.paths import latest_hint_file, root_node_file_name, root_node_version
+from trinity_dbapi.lakehouse import roots
 from trinity_dbapi.lakehouse.commit_point import now_millis
 from trinity_dbapi.lakehouse.transaction import Transaction
 
@@ -262,14 +263,25 @@ def drop_tag(main: VersionChain, name: str, *, if_exists: bool = False) -> bool:
     return dropped
 
 
-def list_refs(main: VersionChain, heads: dict[str, int]) -> list[Ref]:
+def branch_head(main: VersionChain, record: BranchRecord) -> int:
+    """A branch's head version: its latest own root, or its base (one probe, as for main)."""
+
+    def root_name(version: int) -> str:
+        return root_node_file_name(version, record.folder_of(version))
+
+    hint = latest_hint_file(record.folder)
+    return roots.find_branch_latest(main.storage, root_name, hint, record.base_version)
+
+
+def list_refs(main: VersionChain) -> list[Ref]:
     """Every ref: main, then the branches, then the tags, each by name.
 
-    Args:
-        main: the main chain.
-        heads: each branch's head version (``Lakehouse.branch_heads``).
+    Each branch's head is probed (its hint, then the root after it): a
+    round of requests per branch.
     """
+    main = main.main_chain
     definition = registry(main)
+    heads = {name: branch_head(main, record) for name, record in definition.branches.items()}
     latest = main.latest_version()
     refs = [Ref(MAIN, "branch", latest, main.root_name(latest))]
     for name in sorted(definition.branches):
@@ -321,8 +333,6 @@ def _requiring_branches(definition: LakehouseDefinition) -> LakehouseDefinition:
 
 
 def _root_of(record: BranchRecord, version: int) -> str:
-    from trinity_dbapi.format.paths import root_node_file_name
-
     return root_node_file_name(version, record.folder_of(version))
 
 

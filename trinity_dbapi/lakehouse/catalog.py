@@ -16,7 +16,9 @@ objects whose rows are built (point lookups, key range scans, names only).
 * ``system.tables`` -- one row per table;
 * ``system.columns`` -- one row per top-level column of every table;
 * ``system.versions`` -- one row per retained version up to the snapshot's;
-* ``system.data_files`` -- one row per live data file (:mod:`.catalog_files`).
+* ``system.data_files`` -- one row per live data file (:mod:`.catalog_files`);
+* ``system.refs`` -- one row per branch (main first) and tag, as the
+  lakehouse has them now (:mod:`.branches`).
 
 ``information_schema`` describes everything SQL can see, in the column layout
 of DuckDB's ``information_schema`` (itself the SQL standard's, as in Postgres),
@@ -54,8 +56,8 @@ Conventions shared with the SQL layer:
 Names are matched exactly (``is_catalog_table("system", "tables")``); folding
 the case of SQL identifiers is the SQL layer's business.
 
-Imports from lakehouse/: catalog_columns, catalog_files, catalog_scope, catalog_views,
-chain, history, objects.
+Imports from lakehouse/: branches, catalog_columns, catalog_files, catalog_scope,
+catalog_views, chain, history, objects.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ import pyarrow as pa
 from trinity_dbapi.errors import InvalidNameError, NoSuchTableError
 from trinity_dbapi.format import arrow_values, keys
 from trinity_dbapi.format.definitions import (
+    MAIN,
     Column,
     FrozenMap,
     NamespaceDefinition,
@@ -79,6 +82,7 @@ from trinity_dbapi.format.definitions import (
 from trinity_dbapi.format.type_mapping import columns_from_schema
 from trinity_dbapi.lakehouse import catalog_files
 from trinity_dbapi.lakehouse import catalog_views as cv
+from trinity_dbapi.lakehouse.branches import list_refs
 from trinity_dbapi.lakehouse.catalog_columns import INFO_COLUMNS_SCHEMA, column_row
 from trinity_dbapi.lakehouse.catalog_scope import (
     EVERYTHING,
@@ -358,6 +362,36 @@ def _versions_rows(catalog: _Catalog) -> Iterator[Row]:
         }
 
 
+# system.refs
+
+_REFS_SCHEMA = _schema(
+    ("ref_name", _STRING, False),
+    ("ref_type", _STRING, False),
+    ("version", pa.int64()),
+    ("root", _STRING, False),
+    ("base_version", pa.int64()),
+    ("created_at", pa.timestamp("ms", tz="UTC")),
+    ("current", pa.bool_(), False),
+)
+
+
+def _refs_rows(catalog: _Catalog) -> Iterator[Row]:
+    # Refs are the lakehouse's now (main's latest definition), not the
+    # snapshot's: a ref names versions, it is not one's content.
+    chain = catalog.snapshot.lakehouse
+    current = chain.branch or MAIN
+    for ref in list_refs(chain):
+        yield {
+            "ref_name": ref.name,
+            "ref_type": ref.kind,
+            "version": ref.version,
+            "root": ref.root,
+            "base_version": ref.base_version,
+            "created_at": ref.created_at_millis,
+            "current": ref.kind == "branch" and ref.name == current,
+        }
+
+
 # information_schema.schemata
 
 _SCHEMATA_SCHEMA = pa.schema(
@@ -425,6 +459,9 @@ _TABLES = (
         SYSTEM, "versions", "One row per retained version", _VERSIONS_SCHEMA, _versions_rows
     ),
     CatalogTable(SYSTEM, "data_files", *catalog_files.DATA_FILES),
+    CatalogTable(
+        SYSTEM, "refs", "One row per branch (main first) and tag", _REFS_SCHEMA, _refs_rows
+    ),
     CatalogTable(
         INFORMATION_SCHEMA,
         "schemata",

@@ -196,6 +196,12 @@ class VersionChain:
         return latest_hint_file(self.lineage[0][1])
 
     @property
+    def main_chain(self) -> VersionChain:
+        """Main, the lakehouse's own chain (this object when it is main)."""
+        main: VersionChain | None = vars(self).get("_main")
+        return self if main is None else main
+
+    @property
     def base_version(self) -> int:
         """The version a branch was created from (-1 on main): its own roots follow it."""
         return self.lineage[0][0] - 1

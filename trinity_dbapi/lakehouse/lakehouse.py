@@ -218,8 +218,7 @@ class Lakehouse(VersionChain):
     @property
     def main(self) -> Lakehouse:
         """Main, the lakehouse's own chain (this object when it is main)."""
-        main: Lakehouse | None = vars(self).get("_main")
-        return self if main is None else main
+        return self.main_chain  # type: ignore[return-value]  # made by on_branch: a Lakehouse
 
     def on_branch(self, name: str) -> Lakehouse:
         """The lakehouse as branch ``name`` sees it: a chain of its own over shared files.
@@ -243,14 +242,6 @@ class Lakehouse(VersionChain):
         chain._known_latest = 0
         vars(chain)["_main"] = main  # read by main, which main's own object lacks
         return chain
-
-    def branch_heads(self) -> dict[str, int]:
-        """Each branch's head version, in one round of probes per branch."""
-        main = self.main
-        return {
-            name: main.on_branch(name).latest_version()
-            for name in main.snapshot().definition.branches
-        }
 
     def snapshot_by_name(self, name: str) -> Snapshot:
         """The snapshot a ref names: a branch's head, a tag (an export), or main's latest.

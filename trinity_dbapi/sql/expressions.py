@@ -261,14 +261,21 @@ class SetTransaction(exp.Expression):
     arg_types: ClassVar[dict[str, bool]] = {"isolation": True}
 
 
-class SaveTransaction(exp.Expression):
-    """``SAVE TRANSACTION``: hand the open transaction to another session."""
+class SaveTransaction(exp.Alter):
+    """``SAVE TRANSACTION``: hand the open transaction to another session.
+
+    An ``exp.Alter``, as ``CALL`` is: it writes to the lakehouse, so Superset
+    refuses it in a database without *Allow DML*.
+    """
 
     arg_types: ClassVar[dict[str, bool]] = {}
 
 
-class LoadTransaction(exp.Expression):
-    """``LOAD TRANSACTION 'id'`` (``this``: a string literal or ``?``)."""
+class LoadTransaction(exp.Alter):
+    """``LOAD TRANSACTION 'id'`` (``this``: a string literal or ``?``).
+
+    An ``exp.Alter`` like :class:`SaveTransaction`: its ``COMMIT`` commits changes.
+    """
 
     arg_types: ClassVar[dict[str, bool]] = {"this": True}
 
@@ -323,6 +330,16 @@ class RefStatement(exp.Expression):
     }
 
 
+class RefChange(exp.Alter):
+    """CREATE or DROP BRANCH or TAG, MERGE BRANCH: a :class:`RefStatement` that commits.
+
+    An ``exp.Alter``, as ``CALL`` is: it changes the lakehouse, so Superset
+    refuses it in a database without *Allow DML*.
+    """
+
+    arg_types: ClassVar[dict[str, bool]] = RefStatement.arg_types
+
+
 #: Every node class of this module, for the generator's dispatch table.
 NODES: tuple[type[exp.Expression], ...] = (
     PropertyItem,
@@ -359,6 +376,7 @@ NODES: tuple[type[exp.Expression], ...] = (
     Call,
     Explain,
     RefStatement,
+    RefChange,
 )
 
 

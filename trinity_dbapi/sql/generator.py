@@ -346,6 +346,7 @@ class TrinityGenerator(DuckDBGenerator):
         texp.LoadTransaction: loadtransaction_sql,
         texp.UseNamespace: usenamespace_sql,
         texp.RefStatement: refstatement_sql,
+        texp.RefChange: refstatement_sql,
         texp.Call: call_sql,
         texp.Explain: explain_sql,
         texp.AlterColumnType: altercolumntype_sql,

@@ -217,10 +217,10 @@ class TrinityParser(DDLParser):
             self._advance()
             name = self._parse_name("a branch name")
             target = self._parse_name("a branch name") if self._match(TokenType.INTO) else None
-            return texp.RefStatement(action="MERGE BRANCH", this=name, target=target)
+            return texp.RefChange(action="MERGE BRANCH", this=name, target=target)
         return DuckDBParser.STATEMENT_PARSERS[TokenType.MERGE](self)
 
-    def _parse_ref(self, action: str) -> texp.RefStatement:
+    def _parse_ref(self, action: str) -> texp.RefChange:
         """The rest of ``CREATE|DROP BRANCH|TAG``: IF [NOT] EXISTS, the name, FROM."""
         exists = self._parse_exists(not_=action.startswith("CREATE"))
         kind = action.partition(" ")[2].lower()
@@ -238,7 +238,7 @@ class TrinityParser(DDLParser):
                 source = exp.Literal.number(self._prev.text)
             else:
                 source = self._parse_name(f"a {source_kind.lower()} name")
-        return texp.RefStatement(
+        return texp.RefChange(
             action=action, this=name, exists=exists, source_kind=source_kind, source=source
         )
 

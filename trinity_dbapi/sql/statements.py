@@ -460,7 +460,7 @@ def _copy_from(node: texp.CopyFrom, binder: Binder) -> CopyFrom:
     )
 
 
-def _ref_command(node: texp.RefStatement) -> RefCommand:
+def _ref_command(node: texp.RefStatement | texp.RefChange) -> RefCommand:
     source = node.args.get("source")
     source_value: str | int | None = None
     if isinstance(source, exp.Literal):
@@ -542,6 +542,7 @@ _CONVERTERS: dict[type[exp.Expr], Callable[[Any, Binder], Statement]] = {
     ),
     texp.UseNamespace: lambda node, binder: Use(name_of(node.this)),
     texp.RefStatement: lambda node, binder: _ref_command(node),
+    texp.RefChange: lambda node, binder: _ref_command(node),
     texp.Call: _call,
     texp.Explain: queries.query,
     texp.SummarizeQuery: queries.query,

@@ -104,6 +104,7 @@ def test_registry() -> None:
         "columns",
         "data_files",
         "namespaces",
+        "refs",
         "tables",
         "versions",
     ]
@@ -112,7 +113,7 @@ def test_registry() -> None:
     assert is_catalog_table("system", "tables")
     assert not is_catalog_table("system", "schemata")
     assert not is_catalog_table("SYSTEM", "tables")
-    assert len(CATALOG_TABLES) == 9
+    assert len(CATALOG_TABLES) == 10
 
 
 def test_unknown_catalog_tables_raise(lake: Lakehouse) -> None:
@@ -467,7 +468,8 @@ def test_numeric_facts_match_duckdb(lake: Lakehouse) -> None:
 def test_empty_lakehouse(empty: Lakehouse, namespace: str, name: str) -> None:
     rows = _rows(empty, namespace, name)
     if namespace == "system":
-        expected = 1 if name == "versions" else 0  # version 0 exists
+        # Version 0 exists, and main is a ref.
+        expected = 1 if name in ("versions", "refs") else 0
         assert len(rows) == expected
     elif name == "schemata":
         assert [r["schema_name"] for r in rows] == ["information_schema", "system"]
@@ -559,7 +561,7 @@ def test_duckdb_over_information_schema(con: duckdb.DuckDBPyConnection) -> None:
         ("empty", 0, 0),
         ("information_schema", 4, 0),
         ("sales", 2, 2),
-        ("system", 5, 0),
+        ("system", 6, 0),
     ]
     decimals = con.sql(
         "SELECT table_name, column_name, numeric_precision, numeric_scale "

@@ -116,7 +116,7 @@ def _show(session: Session, kind: str) -> Result:
     if not session.lakehouse_exists:
         refs: list[branches.Ref] = []
     else:
-        refs = [r for r in branches.list_refs(lake.main, lake.branch_heads()) if r.kind == kind]
+        refs = [r for r in branches.list_refs(lake) if r.kind == kind]
     current = lake.branch or MAIN
     columns: dict[str, pa.Array] = {
         f"{kind}_name": pa.array([r.name for r in refs], pa.string()),

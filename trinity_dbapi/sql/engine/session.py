@@ -596,4 +596,3 @@ class Session:
         self.abandoned = True
         self._release_duckdb(wait)
         self.closed = True
-
