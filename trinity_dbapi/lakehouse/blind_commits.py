@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import CommitConflictError, RetriesExhaustedError
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse.commit_point import commit_notes, node_file_progress
 from trinity_dbapi.lakehouse.derived import publish_after_commit
 from trinity_dbapi.lakehouse.recovery import recovery_base
@@ -94,11 +93,11 @@ def rollback(
         new_root = writer.settle(target.root.copy(), keep=None)
         each_file, before_root = node_file_progress(progress)
         extra = {
-            system_keys.ROLLBACK_FROM_ROOT: root_node_file_name(base.version),
+            system_keys.ROLLBACK_FROM_ROOT: lakehouse.root_name(base.version),
             **commit_notes(lakehouse.author, None),
         }
         if recovering:
-            extra[system_keys.PREVIOUS_ROOT] = root_node_file_name(target.version)
+            extra[system_keys.PREVIOUS_ROOT] = lakehouse.root_name(target.version)
         return lakehouse.write_root(
             base,
             new_root,

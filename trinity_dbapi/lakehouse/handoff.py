@@ -36,7 +36,7 @@ from trinity_dbapi.errors import (
     CommitConflictError,
     FileAlreadyExistsError,
     NoSuchVersionError,
-    NotSupportedError,
+    ProgrammingError,
     ReadOnlyError,
     SavedTransactionError,
     StorageError,
@@ -49,7 +49,7 @@ from trinity_dbapi.format.definitions import (
 )
 from trinity_dbapi.format.definitions.transaction import running_root_path
 from trinity_dbapi.format.keys import decode_key, is_table_key
-from trinity_dbapi.format.paths import root_node_file_name, table_definition_path
+from trinity_dbapi.format.paths import table_definition_path
 from trinity_dbapi.lakehouse import commit_point
 from trinity_dbapi.lakehouse.saved_transactions import (
     HandOff,
@@ -78,21 +78,18 @@ def _branch_of(chain: VersionChain) -> str:
 
 
 def _open_chain(lakehouse: VersionChain, definition: TransactionDefinition) -> VersionChain:
-    """The chain a saved transaction runs on: the one place LOAD opens a branch's.
+    """The chain a saved transaction runs on: the loading session's, which must be the saver's.
 
     Raises:
-        NotSupportedError: it was saved on a branch (not supported yet).
+        ProgrammingError: the session is on another branch than the one the
+            transaction was saved on (its changes belong to that one).
     """
-    if lakehouse.branch is not None and not definition.branch:
-        raise NotSupportedError(
-            f"LOAD TRANSACTION {definition.id!r}: it was saved on main, and this session is on "
-            f"branch {lakehouse.branch!r}; USE BRANCH main first"
-        )
-    if definition.branch:
-        raise NotSupportedError(
-            f"LOAD TRANSACTION {definition.id!r}: it was saved on branch "
-            f"{definition.branch!r}, and saved transactions run on main only in this release; "
-            "save it in a session on main"
+    saved_on = definition.branch or "main"
+    if (lakehouse.branch or "main") != saved_on:
+        raise ProgrammingError(
+            f"LOAD TRANSACTION {definition.id!r}: it was saved on branch {saved_on!r}, and this "
+            f"session is on branch {lakehouse.branch or 'main'!r}; run USE BRANCH {saved_on} "
+            "first (its changes belong to that branch)"
         )
     return lakehouse
 
@@ -105,7 +102,7 @@ def save_transaction(txn: Transaction) -> TransactionDefinition:
 
     Raises:
         ReadOnlyError: ``txn`` is read-only, or the lakehouse is pinned.
-        NotSupportedError: ``txn`` changes the lakehouse definition, or runs on a branch.
+        NotSupportedError: ``txn`` changes the lakehouse definition.
         TransactionClosedError: ``txn`` is no longer active.
     """
     chain = txn.lakehouse
@@ -117,12 +114,7 @@ def save_transaction(txn: Transaction) -> TransactionDefinition:
     chain.require_unpinned("SAVE TRANSACTION")
     state = txn.hand_off()
     branch = _branch_of(chain)
-    if branch:
-        raise NotSupportedError(
-            f"SAVE TRANSACTION on branch {branch!r}: saved transactions run on main only in "
-            "this release; COMMIT it here, or USE BRANCH main first"
-        )
-    _require_feature(chain)
+    _require_feature(chain.main_chain)
     base = txn.snapshot
     storage = chain.storage
     storage.create_unique_many(list(state.files.items()))
@@ -133,7 +125,7 @@ def save_transaction(txn: Transaction) -> TransactionDefinition:
     definition = TransactionDefinition(
         id=txn.id,
         isolation_level=_LEVEL_NAMES[txn.isolation],
-        beginning_root_node_file_path=base.root.path or root_node_file_name(base.version),
+        beginning_root_node_file_path=base.root.path or chain.root_name(base.version),
         running_root_node_file_path=running,
         began_at_millis=txn.began_at_millis,
         expire_at_millis=txn.began_at_millis + base.definition.txn_ttl_millis,
@@ -180,7 +172,7 @@ def _write_running_root(
     chain: VersionChain, base: Snapshot, txn_id: str, writes: dict[str, str | None], now: int
 ) -> str:
     """Write the tree as ``writes`` leave it; return its root node file (the beginning's if none)."""
-    beginning = base.root.path or root_node_file_name(base.version)
+    beginning = base.root.path or chain.root_name(base.version)
     if not writes:
         return beginning
     messages = commit_point.messages(writes, txn_id)
@@ -247,7 +239,7 @@ def load_transaction(
     Raises:
         SavedTransactionError: the id is unknown, or the transaction was
             committed, loaded by another session, or expired (``state`` says which).
-        NotSupportedError: it was saved on a branch.
+        ProgrammingError: it was saved on another branch than the session's.
         CorruptFileError: its record or a file it staged is damaged.
     """
     storage = lakehouse.storage

@@ -54,7 +54,7 @@ _R = TypeVar("_R")
 
 
 def _bound(
-    run: Callable[Concatenate[VersionChain, _P], _R],
+    run: Callable[Concatenate[VersionChain, _P], _R], *, lakehouse_wide: bool = False
 ) -> Callable[Concatenate[Maintenance, _P], _R]:
     """``run(lakehouse, ...)`` as a method of :class:`Maintenance`, run on its lakehouse.
 
@@ -66,7 +66,11 @@ def _bound(
 
     @functools.wraps(run)
     def operation(self: Maintenance, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return run(self.lakehouse, *args, **kwargs)
+        # Expiration and collection act on the whole lakehouse, whose
+        # versions and files are main's and its branches' alike: from a
+        # branch they run on main, which knows every branch.
+        lakehouse = self.lakehouse.main_chain if lakehouse_wide else self.lakehouse
+        return run(lakehouse, *args, **kwargs)
 
     operation.__qualname__ = f"Maintenance.{run.__name__}"
     return operation
@@ -88,5 +92,5 @@ class Maintenance:
     rollback = _bound(blind_commits.rollback)
     compact = _bound(blind_commits.compact)
     export_snapshot = _bound(export.export_snapshot)
-    expire_versions = _bound(expiration.expire_versions)
-    collect_garbage = _bound(garbage.collect_garbage)
+    expire_versions = _bound(expiration.expire_versions, lakehouse_wide=True)
+    collect_garbage = _bound(garbage.collect_garbage, lakehouse_wide=True)

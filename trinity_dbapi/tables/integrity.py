@@ -34,7 +34,6 @@ from trinity_dbapi.errors import CorruptFileError, Error, StorageFileNotFoundErr
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import NamespaceDefinition, TableDefinition, ViewDefinition
 from trinity_dbapi.format.keys import is_table_key, is_view_key
-from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse.table_formats import located
 from trinity_dbapi.storage import open_storage
 from trinity_dbapi.tables import layout, managed
@@ -279,9 +278,12 @@ def check_integrity(
         checker.entries(snap.root)
     else:
         checker.tree(root)
-    older = [
-        root_node_file_name(v) for v in sorted(listed_versions(checker.storage)) if v < snap.version
-    ]
+    chain = snap.lakehouse
+    base = chain.base_version  # a branch's own roots follow it; -1 on main
+    versions = {v for v in listed_versions(checker.storage) if v < snap.version}
+    if base >= 0:  # a branch: main's roots up to its base, then its own
+        versions = {v for v in versions if v <= base} | set(range(base + 1, snap.version))
+    older = [chain.root_name(v) for v in sorted(versions)]
     checker.ahead(older)  # every older root, AHEAD_FILES to a round
     for location in older:
         checker.node(location)
