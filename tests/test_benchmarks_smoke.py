@@ -332,3 +332,59 @@ def test_object_store_benchmark_quick(tmp_path: Path) -> None:
     if os.environ.get("TRINITY_REQUIRE_EMULATORS") == "1":
         assert ran == list(stores), report["skipped"]
     assert report["checks"]["results_agree_20ms"] is True
+
+
+def test_branches_benchmark_quick(tmp_path: Path) -> None:
+    """Refs, merges and table_changes at a tiny size; pyiceberg and delta-rs beside them."""
+    script = SCRIPT.parent / "branches.py"
+    done = _quick(script, tmp_path, timeout=600)
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) >= 16, done.stdout
+    report = json.loads(lines[-1])
+    assert report["quick"] is True
+    assert report["sizes"] == {
+        "tables": [10, 200],
+        "merge_tables": 200,
+        "changed": [1, 5],
+        "rows": 100_000,
+    }
+    labels = {"local", "latency_20ms"}
+    for size in ("10", "200"):
+        refs = report["refs"][size]
+        assert refs["tables"] == int(size)
+        # One branch and one tag per run and label, all listed in system.refs.
+        assert refs["refs_listed"] == 2 * len(labels) * report["runs"]
+        for label in labels:
+            for op in ("create_branch", "create_tag"):
+                figures = refs[label][op]
+                assert figures["seconds"] > 0 and figures["creates"] >= 1
+                assert 1 <= figures["rounds"] <= figures["requests"]
+    merges = {f"{mode}_{k}" for mode in ("three_way", "fast_forward") for k in (1, 5)}
+    for label in labels:
+        assert set(report["merge"][label]) == merges
+        for figures in report["merge"][label].values():
+            assert figures["landed"] is True and figures["seconds"] > 0
+    changes = report["table_changes"]
+    assert changes["right"] is True
+    for change in ("insert_1", "update_1"):
+        assert set(changes[change]) == {"table_changes", "naive_except_all"}
+    # Correctness and the O(1) request counts are deterministic: all must hold.
+    checks = report["checks"]
+    assert {
+        f"{op}_{what}_o1_{label}"
+        for op in ("create_branch", "create_tag")
+        for what in ("requests", "rounds")
+        for label in labels
+    } | {"merges_landed", "table_changes_right"} <= set(checks)
+    for name, value in checks.items():
+        assert value is True, name
+    if importlib.util.find_spec("deltalake") is None:
+        assert report["delta_cdf"] is None
+    else:
+        assert report["delta_cdf"]["right"] is True
+    if not _pyiceberg_sqlcatalog():
+        assert report["pyiceberg"] is None
+    else:
+        iceberg = report["pyiceberg"]
+        assert iceberg["create_branch_every_table"]["files_written"] == iceberg["tables"] == 10
+        assert iceberg["fast_forward_one_table"]["rows_after"] == 2

@@ -7,6 +7,10 @@ killed at a random moment. Afterwards the lakehouse must open, every version
 must be readable, version ``v`` must hold exactly ``c1..cv`` and ``n1..nv``,
 and the latest version must be at least the last logged one (a commit may
 succeed just before the kill without being logged) and at most one more.
+
+Every trial runs on main and on a branch (``chain``): the branch is made from
+version 0, so its commit ``k`` is its version ``k`` too, and main must stay
+exactly as it was (the one commit that created the branch).
 """
 
 from __future__ import annotations
@@ -26,9 +30,16 @@ import pytest
 import tests
 from tests.conftest import CLOUD_PARAMS, cloud_root
 from trinity_dbapi.lakehouse import Lakehouse, Snapshot
+from trinity_dbapi.lakehouse.branches import create_branch
 
 REPO_ROOT = Path(tests.__file__).resolve().parent.parent
 READY_TIMEOUT = 60.0
+
+
+@pytest.fixture(params=["main", "branch"])
+def chain(request: pytest.FixtureRequest) -> str | None:
+    """The chain the writer commits on: main (None), or branch ``dev``."""
+    return None if request.param == "main" else "dev"
 
 
 def _logged_versions(log: Path) -> list[int]:
@@ -61,18 +72,24 @@ def _user_objects(snap: Snapshot) -> tuple[set[str], set[str]]:
 
 
 def _crash_trial(
-    root: Path, rng: random.Random, lake: tuple[str, dict[str, Any]] | None = None
+    root: Path,
+    rng: random.Random,
+    lake: tuple[str, dict[str, Any]] | None = None,
+    branch: str | None = None,
 ) -> tuple[int, int]:
     """Run one writer, kill it, check the lakehouse; return (last logged, latest).
 
     ``lake``: ``(uri, storage_options)`` of an empty root elsewhere (S3, GCS);
-    a folder under ``root`` when None.
+    a folder under ``root`` when None. ``branch``: the writer commits on a
+    branch of that name made from version 0 (None: on main).
     """
     root.mkdir(parents=True, exist_ok=True)
     uri, options = lake if lake is not None else (f"file://{root / 'lake'}", {})
-    Lakehouse.create(uri, storage_options=options)
+    created = Lakehouse.create(uri, storage_options=options)
+    if branch is not None:
+        create_branch(created, branch, created.snapshot())
     log = root / "writer.log"
-    command = ["crash-writer", uri, str(log), json.dumps(options)]
+    command = ["crash-writer", uri, str(log), json.dumps(options), branch or ""]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.lakehouse.workers", *command],
         cwd=REPO_ROOT,
@@ -100,6 +117,10 @@ def _crash_trial(
     assert logged == list(range(1, len(logged) + 1))  # one writer: commit k is version k
     last_logged = logged[-1] if logged else 0
     lake = Lakehouse.open(uri, storage_options=options)
+    if branch is not None:  # main is exactly as the branch's creation left it
+        assert lake.latest_version() == 1
+        assert _user_objects(lake.snapshot()) == (set(), set())
+        lake = lake.on_branch(branch)
     latest = lake.latest_version()
     assert last_logged <= latest <= last_logged + 1
     for version in range(latest + 1):
@@ -113,31 +134,34 @@ def _crash_trial(
         txn.put("after", "crash")
         txn.create_namespace("post")
     reopened = Lakehouse.open(uri, storage_options=options)
+    if branch is not None:
+        assert reopened.snapshot().get("after") is None
+        reopened = reopened.on_branch(branch)
     assert reopened.latest_version() == latest + 1
     assert reopened.snapshot().get("after") == "crash"
     return last_logged, latest
 
 
-def test_killed_writer_leaves_consistent_lakehouse(tmp_path: Path) -> None:
+def test_killed_writer_leaves_consistent_lakehouse(tmp_path: Path, chain: str | None) -> None:
     """Five writers killed at random moments: each lakehouse is consistent afterwards."""
     rng = random.Random(20240531)
     for trial in range(5):
-        _crash_trial(tmp_path / f"trial{trial}", rng)
+        _crash_trial(tmp_path / f"trial{trial}", rng, branch=chain)
 
 
 @pytest.mark.parametrize("kind", CLOUD_PARAMS)
 def test_a_killed_writer_on_an_object_store_leaves_a_consistent_lakehouse(
-    request: pytest.FixtureRequest, tmp_path: Path, kind: str
+    request: pytest.FixtureRequest, tmp_path: Path, kind: str, chain: str | None
 ) -> None:
     """Three writers killed at random moments, on S3 (moto), GCS and Azure (their emulators)."""
     rng = random.Random(20261207)
     for trial in range(3):
-        _crash_trial(tmp_path / f"trial{trial}", rng, cloud_root(request, kind))
+        _crash_trial(tmp_path / f"trial{trial}", rng, cloud_root(request, kind), chain)
 
 
 @pytest.mark.slow
-def test_killed_writer_campaign(tmp_path: Path) -> None:
+def test_killed_writer_campaign(tmp_path: Path, chain: str | None) -> None:
     """200 kill trials; some must hit the window between commit point and log line."""
     rng = random.Random()
-    results = [_crash_trial(tmp_path / f"trial{trial}", rng) for trial in range(200)]
+    results = [_crash_trial(tmp_path / f"trial{trial}", rng, branch=chain) for trial in range(200)]
     assert any(latest > 0 for _, latest in results)

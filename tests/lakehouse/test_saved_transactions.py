@@ -197,16 +197,19 @@ def test_load_says_which_it_is(backend: Backend) -> None:
 
 
 def test_expired_transaction_cannot_be_loaded_or_committed(backend: Backend) -> None:
-    lake = _lake(backend, txn_ttl_millis=400)
+    # Long enough for a loaded machine to load in time; the wait is until
+    # the expiry itself, not a fixed guess.
+    lake = _lake(backend, txn_ttl_millis=2000)
     txn = lake.begin()
     txn.put("y", "2")
     record = save_transaction(txn)
-    assert record.expire_at_millis - record.began_at_millis == 400
+    assert record.expire_at_millis - record.began_at_millis == 2000
     loaded = load_transaction(open_lake(backend), record.id)  # in time
     other = lake.begin()
     other.put("z", "3")
     late = save_transaction(other)
-    time.sleep(0.45)
+    expiry = max(record.expire_at_millis, late.expire_at_millis)
+    time.sleep(max(0.0, expiry / 1000 - time.time()) + 0.05)
     with pytest.raises(SavedTransactionError, match="expired") as expired:
         load_transaction(open_lake(backend), late.id)
     assert expired.value.state == "expired"

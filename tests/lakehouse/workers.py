@@ -5,8 +5,12 @@ They are top-level functions of an importable module so the multiprocessing
 from ``(uri, storage_options)`` and reports through a queue (or a log file)
 instead of raising, so the parent sees every outcome.
 
-Run as a script (``python -m tests.lakehouse.workers crash-writer URI LOG``)
-it is the crash test's writer: it commits forever and logs every commit.
+Every worker takes ``branch``: the branch it commits on (None: main), so
+each suite runs on main and on a branch alike.
+
+Run as a script (``python -m tests.lakehouse.workers crash-writer URI LOG
+[OPTIONS [BRANCH]]``) it is the crash test's writer: it commits forever and
+logs every commit.
 """
 
 from __future__ import annotations
@@ -27,28 +31,40 @@ SHARED_KEYS = ("s0", "s1", "s2", "s3")
 COUNTER = "counter"
 
 
+def open_chain(uri: str, options: dict[str, Any], branch: str | None) -> Lakehouse:
+    """The lakehouse at ``uri`` as ``branch`` sees it (main when None), freshly opened."""
+    lake = Lakehouse.open(uri, storage_options=options)
+    return lake if branch is None else lake.on_branch(branch)
+
+
 def distinct_key_worker(
     uri: str,
     options: dict[str, Any],
     worker: int,
     commits: int,
+    branch: str | None,
+    max_attempts: int,
     start: Any,
     results: Any,
 ) -> None:
-    """Commit ``commits`` transactions, each writing one key no other worker writes.
+    """Commit ``commits`` transactions on ``branch``, each writing one key no other worker writes.
 
-    Puts ``{"worker", "commits": [(version, key, value)], "error"}`` on ``results``.
+    ``max_attempts``: the retry policy's; 1 makes any lost race an error.
+    Puts ``{"worker", "commits": [(version, key, value)], "attempts", "error"}``
+    on ``results`` (``attempts``: each commit's attempts to create its root).
     """
     report: dict[str, Any] = {"worker": worker, "commits": [], "error": None, "pid": os.getpid()}
+    report["attempts"] = []
     try:
-        lake = Lakehouse.open(uri, storage_options=options)
-        retry = RetryPolicy(max_attempts=200, base_delay=0.002, max_delay=0.05)
+        lake = open_chain(uri, options, branch)
+        retry = RetryPolicy(max_attempts=max_attempts, base_delay=0.002, max_delay=0.05)
         start.wait(60)
         for i in range(commits):
             key, value = f"w{worker}-{i:03d}", f"{worker}:{i}"
             txn = lake.begin(isolation="SNAPSHOT" if i % 2 else "SERIALIZABLE", retry=retry)
             txn.put(key, value)
             report["commits"].append((txn.commit().version, key, value))
+            report["attempts"].append(txn.attempts)
     except BaseException:  # noqa: BLE001 - every failure is reported to the parent
         report["error"] = traceback.format_exc()
     results.put(report)
@@ -61,10 +77,11 @@ def shared_key_worker(
     transactions: int,
     isolation: str,
     seed: int,
+    branch: str | None,
     start: Any,
     results: Any,
 ) -> None:
-    """Run read-modify-write transactions on the shared counter and shared keys.
+    """Run read-modify-write transactions on ``branch``'s shared counter and shared keys.
 
     Each transaction reads the counter and two shared keys; with probability
     3/4 it increments the counter, and it sets (or sometimes deletes) one of
@@ -77,7 +94,7 @@ def shared_key_worker(
     outcomes: list[dict[str, Any]] = []
     report: dict[str, Any] = {"worker": worker, "outcomes": outcomes, "error": None}
     try:
-        lake = Lakehouse.open(uri, storage_options=options)
+        lake = open_chain(uri, options, branch)
         retry = RetryPolicy(max_attempts=50, base_delay=0.001, max_delay=0.05)
         start.wait(60)
         for i in range(transactions):
@@ -119,16 +136,16 @@ def shared_key_worker(
     results.put(report)
 
 
-def crash_writer(uri: str, log_path: str, options: str = "{}") -> None:
+def crash_writer(uri: str, log_path: str, options: str = "{}", branch: str = "") -> None:
     """Commit forever on a lakehouse, logging each commit, until killed.
 
     Commit ``k`` writes key ``c{k}`` (value ``str(k)``) and creates namespace
     ``n{k}``, so object definition files are written too. The log gets
     ``ready`` once the lakehouse is open, then ``<version> c<k>`` after every
     commit, flushed and fsynced line by line. ``options``: the storage
-    options, as JSON.
+    options, as JSON; ``branch``: the branch committed on (empty: main).
     """
-    lake = Lakehouse.open(uri, storage_options=json.loads(options))
+    lake = open_chain(uri, json.loads(options), branch or None)
     k = lake.latest_version()
     with open(log_path, "a", encoding="utf-8") as log:
         _log_line(log, "ready")
@@ -148,8 +165,8 @@ def _log_line(log: Any, line: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Command line entry: ``crash-writer URI LOG``."""
-    if len(argv) in (3, 4) and argv[0] == "crash-writer":
+    """Command line entry: ``crash-writer URI LOG [OPTIONS [BRANCH]]``."""
+    if len(argv) in (3, 4, 5) and argv[0] == "crash-writer":
         crash_writer(*argv[1:])
         return 0
     print("usage: python -m tests.lakehouse.workers crash-writer URI LOG", file=sys.stderr)

@@ -259,7 +259,7 @@ def test_create_false_on_an_existing_lakehouse_connects(tmp_path: Path) -> None:
             "trinity:///lake?colour=red",
             (
                 r"unknown trinity URL option 'colour'; the options are autocommit, read_only, "
-                r"create, isolation_level, namespace, author, statement_timeout, version, "
+                r"create, isolation_level, namespace, author, branch, statement_timeout, version, "
                 r"definition_cache_bytes, storage\.<option>"
             ),
         ),

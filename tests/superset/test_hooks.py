@@ -146,6 +146,55 @@ def test_table_and_view_names(database: _Database, lake: str) -> None:
     )  # views: tests/sqlalchemy/test_views.py
 
 
+@pytest.fixture(scope="module")
+def branched(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Main: sales.orders, sales.old. Branch dev: sales.old dropped, sales.fresh and lab.t added."""
+    path = str(tmp_path_factory.mktemp("superset-branch") / "lake")
+    with trinity_dbapi.connect(path, autocommit=True) as conn:
+        conn.execute("CREATE NAMESPACE sales")
+        conn.execute("CREATE TABLE sales.orders (id INT8, day DATE) PARTITIONED BY (day)")
+        conn.execute("INSERT INTO sales.orders VALUES (1, DATE '2024-01-01')")
+        conn.execute("CREATE TABLE sales.old (id INT8)")
+        conn.execute("CREATE BRANCH dev")
+        conn.execute("USE BRANCH dev")
+        conn.execute("DROP TABLE sales.old")
+        conn.execute("CREATE TABLE sales.fresh (id INT8, note VARCHAR) COMMENT 'dev only'")
+        conn.execute("INSERT INTO sales.fresh VALUES (7, 'seven')")
+        conn.execute("INSERT INTO sales.orders VALUES (2, DATE '2024-01-02')")
+        conn.execute("CREATE NAMESPACE lab")
+        conn.execute("CREATE TABLE lab.t (x INT4)")
+    return path
+
+
+def test_a_database_on_a_branch_lists_the_branch(branched: str) -> None:
+    """A Superset database whose SQLAlchemy URI ends in ``?branch=dev`` sees the branch."""
+    dev, main = _Database(f"{branched}?branch=dev"), _Database(branched)
+    with dev.get_inspector() as inspector:
+        assert Spec.get_schema_names(inspector) == {"sales", "lab", "system"}
+        assert Spec.get_table_names(dev, inspector, "sales") == {"orders", "fresh"}
+        assert Spec.get_table_names(dev, inspector, "lab") == {"t"}
+        assert Spec.get_table_comment(inspector, _Table("fresh", "sales")) == "dev only"
+        columns = Spec.get_columns(inspector, _Table("fresh", "sales"))
+        assert [column["column_name"] for column in columns] == ["id", "note"]
+    with main.get_inspector() as inspector:
+        assert Spec.get_schema_names(inspector) == {"sales", "system"}
+        assert Spec.get_table_names(main, inspector, "sales") == {"orders", "old"}
+    # SQL Lab's schema choice keeps the branch: the namespace is a connect argument.
+    frame = dev.get_df("SELECT id, note FROM fresh", schema="sales")
+    assert frame.values.tolist() == [[7, "seven"]]
+    orders = _Table("orders", "sales")
+    assert Spec.latest_partition(dev, orders) == (["day"], [date(2024, 1, 2)])
+    assert Spec.latest_partition(main, orders) == (["day"], [date(2024, 1, 1)])
+
+
+def test_a_database_on_a_missing_branch_says_how_to_list_branches(branched: str) -> None:
+    database = _Database(f"{branched}?branch=nope")
+    with pytest.raises(sa.exc.ProgrammingError) as info, database.get_inspector() as inspector:
+        Spec.get_schema_names(inspector)
+    assert isinstance(info.value.orig, errors.NoSuchRefError)
+    assert "branch 'nope' does not exist; SHOW BRANCHES lists them" in str(info.value)
+
+
 def test_table_comment(lake: str) -> None:
     inspector = _inspector(lake)
     assert Spec.get_table_comment(inspector, _Table("orders", "sales")) == "one row per order"

@@ -70,6 +70,9 @@ STATEMENTS: dict[str, bool] = {
     "ROLLBACK": False,
     "SET TRANSACTION ISOLATION LEVEL SNAPSHOT": False,
     "SET COMMIT MESSAGE 'nightly load'": False,
+    "SHOW BRANCHES": False,
+    "SHOW TAGS": False,
+    "USE BRANCH main": False,  # the session's branch, as USE sets its namespace
     "CREATE NAMESPACE more": True,
     "CREATE SCHEMA IF NOT EXISTS more COMMENT 'x'": True,
     "DROP NAMESPACE more CASCADE": True,
@@ -92,6 +95,12 @@ STATEMENTS: dict[str, bool] = {
     "CALL system.check_integrity()": True,  # read-only, but CALL is refused as a whole
     "SAVE TRANSACTION": True,  # writes the transaction down
     "LOAD TRANSACTION '0f8fad5b-d9cb-469f-a165-70867728950e'": True,  # COMMIT would commit it
+    "CREATE BRANCH dev": True,  # ref changes commit to main's definition
+    "CREATE BRANCH IF NOT EXISTS dev FROM VERSION 3": True,
+    "DROP BRANCH IF EXISTS dev": True,
+    "MERGE BRANCH dev INTO main": True,
+    "CREATE TAG eod FROM BRANCH main": True,
+    "DROP TAG eod": True,
 }
 
 #: The read-only statements whose result a LIMIT cuts, and their rows without it.

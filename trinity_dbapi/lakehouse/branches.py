@@ -139,6 +139,8 @@ def create_branch(
         InvalidNameError: the name breaks the rule for new names.
     """
     require_main(main, "CREATE BRANCH")
+    if if_not_exists and (name == MAIN or name in registry(main).branches):
+        return False  # nothing to do, so no version (the commit checks again, for a race)
     folder = f"{BRANCH_FOLDER_PREFIX}{uuid.uuid4()}/"
     created = True
 
@@ -184,6 +186,8 @@ def drop_branch(main: VersionChain, name: str, *, if_exists: bool = False) -> bo
             "DROP BRANCH main is refused: main is the lakehouse's own chain, which every "
             "reader follows; drop the other branches you no longer need instead"
         )
+    if if_exists and name not in registry(main).branches:
+        return False  # nothing to do, so no version (the commit checks again, for a race)
     dropped = True
 
     def remove(definition: LakehouseDefinition) -> LakehouseDefinition:
@@ -214,6 +218,8 @@ def create_tag(
         ObjectExistsError: a branch or tag has that name.
     """
     require_main(main, "CREATE TAG")
+    if if_not_exists and name in registry(main).exported_snapshots:
+        return False  # nothing to do, so no version (the commit checks again, for a race)
     created = True
 
     def add(definition: LakehouseDefinition) -> LakehouseDefinition:
@@ -222,6 +228,8 @@ def create_tag(
             created = False
             return definition
         _check_new_ref(definition, name)
+        if name in definition.branches:  # one namespace: a tag may not take a branch's name
+            raise ObjectExistsError("branch", name)
         root = source.root.path or source.lakehouse.root_name(source.version)
         tagged = definition.replace(
             exported_snapshots={**definition.exported_snapshots, name: root}
@@ -245,6 +253,8 @@ def drop_tag(main: VersionChain, name: str, *, if_exists: bool = False) -> bool:
         NoSuchRefError: no tag has that name.
     """
     require_main(main, "DROP TAG")
+    if if_exists and name not in registry(main).exported_snapshots:
+        return False  # nothing to do, so no version (the commit checks again, for a race)
     dropped = True
 
     def remove(definition: LakehouseDefinition) -> LakehouseDefinition:

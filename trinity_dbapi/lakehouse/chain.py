@@ -213,7 +213,12 @@ class VersionChain:
         storage = self.storage
         if self.branch is not None:
             version = roots.find_branch_latest(
-                storage, self.root_name, self.hint_file, self.base_version, self._known_latest
+                storage,
+                self.root_name,
+                self.hint_file,
+                self.base_version,
+                self._known_latest,
+                read_root=worth_reading_ahead(storage),
             )
             self._known_latest = version
             return version

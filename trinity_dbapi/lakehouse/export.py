@@ -36,7 +36,7 @@ from trinity_dbapi.errors import (
     ProgrammingError,
 )
 from trinity_dbapi.format import keys as system_keys
-from trinity_dbapi.format.definitions import LakehouseDefinition, TableDefinition
+from trinity_dbapi.format.definitions import MAIN, LakehouseDefinition, TableDefinition
 from trinity_dbapi.format.keys import is_table_key
 from trinity_dbapi.format.locations import is_uri, qualify
 from trinity_dbapi.format.node_file import NodeData, encode_node
@@ -132,6 +132,8 @@ def export_snapshot(
     current = lakehouse.snapshot().definition
     if name in current.exported_snapshots:
         raise ObjectExistsError("exported snapshot", name)
+    if name in current.branches or name.lower() == MAIN:  # one namespace for ref names
+        raise ObjectExistsError("branch", name)
     # The name's rules are the definition's: checked before anything is copied.
     pending = {**current.exported_snapshots, name: root_node_file_name(snap.version)}
     current.replace(exported_snapshots=pending).check_new_names(current)

@@ -111,17 +111,37 @@ def find_branch_latest(
     hint_file: str,
     base_version: int,
     known: int = 0,
+    *,
+    read_root: bool = False,
 ) -> int:
     """The latest version of a branch: its base until it has roots of its own.
 
     As for main: start at the hint (or ``known``, whichever is newer), check
     it and the version after it in one round, and probe forward. A hint that
     is garbage, stale or names a version that does not exist starts the probe
-    at the branch's base, whose next version is its first own root.
+    at the branch's base, whose next version is its first own root. With
+    ``read_root``, the hinted root is read whole in that round (as
+    :func:`find_latest` does for main), so opening it costs no round of its own.
     """
-    start = max(known, read_hint(storage, hint_file) or 0, base_version)
+    if known > base_version:
+        # As for main: the common case in one round, without the hint.
+        following, still = storage.exists_many([root_name(known + 1), root_name(known)])
+        if following:
+            newest = known + 1
+            while storage.exists(root_name(newest + 1)):
+                newest += 1
+            return newest
+        if still:
+            return known
+    start = max(read_hint(storage, hint_file) or 0, base_version)
     if start > base_version:
-        present, following = storage.exists_many([root_name(start), root_name(start + 1)])
+        hinted, after = root_name(start), root_name(start + 1)
+        if read_root:
+            present, following = storage.concurrently(
+                [partial(_readable, storage, hinted), partial(storage.exists, after)]
+            )
+        else:
+            present, following = storage.exists_many([hinted, after])
         if not present:
             start = base_version
         elif not following:

@@ -48,11 +48,17 @@ def secret_options_pattern() -> str:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a lakehouse is: its URI and the fsspec storage options (credentials)."""
+    """Where a lakehouse is: its URI, the fsspec storage options (credentials) and the branch.
+
+    ``branch`` None is main; :meth:`lakehouse` opens the branch's chain, which
+    reads and commits the branch (data files are shared: :meth:`storage` is
+    the same for every branch).
+    """
 
     uri: str
     # Out of the repr: Spark prints plans, options and failed tasks' arguments.
     storage_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    branch: str | None = None
 
     def __repr__(self) -> str:
         from trinity_dbapi.storage.redact import redact_userinfo
@@ -62,7 +68,8 @@ class Location:
             if self.storage_options
             else ""
         )
-        return f"Location({redact_userinfo(self.uri)!r}{hidden})"
+        branch = f", branch={self.branch!r}" if self.branch is not None else ""
+        return f"Location({redact_userinfo(self.uri)!r}{hidden}{branch})"
 
     def storage(self) -> Any:
         """Open the lakehouse storage (in whichever process runs this)."""
@@ -71,20 +78,26 @@ class Location:
         return open_storage(self.uri, storage_options=dict(self.storage_options) or None)
 
     def lakehouse(self, *, create: bool = False) -> Any:
-        """Open the lakehouse itself; with ``create``, make a new one where there is none."""
+        """Open the lakehouse (on :attr:`branch`); with ``create``, make one where there is none.
+
+        Raises:
+            NoSuchRefError: :attr:`branch` names no branch (the message says
+                how to list them).
+        """
         from trinity_dbapi.errors import LakehouseExistsError, LakehouseNotFoundError
         from trinity_dbapi.lakehouse.lakehouse import Lakehouse
 
         options = dict(self.storage_options) or None
         try:
-            return Lakehouse.open(self.uri, storage_options=options)
+            opened = Lakehouse.open(self.uri, storage_options=options)
         except LakehouseNotFoundError:
-            if not create:
+            if not create or self.branch is not None:  # a new lakehouse has no branch
                 raise
-        try:
-            return Lakehouse.create(self.uri, storage_options=options)
-        except LakehouseExistsError:  # another writer created it first
-            return Lakehouse.open(self.uri, storage_options=options)
+            try:
+                opened = Lakehouse.create(self.uri, storage_options=options)
+            except LakehouseExistsError:  # another writer created it first
+                opened = Lakehouse.open(self.uri, storage_options=options)
+        return opened if self.branch is None else opened.on_branch(self.branch)
 
 
 @dataclass(frozen=True)
@@ -128,7 +141,7 @@ def parse_options(options: Mapping[str, str], *, push_filters: bool = True) -> S
     partition_by = _partition_by(values.get("partitionby") or "")
     namespaces = values.get("namespaces")
     return SourceOptions(
-        location=Location(uri, storage),
+        location=Location(uri, storage, _branch(values.get("branch"))),
         namespace=namespace,
         table=table,
         version=_int("versionAsOf", version) if version is not None else None,
@@ -138,6 +151,18 @@ def parse_options(options: Mapping[str, str], *, push_filters: bool = True) -> S
         partition_by=partition_by,
         namespaces=None if namespaces is None else _namespaces(namespaces),
     )
+
+
+def _branch(text: str | None) -> str | None:
+    """``branch``: the branch read and written (None, absent or ``main``: main)."""
+    if text is None or text == "main":
+        return None
+    if not text.strip():
+        raise ProgrammingError(
+            "option branch must name a branch, not an empty text; SHOW BRANCHES lists them "
+            "(or read system.refs), and main is the default"
+        )
+    return text
 
 
 def _table_name(text: str) -> tuple[str, str]:

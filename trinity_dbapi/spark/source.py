@@ -25,7 +25,8 @@ class TrinityLakeDataSource(DataSource):
     """``spark.read.format("trinitylake")`` / ``df.write.format("trinitylake")``.
 
     Options: ``uri`` (required), ``storage.<option>`` or ``storageOptions``
-    (JSON) for the file system, ``versionAsOf`` / ``timestampAsOf`` and
+    (JSON) for the file system, ``branch`` (read and write a branch instead
+    of main), ``versionAsOf`` / ``timestampAsOf`` and
     ``pushFilters`` for reads, ``createTable`` and ``partitionBy`` for writes. The path is
     ``"namespace.table"``; ``system.*`` and ``information_schema.*`` read
     the catalog tables, whose rows the ``namespaces`` option (a JSON list or

@@ -11,6 +11,7 @@ Query parameters: ``storage.<option>=value`` go to the fsspec file system
 (``storage_options``; ``true`` / ``false`` / numbers / JSON objects are
 decoded, other values stay text); ``autocommit``, ``read_only``, ``create``,
 ``isolation_level``, ``namespace``, ``author`` (who commits: system.versions.author),
+``branch`` (the branch every connection reads and writes; reflection lists its tables),
 ``statement_timeout`` (seconds),
 ``version`` (a version number: read that version only, docs/recovery.md) and
 ``definition_cache_bytes`` (the bound of the connection's definition cache) are
@@ -35,7 +36,7 @@ from trinity_dbapi.sqlalchemy.dialect import TrinityDialect
 
 #: ``connect()`` options a URL query may carry, with their value parsers.
 _BOOLEAN_OPTIONS = ("autocommit", "read_only", "create")
-_TEXT_OPTIONS = ("isolation_level", "namespace", "author")
+_TEXT_OPTIONS = ("isolation_level", "namespace", "author", "branch")
 _SECONDS_OPTIONS = ("statement_timeout",)
 _VERSION_OPTIONS = ("version",)
 _BYTES_OPTIONS = ("definition_cache_bytes",)
