@@ -37,6 +37,7 @@ from trinity_dbapi.errors import (
 )
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import MAIN, LakehouseDefinition, TableDefinition
+from trinity_dbapi.format.features import BRANCHES
 from trinity_dbapi.format.keys import is_table_key
 from trinity_dbapi.format.locations import is_uri, qualify
 from trinity_dbapi.format.node_file import NodeData, encode_node
@@ -196,7 +197,14 @@ class _Copier:
         self.tables: list[str] = []
 
     def run(self) -> str:
-        definition = self.snap.definition.replace(exported_snapshots={})
+        # The copy is a lakehouse of one version: no exports, no branches
+        # (their roots stay behind), so nothing to require of a release for them.
+        required = {
+            k: v for k, v in self.snap.definition.required_writer_features.items() if k != BRANCHES
+        }
+        definition = self.snap.definition.replace(
+            exported_snapshots={}, branches={}, required_writer_features=required
+        )
         def_path = new_lakehouse_definition_path()
         self._put(def_path, definition.to_bytes())
         root = self.snap.root
