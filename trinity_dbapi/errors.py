@@ -469,6 +469,18 @@ class NoSuchRefError(NoSuchObjectError):
         super().__init__(kind, name, f"{listing} lists them (or SELECT * FROM system.refs)")
 
 
+class BranchDroppedError(OperationalError):
+    """A commit on a branch that was dropped meanwhile: nothing was committed."""
+
+    def __init__(self, branch: str) -> None:
+        super().__init__(
+            f"branch {branch!r} was dropped (DROP BRANCH) while this transaction ran on it; "
+            "nothing was committed. Run it again on another branch (USE BRANCH main, or "
+            "CREATE BRANCH to start a new one)"
+        )
+        self.branch = branch
+
+
 class MergeConflictError(OperationalError):
     """A MERGE BRANCH whose two sides changed the same thing; nothing was merged.
 

@@ -85,6 +85,11 @@ AUTHOR = "trinity.author"
 #: The commit message of a root version (root node only; an extension):
 #: ``SET COMMIT MESSAGE 'text'`` in the transaction that made it.
 COMMIT_MESSAGE = "trinity.commit_message"
+#: Set on the last root of a dropped branch (an extension): DROP BRANCH
+#: seals the branch's chain with it, so a commit racing the drop loses the
+#: race for that version and learns the branch is gone, instead of landing
+#: where nothing reaches it (docs/format.md, "Branches").
+BRANCH_DROPPED = "trinity.branch_dropped"
 #: Every system internal key this implementation writes.
 SYSTEM_KEYS = frozenset(
     {LAKEHOUSE_DEF, PREVIOUS_ROOT, ROLLBACK_FROM_ROOT, CREATED_AT_MILLIS, N_KEYS, TXN_ID}

@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import (
+    CommitConflictError,
     NoSuchRefError,
     ObjectExistsError,
     ProgrammingError,
 )
 from trinity_dbapi.format import features
+from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import (
     BRANCH_FOLDER_PREFIX,
     MAIN,
@@ -36,6 +38,7 @@ from trinity_dbapi.format.paths import latest_hint_file, root_node_file_name, ro
 from trinity_dbapi.lakehouse import roots
 from trinity_dbapi.lakehouse.commit_point import now_millis
 from trinity_dbapi.lakehouse.transaction import Transaction
+from trinity_dbapi.tree import btree
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.chain import Snapshot, VersionChain
@@ -188,6 +191,8 @@ def drop_branch(main: VersionChain, name: str, *, if_exists: bool = False) -> bo
         )
     if if_exists and name not in registry(main).branches:
         return False  # nothing to do, so no version (the commit checks again, for a race)
+    if name in registry(main).branches:
+        _seal(main.on_branch(name))
     dropped = True
 
     def remove(definition: LakehouseDefinition) -> LakehouseDefinition:
@@ -311,6 +316,34 @@ def list_refs(main: VersionChain) -> list[Ref]:
         root = definition.exported_snapshots[name]
         refs.append(Ref(name, "tag", _version_of(root), root))
     return refs
+
+
+def _seal(branch: VersionChain) -> None:
+    """Commit the branch's last version: its head's tree, marked dropped.
+
+    A writer racing the drop then loses the race for that version and, on
+    its rebase, meets the mark (:class:`~trinity_dbapi.errors.BranchDroppedError`):
+    no commit lands where nothing reaches it. The copy's messages belong to
+    an older transaction, so the sealed version changes no key for anyone
+    rebasing over it. Sealed already (a drop that did not finish): nothing to do.
+    """
+    while True:
+        head = branch.snapshot()
+        if head.root.system.get(system_keys.BRANCH_DROPPED):
+            return
+        # As a rollback's copy: its messages now belong to an older
+        # transaction, settled like any root's.
+        writer = btree.TreeWriter(branch.nodes, branch.tree_config)
+        try:
+            branch.write_root(
+                head,
+                writer.settle(head.root.copy(), keep=None),
+                txn=str(uuid.uuid4()),
+                extra_system={system_keys.BRANCH_DROPPED: "true"},
+            )
+            return
+        except CommitConflictError:
+            continue  # a commit won that version: seal the one after it
 
 
 def require_main(chain: VersionChain, what: str) -> None:

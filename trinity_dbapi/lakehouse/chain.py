@@ -26,6 +26,7 @@ Imports from lakehouse/: commit_point, definition_cache, expired, io_pool, roots
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -33,8 +34,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from trinity_dbapi.errors import (
+    BranchDroppedError,
     CorruptFileError,
     Error,
+    NoSuchRefError,
     NoSuchVersionError,
     NotSupportedError,
     ReadOnlyError,
@@ -43,7 +46,7 @@ from trinity_dbapi.errors import (
 from trinity_dbapi.format import features
 from trinity_dbapi.format import keys as system_keys
 from trinity_dbapi.format.definitions import LakehouseDefinition
-from trinity_dbapi.format.definitions.branches import lineage_of
+from trinity_dbapi.format.definitions.branches import MAIN, lineage_of
 from trinity_dbapi.format.locations import is_uri, qualify, split_uri
 from trinity_dbapi.format.node_file import DEFAULT_COMPRESSION, Message
 from trinity_dbapi.format.paths import (
@@ -194,6 +197,29 @@ class VersionChain:
     def hint_file(self) -> str:
         """This chain's latest-version hint."""
         return latest_hint_file(self.lineage[0][1])
+
+    def on_branch(self, name: str) -> VersionChain:
+        """The lakehouse as branch ``name`` sees it: a chain of its own over shared files.
+
+        A copy of main's object sharing its storage, node store and caches;
+        ``main_chain`` gives main back. Reads main's latest definition, where
+        branches are recorded (docs/format.md, "Branches").
+
+        Raises:
+            NoSuchRefError: no branch has that name.
+        """
+        main = self.main_chain
+        if name == MAIN:
+            return main
+        record = main.snapshot().definition.branches.get(name)
+        if record is None:
+            raise NoSuchRefError("branch", name)
+        chain = copy.copy(main)
+        chain.branch = name
+        chain.lineage = record.lineage
+        chain._known_latest = 0
+        vars(chain)["_main"] = main  # read by main_chain; main's own object has none
+        return chain
 
     @property
     def main_chain(self) -> VersionChain:
@@ -393,6 +419,8 @@ class VersionChain:
         if not recovering:
             self.require_unpinned("a commit")
             self.require_known_features("a commit", base.definition)
+        if self.branch is not None and base.root.system.get(system_keys.BRANCH_DROPPED):
+            raise BranchDroppedError(self.branch)  # sealed by DROP BRANCH: nothing goes on it
         # Creation times strictly increase with the version, whatever the
         # writers' clocks say, so time travel can binary-search versions.
         now = max(commit_point.now_millis(), base.created_at_millis + 1)

@@ -18,7 +18,6 @@ roots, transaction.
 
 from __future__ import annotations
 
-import copy
 import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +29,6 @@ from trinity_dbapi.errors import (
     FileAlreadyExistsError,
     LakehouseExistsError,
     NestedLakehouseError,
-    NoSuchRefError,
     NoSuchVersionError,
 )
 from trinity_dbapi.format import features
@@ -221,27 +219,14 @@ class Lakehouse(VersionChain):
         return self.main_chain  # type: ignore[return-value]  # made by on_branch: a Lakehouse
 
     def on_branch(self, name: str) -> Lakehouse:
-        """The lakehouse as branch ``name`` sees it: a chain of its own over shared files.
-
-        Shares this object's storage, node store and caches; ``main`` gives
-        main back. Reads main's latest definition, where branches are recorded.
+        """The lakehouse as branch ``name`` sees it (:meth:`VersionChain.on_branch`).
 
         Raises:
             NoSuchRefError: no branch has that name.
         """
-        main = self.main
-        if name == MAIN:
-            return main
-        record = main.snapshot().definition.branches.get(name)
-        if record is None:
-            raise NoSuchRefError("branch", name)
-        chain = copy.copy(main)
+        chain = super().on_branch(name)
         vars(chain).pop("maintenance", None)  # main's, bound to main: made again on use
-        chain.branch = name
-        chain.lineage = record.lineage
-        chain._known_latest = 0
-        vars(chain)["_main"] = main  # read by main, which main's own object lacks
-        return chain
+        return chain  # type: ignore[return-value]  # a copy of a Lakehouse
 
     def snapshot_by_name(self, name: str) -> Snapshot:
         """The snapshot a ref names: a branch's head, a tag (an export), or main's latest.
