@@ -207,7 +207,7 @@ def _merge_both(
     if base is None:
         conflicts.append((what, "created on both sides"))
         return False
-    if txn.read_file(theirs) == txn.read_file(ours):
+    if _same_definition(txn, theirs, ours):
         return False  # the same definition written twice
     if not is_table_key(key):
         conflicts.append((what, "changed differently on both sides"))
@@ -224,6 +224,14 @@ def _merge_both(
     namespace = decode_key(key, txn.snapshot.definition.key_limits).namespace
     txn.replace_table(namespace, merged.definition)
     return True
+
+
+def _same_definition(txn: Transaction, theirs: str, ours: str) -> bool:
+    """Whether two values name definition files of equal bytes (False when unreadable)."""
+    try:
+        return txn.read_file(theirs) == txn.read_file(ours)
+    except Error:
+        return False  # not a file this lakehouse holds: the values decide
 
 
 def _recorded(
