@@ -288,16 +288,21 @@ def branch_head(main: VersionChain, record: BranchRecord) -> int:
     return roots.find_branch_latest(main.storage, root_name, hint, record.base_version)
 
 
-def list_refs(main: VersionChain) -> list[Ref]:
+def list_refs(chain: VersionChain, at: Snapshot | None = None) -> list[Ref]:
     """Every ref: main, then the branches, then the tags, each by name.
+
+    Args:
+        chain: a chain of the lakehouse (main or a branch).
+        at: a version of main whose definition records the refs (and whose
+            number is main's); None: main's latest.
 
     Each branch's head is probed (its hint, then the root after it): a
     round of requests per branch.
     """
-    main = main.main_chain
-    definition = registry(main)
+    main = chain.main_chain
+    at = at if at is not None else main.snapshot()
+    definition, latest = at.definition, at.version
     heads = {name: branch_head(main, record) for name, record in definition.branches.items()}
-    latest = main.latest_version()
     refs = [Ref(MAIN, "branch", latest, main.root_name(latest))]
     for name in sorted(definition.branches):
         record = definition.branches[name]

@@ -376,11 +376,12 @@ _REFS_SCHEMA = _schema(
 
 
 def _refs_rows(catalog: _Catalog) -> Iterator[Row]:
-    # Refs are the lakehouse's now (main's latest definition), not the
-    # snapshot's: a ref names versions, it is not one's content.
+    # On main, the refs the version read records (no request more: time
+    # travel shows them as they were); on a branch, main's latest.
     chain = catalog.snapshot.lakehouse
     current = chain.branch or MAIN
-    for ref in list_refs(chain):
+    at = catalog.snapshot if chain.branch is None else None
+    for ref in list_refs(chain, at):
         yield {
             "ref_name": ref.name,
             "ref_type": ref.kind,
