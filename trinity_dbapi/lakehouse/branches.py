@@ -167,7 +167,7 @@ def create_branch(
             definition.replace(branches={**definition.branches, name: record})
         )
 
-    txn = _begin(main)
+    txn = _begin(main, source)
     txn.change_definition(add)
     txn.commit()
     return created
@@ -189,26 +189,9 @@ def drop_branch(main: VersionChain, name: str, *, if_exists: bool = False) -> bo
             "DROP BRANCH main is refused: main is the lakehouse's own chain, which every "
             "reader follows; drop the other branches you no longer need instead"
         )
-    if if_exists and name not in registry(main).branches:
-        return False  # nothing to do, so no version (the commit checks again, for a race)
     if name in registry(main).branches:
         _seal(main.on_branch(name))
-    dropped = True
-
-    def remove(definition: LakehouseDefinition) -> LakehouseDefinition:
-        nonlocal dropped
-        if name not in definition.branches:
-            if if_exists:
-                dropped = False
-                return definition
-            raise NoSuchRefError("branch", name)
-        branches = {k: v for k, v in definition.branches.items() if k != name}
-        return definition.replace(branches=branches)
-
-    txn = _begin(main)
-    txn.change_definition(remove)
-    txn.commit()
-    return dropped
+    return _drop(main, "branch", "branches", name, if_exists=if_exists)
 
 
 def create_tag(
@@ -242,7 +225,7 @@ def create_tag(
         # A tag on a branch's root keeps that branch's folder alive.
         return _requiring_branches(tagged) if root.startswith(BRANCH_FOLDER_PREFIX) else tagged
 
-    txn = _begin(main)
+    txn = _begin(main, source)
     txn.change_definition(add)
     txn.commit()
     return created
@@ -258,19 +241,31 @@ def drop_tag(main: VersionChain, name: str, *, if_exists: bool = False) -> bool:
         NoSuchRefError: no tag has that name.
     """
     require_main(main, "DROP TAG")
-    if if_exists and name not in registry(main).exported_snapshots:
+    return _drop(main, "tag", "exported_snapshots", name, if_exists=if_exists)
+
+
+def _drop(main: VersionChain, kind: str, field: str, name: str, *, if_exists: bool) -> bool:
+    """Remove ``name`` from the definition's ``field`` map with one commit on main.
+
+    Returns:
+        Whether it was removed (False: absent and ``if_exists``; no version then).
+
+    Raises:
+        NoSuchRefError: absent and not ``if_exists``.
+    """
+    if if_exists and name not in getattr(registry(main), field):
         return False  # nothing to do, so no version (the commit checks again, for a race)
     dropped = True
 
     def remove(definition: LakehouseDefinition) -> LakehouseDefinition:
         nonlocal dropped
-        if name not in definition.exported_snapshots:
+        refs = getattr(definition, field)
+        if name not in refs:
             if if_exists:
                 dropped = False
                 return definition
-            raise NoSuchRefError("tag", name)
-        kept = {k: v for k, v in definition.exported_snapshots.items() if k != name}
-        return definition.replace(exported_snapshots=kept)
+            raise NoSuchRefError(kind, name)
+        return definition.replace(**{field: {k: v for k, v in refs.items() if k != name}})
 
     txn = _begin(main)
     txn.change_definition(remove)
@@ -357,7 +352,14 @@ def require_main(chain: VersionChain, what: str) -> None:
         raise ProgrammingError(f"internal: {what} must commit on main, not on {chain.branch!r}")
 
 
-def _begin(main: VersionChain) -> Transaction:
+def _begin(main: VersionChain, source: Snapshot | None = None) -> Transaction:
+    """A transaction on main: on ``source`` when that is main's latest as far as known.
+
+    A ref's commit changes the definition alone, rebased like any other, so
+    starting on the version just read saves looking up the latest again.
+    """
+    if source is not None and source.lakehouse is main and source.version == main.latest_known:
+        return Transaction(main, source)
     return Transaction(main, main.snapshot())
 
 

@@ -198,12 +198,13 @@ class VersionChain:
         """This chain's latest-version hint."""
         return latest_hint_file(self.lineage[0][1])
 
-    def on_branch(self, name: str) -> VersionChain:
+    def on_branch(self, name: str, definition: LakehouseDefinition | None = None) -> VersionChain:
         """The lakehouse as branch ``name`` sees it: a chain of its own over shared files.
 
         A copy of main's object sharing its storage, node store and caches;
         ``main_chain`` gives main back. Reads main's latest definition, where
-        branches are recorded (docs/format.md, "Branches").
+        branches are recorded (docs/format.md, "Branches"), unless the
+        caller has it (``definition``).
 
         Raises:
             NoSuchRefError: no branch has that name.
@@ -211,7 +212,8 @@ class VersionChain:
         main = self.main_chain
         if name == MAIN:
             return main
-        record = main.snapshot().definition.branches.get(name)
+        registry = definition if definition is not None else main.snapshot().definition
+        record = registry.branches.get(name)
         if record is None:
             raise NoSuchRefError("branch", name)
         chain = copy.copy(main)
@@ -220,6 +222,11 @@ class VersionChain:
         chain._known_latest = 0
         vars(chain)["_main"] = main  # read by main_chain; main's own object has none
         return chain
+
+    @property
+    def latest_known(self) -> int:
+        """The newest version this object has seen exist (no request)."""
+        return self._known_latest
 
     @property
     def main_chain(self) -> VersionChain:
@@ -378,7 +385,10 @@ class VersionChain:
         commit_point.check_definition_change(base.definition, definition)
         definition.check_new_names(base.definition)
         path = new_lakehouse_definition_path()
-        self.storage.create_unique(path, definition.to_bytes())
+        # In the background, beside the tree's nodes: the root's create
+        # settles it first (commit_point.create_root), so no version points
+        # at a definition that is not complete.
+        self.storage.create_unique_later(path, definition.to_bytes())
         self._definitions[path] = definition
         return path
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.format import keys
 from trinity_dbapi.format.definitions import TableDefinition
-from trinity_dbapi.lakehouse.table_formats import derived_files_of
+from trinity_dbapi.lakehouse.table_formats import Publish, derived_files_of
 
 if TYPE_CHECKING:
     from trinity_dbapi.lakehouse.chain import Snapshot, VersionChain
@@ -112,16 +113,33 @@ def publish_tables(
     Raises:
         Error: reading a definition or writing a file failed (as raised).
     """
-    published = []
+    jobs = []
     for namespace, name, table in _tables(lakehouse, snapshot, table_keys, staged):
         found = derived_files_of(table.table_format)
-        if found is None:
-            continue
-        previous = None if base is None else _definition_in(lakehouse, base, namespace, name)
-        paths = found[0](lakehouse.storage, table, previous)
-        if paths:
-            published.append(Published(namespace, name, table.table_format, tuple(paths)))
-    return published
+        if found is not None:
+            jobs.append((namespace, name, table, partial(_publish_one, lakehouse, base, found[0])))
+    # The tables' files side by side: a commit (a merge) that changed a
+    # hundred tables costs one round of derived files, not a hundred.
+    written = lakehouse.storage.concurrently(
+        [partial(job, namespace, name, table) for namespace, name, table, job in jobs]
+    )
+    return [
+        Published(namespace, name, table.table_format, tuple(paths))
+        for (namespace, name, table, _), paths in zip(jobs, written, strict=True)
+        if paths
+    ]
+
+
+def _publish_one(
+    lakehouse: VersionChain,
+    base: Snapshot | None,
+    publish: Publish,
+    namespace: str,
+    name: str,
+    table: TableDefinition,
+) -> list[str]:
+    previous = None if base is None else _definition_in(lakehouse, base, namespace, name)
+    return list(publish(lakehouse.storage, table, previous))
 
 
 def _definition_in(

@@ -218,13 +218,13 @@ class Lakehouse(VersionChain):
         """Main, the lakehouse's own chain (this object when it is main)."""
         return self.main_chain  # type: ignore[return-value]  # made by on_branch: a Lakehouse
 
-    def on_branch(self, name: str) -> Lakehouse:
+    def on_branch(self, name: str, definition: LakehouseDefinition | None = None) -> Lakehouse:
         """The lakehouse as branch ``name`` sees it (:meth:`VersionChain.on_branch`).
 
         Raises:
             NoSuchRefError: no branch has that name.
         """
-        chain = super().on_branch(name)
+        chain = super().on_branch(name, definition)
         vars(chain).pop("maintenance", None)  # main's, bound to main: made again on use
         return chain  # type: ignore[return-value]  # a copy of a Lakehouse
 

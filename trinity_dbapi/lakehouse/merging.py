@@ -41,7 +41,7 @@ from trinity_dbapi.format.definitions import MAIN, LakehouseDefinition, TableDef
 from trinity_dbapi.format.definitions.branches import lineage_of
 from trinity_dbapi.format.keys import decode_key, is_table_key
 from trinity_dbapi.format.paths import root_node_version
-from trinity_dbapi.lakehouse.branches import registry, require_main
+from trinity_dbapi.lakehouse.branches import require_main
 from trinity_dbapi.lakehouse.chain import Snapshot
 from trinity_dbapi.lakehouse.table_formats import table_merge_of
 from trinity_dbapi.lakehouse.transaction import Transaction
@@ -102,17 +102,20 @@ def merge_branch(
             f"MERGE BRANCH {source} INTO {target}: a branch merged into itself changes nothing; "
             "name another branch after INTO"
         )
-    definition = registry(main)
-    on_branch = main.on_branch  # type: ignore[attr-defined]
+    # Main's latest once: it records the branches, and is a head when main
+    # is a side.
+    main_head = main.snapshot()
+    definition = main_head.definition
     try:
-        src: VersionChain = on_branch(source)
+        src = main.on_branch(source, definition)
     except NoSuchRefError:
         raise NoSuchRefError("branch", source) from None
     try:
-        tgt: VersionChain = on_branch(target)
+        tgt = main.on_branch(target, definition)
     except NoSuchRefError:
         raise NoSuchRefError("branch (the merge's target)", target) from None
-    head_s, head_t = src.snapshot(), tgt.snapshot()
+    head_s = main_head if source == MAIN else src.snapshot()
+    head_t = main_head if target == MAIN else tgt.snapshot()
     base = merge_base(definition, source, target, head_s, head_t)
     nodes = main.nodes
     from_source = diff.changed_keys(nodes, base.root, head_s.root)
@@ -204,11 +207,13 @@ def _merge_both(
         side = "the source" if theirs is None else "the target"
         conflicts.append((what, f"dropped on {side} and changed on the other side"))
         return False
+    if _same_definition(txn, theirs, ours):
+        # The same definition written twice, created on both sides too (the
+        # default namespace a first CREATE TABLE makes on each side).
+        return False
     if base is None:
         conflicts.append((what, "created on both sides"))
         return False
-    if _same_definition(txn, theirs, ours):
-        return False  # the same definition written twice
     if not is_table_key(key):
         conflicts.append((what, "changed differently on both sides"))
         return False
