@@ -176,6 +176,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the folder is absent or empty)",
     )
     parser.add_argument("-n", "--namespace", help="default namespace of unqualified table names")
+    parser.add_argument(
+        "--branch",
+        metavar="NAME",
+        help="read and write branch NAME instead of main (the prompt shows it; "
+        "USE BRANCH switches later, SHOW BRANCHES lists them)",
+    )
     parser.add_argument("--read-only", action="store_true", help="refuse every write")
     parser.add_argument(
         "--no-progress",
@@ -233,12 +239,18 @@ def _read_scripts(
 
 
 def _connect(args: argparse.Namespace, options: dict[str, Any], uri: str | None = None) -> Any:
-    """Open the lakehouse at ``uri`` (by default the command line's) with the command line's options."""
+    """Open the lakehouse at ``uri`` (by default the command line's) with the command line's options.
+
+    ``--branch`` applies to the command line's lakehouse only: ``.open`` of
+    another one opens its main, where every lakehouse's work starts.
+    """
     import trinity_dbapi
 
     extra: dict[str, Any] = {}
     if args.namespace is not None:
         extra["namespace"] = args.namespace
+    if args.branch is not None and uri is None:
+        extra["branch"] = args.branch
     if args.read_only:
         extra["read_only"] = True
     if args.at_version is not None:
@@ -332,6 +344,7 @@ def _run_shell(
             in_memory=in_memory,
             at_version=args.at_version,
             read_only=args.read_only,
+            branch=shell.branch,
         )
         + "\n"
     )

@@ -2,13 +2,15 @@
 
 :func:`complete` offers SQL keywords, namespaces (``shop.``), tables
 (``shop.orders``, and unqualified in the current namespace), the columns of
-the tables the statement names, procedures after ``CALL`` (``system.compact(``)
-and, at the start of a statement, dot-commands. The names come from a
+the tables the statement names, procedures after ``CALL`` (``system.compact(``),
+branch names after ``USE BRANCH``, ``MERGE BRANCH``, ``DROP BRANCH``, ``FROM
+BRANCH`` and ``MERGE BRANCH x INTO``, tag names after ``DROP TAG`` and ``FROM
+TAG``, and, at the start of a statement, dot-commands. The names come from a
 :class:`Catalog`, which reads them through the connection with the catalog's
-own queries (``SHOW NAMESPACES``, ``information_schema.tables``, ``DESCRIBE``:
-tree reads, never data files) when a completion first needs them, and keeps
-them until the shell says the catalog may have changed (its
-``catalog_epoch``). Readline itself is wired in :mod:`.interactive`.
+own queries (``SHOW NAMESPACES``, ``information_schema.tables``, ``DESCRIBE``,
+``SHOW BRANCHES``, ``SHOW TAGS``: tree reads, never data files) when a
+completion first needs them, and keeps them until the shell says the catalog
+may have changed (its ``catalog_epoch``). Readline itself is wired in :mod:`.interactive`.
 :func:`create_statements` reads the catalog for ``.schema``.
 
 Imports from cli/: nothing.
@@ -31,7 +33,7 @@ KEYWORDS = tuple(
     COMMENT CASCADE SHOW TABLES NAMESPACES SCHEMAS VIEWS DESCRIBE EXPLAIN ANALYZE
     SUMMARIZE CALL USE BEGIN COMMIT ROLLBACK TRANSACTION MESSAGE COPY TRUE FALSE CAST COUNT SUM
     AVG MIN MAX COALESCE INTEGER BIGINT VARCHAR DOUBLE DECIMAL BOOLEAN DATE TIMESTAMP
-    TIMESTAMPTZ INTERVAL SAVE LOAD
+    TIMESTAMPTZ INTERVAL SAVE LOAD BRANCH BRANCHES TAG TAGS VERSION
     """.split()  # noqa: SIM905 - a list to read, not to format
 )
 
@@ -50,6 +52,16 @@ _TABLE_REFERENCE = re.compile(
     r"|join|left|right|full|inner|outer|cross|union|except|intersect|select)\b)(\w+))?",
     re.IGNORECASE,
 )
+#: Where a branch name comes next: ``USE BRANCH``, ``MERGE BRANCH [x INTO]``, ``DROP BRANCH
+#: [IF EXISTS]``, ``FROM BRANCH``; and where a tag name does.
+_BRANCH_COMES_NEXT = re.compile(
+    r"\b(?:(?:use|merge|from)\s+branch|drop\s+branch(?:\s+if\s+exists)?"
+    r'|merge\s+branch\s+(?:"[^"]+"|\S+)\s+into)\s+$',
+    re.IGNORECASE,
+)
+_TAG_COMES_NEXT = re.compile(r"\b(?:from\s+tag|drop\s+tag(?:\s+if\s+exists)?)\s+$", re.IGNORECASE)
+#: ``CREATE BRANCH x FROM`` / ``CREATE TAG t FROM``: the kind of source comes next.
+_REF_SOURCE_COMES_NEXT = re.compile(r"\bcreate\s+(branch|tag)\s.*\bfrom\s+$", re.IGNORECASE)
 _PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 #: Keywords a name must be quoted to be (``"order"``); ``default`` and the like need not.
 _RESERVED = frozenset(
@@ -95,6 +107,7 @@ class Catalog:
         self._key: tuple[int, int] | None = None
         self._tables: dict[str, list[str]] = {}
         self._columns: dict[tuple[str, str], list[str]] = {}
+        self._refs: dict[str, list[str]] = {}
 
     def _fresh(self) -> Any:
         """The connection to read through, None while a transaction is open."""
@@ -103,7 +116,7 @@ class Catalog:
             return None
         key = (id(connection), epoch)
         if key != self._key:
-            self._key, self._tables, self._columns = None, {}, {}
+            self._key, self._tables, self._columns, self._refs = None, {}, {}, {}
             tables: dict[str, list[str]] = {}
             cursor = connection.cursor()
             for (namespace,) in cursor.execute("SHOW NAMESPACES").fetchall():
@@ -136,6 +149,16 @@ class Catalog:
             cursor.execute(f"DESCRIBE {quote(namespace)}.{quote(table)}")
             self._columns[namespace, table] = [str(row[0]) for row in cursor.fetchall()]
         return self._columns[namespace, table]
+
+    def refs(self, kind: str) -> list[str]:
+        """The names of every ``"BRANCHES"`` (main included) or ``"TAGS"``, read once per epoch."""
+        connection = self._fresh()
+        if kind not in self._refs:
+            if connection is None:  # in a transaction: only what was read before
+                return []
+            rows = connection.cursor().execute(f"SHOW {kind}").fetchall()
+            self._refs[kind] = sorted(str(row[0]) for row in rows)
+        return self._refs[kind]
 
 
 def _procedures() -> list[str]:
@@ -215,6 +238,16 @@ def complete(
         return sorted(set(found))
     if previous == "call":
         return [f"{name}." for name in ("system",) if name.startswith(word.lower())]
+    if _BRANCH_COMES_NEXT.search(before):
+        return _matching(catalog.refs("BRANCHES"), word)
+    if _TAG_COMES_NEXT.search(before):
+        return _matching(catalog.refs("TAGS"), word)
+    source = _REF_SOURCE_COMES_NEXT.search(before)
+    if source:  # a tag is made from a branch or a version; a branch from a tag too
+        kinds = (
+            ("BRANCH", "VERSION") if source[1].lower() == "tag" else ("BRANCH", "TAG", "VERSION")
+        )
+        return [f"{_in_case(kind, word)} " for kind in kinds if kind.startswith(word.upper())]
     found = []
     if previous not in _NAME_COMES_NEXT:  # after FROM a name comes, never a keyword
         found = [

@@ -49,8 +49,9 @@ def banner(
     in_memory: bool,
     at_version: int | None = None,
     read_only: bool = False,
+    branch: str | None = None,
 ) -> str:
-    """The lines shown when an interactive session starts."""
+    """The lines shown when an interactive session starts (``branch``: the one opened, None for main)."""
     if in_memory:
         where = (
             f"Connected to a transient in-memory lakehouse ({location}): it is gone when "
@@ -59,7 +60,8 @@ def banner(
     elif at_version is not None:
         where = f"Connected to {location} at version {at_version} (read-only)."
     else:
-        where = f"Connected to {location}{' (read-only)' if read_only else ''}."
+        on = f" on branch {branch}" if branch is not None else ""
+        where = f"Connected to {location}{on}{' (read-only)' if read_only else ''}."
     return f'trinity {version}\n{where}\nEnter ".help" for usage hints, ".quit" or Ctrl-D to leave.'
 
 

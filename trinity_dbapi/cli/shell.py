@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import shlex
 import signal
@@ -48,6 +49,8 @@ _CATALOG_KEEPING = frozenset(
     {"select", "with", "from", "values", "table", "insert", "update", "delete", "merge"}
     | {"show", "describe", "explain", "summarize", "set", "use", "begin", "start"}
 )
+#: ``USE BRANCH`` and ``MERGE BRANCH`` start with keeping words but change the names seen.
+_BRANCH_STATEMENT = re.compile(r"\s*\(*\s*(?:use|merge)\s+branch\b", re.IGNORECASE)
 
 
 # --- the shell --------------------------------------------------------------------
@@ -167,7 +170,11 @@ class Shell:
     def execute(self, sql: str) -> bool:
         """Run one statement and print its result; False if it failed."""
         words = sql.split(None, 1)
-        if not words or words[0].lower().lstrip("(") not in _CATALOG_KEEPING:
+        if (
+            not words
+            or words[0].lower().lstrip("(") not in _CATALOG_KEEPING
+            or _BRANCH_STATEMENT.match(sql)
+        ):
             self.catalog_epoch += 1
         return self._run(lambda: self._statement(sql))
 
@@ -578,10 +585,23 @@ class Shell:
         return not self._failed
 
     def prompt(self, *, continued: bool = False) -> str:
-        """The prompt: :data:`TRANSACTION_PROMPT` while a transaction is open."""
+        """The prompt: :data:`TRANSACTION_PROMPT` while a transaction is open.
+
+        On a branch other than main it names the branch: ``trinity(dev)> ``,
+        ``trinity(dev)*> ``.
+        """
         if continued:
             return CONTINUATION_PROMPT
-        return TRANSACTION_PROMPT if getattr(self.connection, "in_transaction", False) else PROMPT
+        shown = TRANSACTION_PROMPT if getattr(self.connection, "in_transaction", False) else PROMPT
+        branch = self.branch
+        return shown if branch is None else shown.replace("trinity", f"trinity({branch})", 1)
+
+    @property
+    def branch(self) -> str | None:
+        """The branch the connection reads and writes (``USE BRANCH``), None on main."""
+        lakehouse = getattr(getattr(self.connection, "session", None), "lakehouse", None)
+        branch = getattr(lakehouse, "branch", None)
+        return branch if isinstance(branch, str) else None
 
 
 def stream_reader(stream: IO[str]) -> Callable[[str], str]:

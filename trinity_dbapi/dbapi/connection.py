@@ -147,6 +147,14 @@ def connect(
             f"branch must be a branch name (str), not {type(branch).__name__}; "
             "SHOW BRANCHES lists them"
         )
+    if branch not in (None, "main") and version is not None:
+        # version= pins main's chain (a recovery never reads later roots),
+        # and the branches are recorded in main's latest definition.
+        raise ProgrammingError(
+            f"connect() got version={version} and branch={branch!r}: version= opens main pinned "
+            f"(for recovery); to read branch {branch!r} at a version, connect with branch= "
+            "and query FOR SYSTEM_VERSION AS OF n"
+        )
     unknown = sorted(set(definition) - DEFINITION_FIELDS)
     if unknown:
         raise ProgrammingError(

@@ -54,6 +54,7 @@ def attach(
     prefix: str = "",
     namespaces: Iterable[str] | None = None,
     catalog: bool = True,
+    branch: str | None = None,
 ) -> Attached:
     """Expose a lakehouse's tables and catalog tables in the DuckDB connection ``con``.
 
@@ -66,7 +67,8 @@ def attach(
         version: pin this lakehouse version instead of the latest.
         timestamp: pin the version current at this time (a datetime, naive =
             UTC, or milliseconds since the epoch).
-        export: pin the exported snapshot of this name.
+        export: pin the snapshot this name gives: a tag, an exported
+            snapshot or a branch's head (as ``FOR SYSTEM_VERSION AS OF 'name'``).
         prefix: put before every schema name (``prefix + namespace``), to keep
             clear of the connection's own schemas or of another lakehouse.
         namespaces: attach only these namespaces (None: every one). Only their
@@ -75,6 +77,10 @@ def attach(
             excepted: it is not per namespace). Kept on every refresh.
         catalog: also attach the catalog tables (``trinity_system``,
             ``trinity_information_schema``); False attaches the tables only.
+        branch: attach this branch instead of main (None or ``"main"``:
+            main): its tables, views and catalog tables, at its latest
+            version or at ``version`` / ``timestamp`` along it. Every
+            refresh follows the branch.
 
     Returns:
         The attachment: :meth:`Attached.refresh` moves it to a newer version,
@@ -82,6 +88,8 @@ def attach(
 
     Raises:
         LakehouseNotFoundError: there is no lakehouse at ``uri``.
+        NoSuchRefError: no branch is named ``branch`` (the message says how to
+            list them).
         NoSuchVersionError: the version, time or export does not exist.
         NoSuchNamespaceError: a namespace of ``namespaces`` does not exist in
             the pinned version.
@@ -98,6 +106,11 @@ def attach(
         )
     if not isinstance(prefix, str):
         raise ProgrammingError(f"prefix must be a string, not {type(prefix).__name__}")
+    if branch is not None and not isinstance(branch, str):
+        raise ProgrammingError(
+            f"branch must be a branch name (str), not {type(branch).__name__}; "
+            "SHOW BRANCHES lists them"
+        )
     from trinity_dbapi.lakehouse.catalog_scope import namespace_names
 
     chosen = namespace_names(namespaces)
@@ -107,6 +120,8 @@ def attach(
         lakehouse = Lakehouse.open(uri, storage_options=storage_options)
     else:
         lakehouse = uri
+    if branch is not None:
+        lakehouse = lakehouse.on_branch(branch)
     attached = Attached(con, lakehouse, prefix, namespaces=chosen, catalog=bool(catalog))
     try:
         attached.refresh(version=version, timestamp=timestamp, export=export)
@@ -124,7 +139,7 @@ class Attached:
 
     Attributes:
         connection: the DuckDB connection.
-        lakehouse: the attached lakehouse.
+        lakehouse: the attached lakehouse (on the attached branch: ``lakehouse.branch``, None for main).
         prefix: put before every schema name.
         namespaces: the namespaces attached, or None for every one.
         catalog: whether the catalog tables are attached.
@@ -166,8 +181,10 @@ class Attached:
     def __repr__(self) -> str:
         state = "detached" if self._detached else f"version={self.version}"
         chosen = "" if self.namespaces is None else f", namespaces={sorted(self.namespaces)!r}"
+        branch = self.lakehouse.branch
+        on = "" if branch is None else f", branch={branch!r}"
         return (
-            f"Attached({self.lakehouse.storage.root_uri!r}, {state}, prefix={self.prefix!r}"
+            f"Attached({self.lakehouse.storage.root_uri!r}{on}, {state}, prefix={self.prefix!r}"
             f"{chosen})"
         )
 
@@ -506,5 +523,5 @@ def _pin(
     if timestamp is not None:
         return lakehouse.snapshot_at(timestamp)
     if export is not None:
-        return lakehouse.snapshot_by_export(export)
+        return lakehouse.snapshot_by_name(export)  # a tag, an export or a branch's head
     return lakehouse.snapshot(version)
