@@ -308,3 +308,26 @@ def test_sqlalchemy_page_examples(tmp_path: Path, capsys: pytest.CaptureFixture[
         checked += 1
     assert checked + skipped == 9
     assert skipped <= 1
+
+
+# -- docs/branches.md ---------------------------------------------------------------
+
+
+def test_branches_page_examples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The write-audit-publish pipeline runs, and prints what the page says at each step."""
+    text = (DOCS / "docs" / "branches.md").read_text().replace("/tmp/branches-demo", str(tmp_path))
+    # Every python block has its output under it, and every text block is one.
+    blocks = list(_EXAMPLE.finditer(text))
+    assert len(blocks) == 6
+    assert all(match.group(2) is not None for match in blocks)
+    assert text.count("```text\n") == len(blocks)
+    _run_examples(text, tmp_path, capsys)
+
+    import trinity_dbapi
+
+    # Merged and then dropped: main holds the audited load, the tag stays.
+    with trinity_dbapi.connect(str(tmp_path), read_only=True) as conn:
+        refs = conn.execute("SELECT ref_name, ref_type FROM system.refs").fetchall()
+        assert refs == [("main", "branch"), ("fix", "branch"), ("before_load", "tag")]
+        ids = conn.execute("SELECT id FROM orders ORDER BY id").fetchall()
+        assert ids == [(1,), (2,), (3,), (5,)]

@@ -139,6 +139,11 @@ def merge_branch(
     if conflicts:
         txn.abort()
         raise MergeConflictError(source, target, conflicts)
+    if not changed:
+        # Both sides made the same changes: nothing to commit, and no new
+        # merge base worth a version of its own.
+        txn.abort()
+        return MergeResult(head_t.version, False, 0, base.version)
     root = head_s.root.path or src.root_name(head_s.version)
     if target == MAIN:
         txn.change_definition(lambda d: _recorded(d, source, target, root))

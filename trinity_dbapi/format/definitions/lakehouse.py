@@ -246,7 +246,10 @@ class LakehouseDefinition(BinpbDefinition):
             elif name in self.exported_snapshots:
                 problem = "is also a tag (an exported snapshot); ref names share one namespace"
             if problem is not None:
-                raise field_error("branches", f"branches: branch name {name!r} {problem}")
+                raise field_error(
+                    "branches",
+                    f"branches: branch name {name!r} {problem}; choose another name",
+                )
 
     @property
     def node_key_table_size_estimate(self) -> int:
