@@ -53,7 +53,9 @@ def test_creating_a_branch_or_tag_reads_and_writes_the_same_at_any_size(backend:
         create_branch(lake, "dev", source)
         create_tag(lake, "eod", source)
         used = lake.storage.stats.since(before)
-        costs.append(((used.reads, used.writes, used.creates, used.exists, used.lists), used.rounds))
+        costs.append(
+            ((used.reads, used.writes, used.creates, used.exists, used.lists), used.rounds)
+        )
     assert costs[0][0] == costs[1][0]  # the same requests, whatever the lakehouse holds
     # Rounds: each commit's background definition create may or may not share one.
     assert abs(costs[0][1] - costs[1][1]) <= 2

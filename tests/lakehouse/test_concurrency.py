@@ -123,8 +123,8 @@ def test_writers_on_main_and_branches_never_contend(shared_backend: Backend) -> 
     lake = Lakehouse.create(uri, storage_options=options)
     with lake.begin() as txn:
         txn.put("before", "branching")
-    for branch in BRANCHES:
-        create_branch(lake, branch, lake.snapshot(1))
+    for name in BRANCHES:
+        create_branch(lake, name, lake.snapshot(1))
     main_head = lake.latest_version()  # 1 + one definition-only commit per branch
     chains: list[str | None] = [None, *BRANCHES]
     reports = _run_workers(

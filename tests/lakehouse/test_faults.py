@@ -8,6 +8,9 @@ open sees exactly the old state or exactly the new one, with every version
 readable and the latest version unchanged or one higher. Faults are injected
 before the operation (the request failed) and after it (the request took
 effect but the response was lost), and a later commit must still work.
+
+Every test runs on main and on a branch (``chain``): a branch commit's root
+and hint live in the branch's folder, and main never moves.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from tests.tree.helpers import small_definition
 from trinity_dbapi.errors import Error, FileAlreadyExistsError, StorageError
 from trinity_dbapi.format.paths import root_node_file_name
 from trinity_dbapi.lakehouse import Lakehouse
+from trinity_dbapi.lakehouse.branches import create_branch
 from trinity_dbapi.storage import open_storage
 
 NEW_NAMESPACES = ("ns1", "ns2")
@@ -37,10 +41,29 @@ class Setup:
     lake: Lakehouse
     old_version: int
     old_state: dict[str, str]
+    branch: str | None = None
+
+    @property
+    def root(self) -> str:
+        """The root node file the commit under test creates."""
+        return self.lake.root_name(self.old_version + 1)
 
 
-def _setup() -> Setup:
-    """A fresh memory lakehouse (order 4, buffer 2) with 8 earlier commits."""
+@pytest.fixture(params=["main", "branch"])
+def chain(request: pytest.FixtureRequest) -> str | None:
+    """The chain the commit under test is made on: main (None), or branch ``dev``."""
+    return None if request.param == "main" else "dev"
+
+
+def _on(lake: Lakehouse, branch: str | None) -> Lakehouse:
+    return lake if branch is None else lake.on_branch(branch)
+
+
+def _setup(branch: str | None = None) -> Setup:
+    """A fresh memory lakehouse (order 4, buffer 2) with 8 earlier commits.
+
+    With ``branch``: a branch made after them, with 2 commits of its own.
+    """
     uri = f"memory://faults-{uuid.uuid4().hex}/lake"
     base = Lakehouse.create(uri, small_definition(4, 2))
     for i in range(8):
@@ -48,10 +71,15 @@ def _setup() -> Setup:
             txn.create_namespace(f"a{i}")
             if i % 2:
                 txn.create_table(f"a{i}", table_def("x"))
+    if branch is not None:
+        create_branch(base, branch, base.snapshot())
+        for i in range(2):
+            with base.on_branch(branch).begin() as txn:
+                txn.create_namespace(f"b{i}")
     faulty = FaultyStorage(open_storage(uri))
-    lake = Lakehouse.open(faulty)
+    lake = _on(Lakehouse.open(faulty), branch)
     old_version = lake.latest_version()
-    return Setup(uri, faulty, lake, old_version, full_state(lake.snapshot()))
+    return Setup(uri, faulty, lake, old_version, full_state(lake.snapshot()), branch)
 
 
 def _multi_object_commit(lake: Lakehouse) -> int:
@@ -64,17 +92,38 @@ def _multi_object_commit(lake: Lakehouse) -> int:
     return txn.commit().version
 
 
-def _write_ops_of_commit() -> list[tuple[str, str]]:
+def _write_ops_of_commit(branch: str | None = None) -> list[tuple[str, str]]:
     """The write-type operations one fault-free multi-object commit performs."""
-    setup = _setup()
+    setup = _setup(branch)
     setup.faulty.arm(None)
     _multi_object_commit(setup.lake)
     return list(setup.faulty.log)
 
 
-def _check_consistent(uri: str, old_version: int, old_state: dict[str, str]) -> bool:
-    """Reopen from fresh storage; assert old-or-new, all versions readable; return is-new."""
-    lake = Lakehouse.open(uri)
+def _root_op(ops: list[tuple[str, str]], setup: Setup) -> int:
+    """Where in ``ops`` (1-based) the commit creates its root, whichever setup listed them:
+    each setup's branch has a folder of its own, so the root is found by its name."""
+    name = root_node_file_name(setup.old_version + 1)
+    found = (
+        k
+        for k, (op, path) in enumerate(ops, 1)
+        if (op, path.rpartition("/")[2]) == ("create", name)
+    )
+    return next(found)
+
+
+def _check_consistent(
+    uri: str, old_version: int, old_state: dict[str, str], branch: str | None = None
+) -> bool:
+    """Reopen from fresh storage; assert old-or-new, all versions readable; return is-new.
+
+    On a branch, main must hold none of the new objects.
+    """
+    main = Lakehouse.open(uri)
+    if branch is not None:
+        on_main = main.begin(read_only=True)
+        assert not any(on_main.namespace_exists(ns) for ns in NEW_NAMESPACES)
+    lake = _on(main, branch)
     latest = lake.latest_version()
     assert latest in (old_version, old_version + 1)
     for version in range(latest + 1):
@@ -105,31 +154,39 @@ def _later_commit_works(setup: Setup, latest: int) -> None:
     setup.faulty.arm(None)
     with setup.lake.begin() as txn:
         txn.create_namespace("late")
-    fresh = Lakehouse.open(setup.uri)
+    fresh = _on(Lakehouse.open(setup.uri), setup.branch)
     assert fresh.latest_version() == latest + 1
     with fresh.begin() as txn:
         assert txn.namespace_exists("late")
         txn.create_namespace("lat2")
-    assert {"lat2", "late"} <= set(Lakehouse.open(setup.uri).begin().list_namespaces())
+    reopened = _on(Lakehouse.open(setup.uri), setup.branch)
+    assert {"lat2", "late"} <= set(reopened.begin().list_namespaces())
 
 
-def test_commit_performs_many_write_operations() -> None:
+def test_commit_performs_many_write_operations(chain: str | None) -> None:
     """The commit under test really writes definition files, node files, the root and hint."""
-    ops = _write_ops_of_commit()
+    ops = _write_ops_of_commit(chain)
     creates = [path for op, path in ops if op == "create"]
     assert sum(p.endswith(".binpb") for p in creates) == 5  # 2 namespaces + 3 tables
-    assert creates[-1] == root_node_file_name(9)  # the root is created last: the commit point
+    # the root is created last: the commit point; then the best-effort hint
+    if chain is None:
+        assert creates[-1] == root_node_file_name(9)
+        assert ops[-1] == ("write", "_latest_hint.txt")
+    else:  # a branch made at main's version 8, with 2 commits of its own: 9 and 10
+        folder = creates[-1].rpartition("/")[0] + "/"
+        assert folder.startswith("_branches/") and folder != "_branches/"
+        assert creates[-1] == f"{folder}{root_node_file_name(11)}"
+        assert ops[-1] == ("write", f"{folder}_latest_hint.txt")
     assert sum(p.endswith(".arrow") for p in creates[:-1]) >= 2  # node files below the root
-    assert ops[-1] == ("write", "_latest_hint.txt")  # then the best-effort hint
 
 
 @pytest.mark.parametrize("after", [False, True], ids=["fail-before", "fail-after"])
-def test_fault_at_every_write_operation(after: bool) -> None:
+def test_fault_at_every_write_operation(after: bool, chain: str | None) -> None:
     """For every k, a fault at the k-th write leaves exactly the old or the new state."""
-    ops = _write_ops_of_commit()
+    ops = _write_ops_of_commit(chain)
     outcomes: list[tuple[int, str, bool]] = []
     for k in range(1, len(ops) + 2):  # one more: the fault never fires
-        setup = _setup()
+        setup = _setup(chain)
         setup.faulty.arm(k, after=after)
         try:
             version = _multi_object_commit(setup.lake)
@@ -140,9 +197,9 @@ def test_fault_at_every_write_operation(after: bool) -> None:
         else:
             assert version == setup.old_version + 1
             raised = False
-        is_new = _check_consistent(setup.uri, setup.old_version, setup.old_state)
+        is_new = _check_consistent(setup.uri, setup.old_version, setup.old_state, chain)
         failed = setup.faulty.failed
-        root = root_node_file_name(setup.old_version + 1)
+        root = setup.root
         if not raised:
             # Only the best-effort hint write may fail without failing the
             # commit, and a root create that took effect but answered an
@@ -158,16 +215,15 @@ def test_fault_at_every_write_operation(after: bool) -> None:
     assert any(result == "raised" for _, result, _ in outcomes)
 
 
-def test_an_unanswered_root_create_that_took_effect_is_the_commit() -> None:
+def test_an_unanswered_root_create_that_took_effect_is_the_commit(chain: str | None) -> None:
     """The root create succeeds but reports an error: the root read back is this
     commit's own, so the commit succeeds, and the lakehouse goes on."""
-    ops = _write_ops_of_commit()
-    setup = _setup()
-    k = ops.index(("create", root_node_file_name(setup.old_version + 1))) + 1
-    setup.faulty.arm(k, after=True)
+    ops = _write_ops_of_commit(chain)
+    setup = _setup(chain)
+    setup.faulty.arm(_root_op(ops, setup), after=True)
     assert _multi_object_commit(setup.lake) == setup.old_version + 1
-    assert setup.faulty.failed == ("create", root_node_file_name(setup.old_version + 1))
-    assert _check_consistent(setup.uri, setup.old_version, setup.old_state)
+    assert setup.faulty.failed == ("create", setup.root)
+    assert _check_consistent(setup.uri, setup.old_version, setup.old_state, chain)
     assert setup.lake.latest_version() == setup.old_version + 1
     _later_commit_works(setup, setup.old_version + 1)
 
@@ -181,29 +237,31 @@ class _UnreadableRootStorage(FaultyStorage):
         return super()._read(path)
 
 
-def test_an_unanswered_root_create_that_cannot_be_read_back_may_have_been_made() -> None:
+def test_an_unanswered_root_create_that_cannot_be_read_back_may_have_been_made(
+    chain: str | None,
+) -> None:
     """Neither the create nor the read back answers: an error that says the commit
     may have been made (it was), never a conflict's "nothing was committed"."""
-    setup = _setup()
+    setup = _setup(chain)
     faulty = _UnreadableRootStorage(open_storage(setup.uri))
-    lake = Lakehouse.open(faulty)
-    ops = _write_ops_of_commit()
-    faulty.arm(ops.index(("create", root_node_file_name(setup.old_version + 1))) + 1, after=True)
+    lake = _on(Lakehouse.open(faulty), chain)
+    ops = _write_ops_of_commit(chain)
+    faulty.arm(_root_op(ops, setup), after=True)
     with pytest.raises(StorageError, match="may have been made") as raised:
         _multi_object_commit(lake)
     assert "injected failure after create" in str(raised.value)
-    assert _check_consistent(setup.uri, setup.old_version, setup.old_state)  # it was made
+    assert _check_consistent(setup.uri, setup.old_version, setup.old_state, chain)  # made
 
 
-def test_a_root_create_that_failed_before_the_store_commits_nothing() -> None:
+def test_a_root_create_that_failed_before_the_store_commits_nothing(chain: str | None) -> None:
     """The create failed before it reached the store: no root to read back, the
     create's own error, nothing committed."""
-    ops = _write_ops_of_commit()
-    setup = _setup()
-    setup.faulty.arm(ops.index(("create", root_node_file_name(setup.old_version + 1))) + 1)
+    ops = _write_ops_of_commit(chain)
+    setup = _setup(chain)
+    setup.faulty.arm(_root_op(ops, setup))
     with pytest.raises(StorageError, match="injected failure before create"):
         _multi_object_commit(setup.lake)
-    assert not _check_consistent(setup.uri, setup.old_version, setup.old_state)
+    assert not _check_consistent(setup.uri, setup.old_version, setup.old_state, chain)
     _later_commit_works(setup, setup.old_version)
 
 
@@ -225,29 +283,29 @@ class LostResponseStorage(FaultyStorage):
             raise FileAlreadyExistsError(f"lost response: {path!r} exists", path=path)
 
 
-def _lost_response_setup() -> Setup:
-    setup = _setup()
+def _lost_response_setup(branch: str | None) -> Setup:
+    setup = _setup(branch)
     faulty = LostResponseStorage(open_storage(setup.uri))
-    lake = Lakehouse.open(faulty)
-    return Setup(setup.uri, faulty, lake, setup.old_version, setup.old_state)
+    lake = _on(Lakehouse.open(faulty), branch)
+    return Setup(setup.uri, faulty, lake, setup.old_version, setup.old_state, branch)
 
 
-def test_lost_response_on_root_create_is_not_a_conflict() -> None:
+def test_lost_response_on_root_create_is_not_a_conflict(chain: str | None) -> None:
     """A retried root create that finds its own file counts as success."""
-    setup = _lost_response_setup()
-    creates = [p for op, p in _write_ops_of_commit() if op == "create"]
-    setup.faulty.arm(creates.index(root_node_file_name(setup.old_version + 1)) + 1)
+    setup = _lost_response_setup(chain)
+    creates = [(op, p) for op, p in _write_ops_of_commit(chain) if op == "create"]
+    setup.faulty.arm(_root_op(creates, setup))
     assert _multi_object_commit(setup.lake) == setup.old_version + 1
-    assert _check_consistent(setup.uri, setup.old_version, setup.old_state)
+    assert _check_consistent(setup.uri, setup.old_version, setup.old_state, chain)
     _later_commit_works(setup, setup.old_version + 1)
 
 
-def test_lost_response_at_every_create_is_consistent() -> None:
+def test_lost_response_at_every_create_is_consistent(chain: str | None) -> None:
     """A lost-response "already exists" on any create is recognised as the commit's
     own file (fresh UUID names and the root's own bytes), so the commit succeeds."""
-    creates = [p for op, p in _write_ops_of_commit() if op == "create"]
+    creates = [p for op, p in _write_ops_of_commit(chain) if op == "create"]
     for k in range(1, len(creates) + 1):
-        setup = _lost_response_setup()
+        setup = _lost_response_setup(chain)
         setup.faulty.arm(k)
         try:
             _multi_object_commit(setup.lake)
@@ -255,6 +313,6 @@ def test_lost_response_at_every_create_is_consistent() -> None:
             raised = True
         else:
             raised = False
-        is_new = _check_consistent(setup.uri, setup.old_version, setup.old_state)
+        is_new = _check_consistent(setup.uri, setup.old_version, setup.old_state, chain)
         assert is_new and not raised, (k, setup.faulty.failed)
         _later_commit_works(setup, setup.old_version + 1)

@@ -76,9 +76,7 @@ def test_snapshot_isolation_allows_write_skew(backend: Backend, chain: str | Non
 
 
 @pytest.mark.parametrize("first", [0, 1], ids=["t1-first", "t2-first"])
-def test_serializable_prevents_write_skew(
-    backend: Backend, first: int, chain: str | None
-) -> None:
+def test_serializable_prevents_write_skew(backend: Backend, first: int, chain: str | None) -> None:
     """Under SERIALIZABLE the second commit conflicts on the key the first wrote."""
     txns = _start(backend, IsolationLevel.SERIALIZABLE, chain)
     winner, loser = txns[first], txns[1 - first]

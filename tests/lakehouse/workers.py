@@ -10,7 +10,9 @@ each suite runs on main and on a branch alike.
 
 Run as a script (``python -m tests.lakehouse.workers crash-writer URI LOG
 [OPTIONS [BRANCH]]``) it is the crash test's writer: it commits forever and
-logs every commit.
+logs every commit; ``kill-at SCENARIO URI K before|after`` runs one statement
+of :data:`KILL_SCENARIOS` and SIGKILLs itself at its ``K``-th write
+(test_branch_crash.py).
 """
 
 from __future__ import annotations
@@ -158,6 +160,75 @@ def crash_writer(uri: str, log_path: str, options: str = "{}", branch: str = "")
             _log_line(log, f"{version} c{k}")
 
 
+#: What the chosen-point crash tests run (test_branch_crash.py), one statement each.
+KILL_SCENARIOS = {
+    "branch-commit": ("dev", "INSERT INTO t VALUES (6, 'dev')"),
+    "merge-into-main": (None, "MERGE BRANCH dev"),
+    "merge-into-branch": (None, "MERGE BRANCH dev INTO qa"),
+}
+
+
+def run_scenario(uri: str, scenario: str) -> None:
+    """Run one of :data:`KILL_SCENARIOS` on the lakehouse at ``uri``."""
+    import trinity_dbapi
+
+    branch, sql = KILL_SCENARIOS[scenario]
+    with trinity_dbapi.connect(uri, autocommit=True, create=False, branch=branch) as conn:
+        conn.execute(sql)
+
+
+def kill_at(scenario: str, uri: str, kill_at: str, when: str) -> None:
+    """Run ``scenario`` on local ``uri``, SIGKILLing this process at a chosen write.
+
+    Every write-type operation of local storage (an exclusive create: a root;
+    a unique create: a node, definition, data or metadata file; a write: a
+    hint; a delete) is counted from the statement's start; the
+    ``kill_at``-th kills the process ``before`` or ``after`` doing it
+    (``root:N``: the ``N``-th root, whatever the parallel file creates around
+    it did). With ``kill_at`` 0 nothing is killed and the operations are
+    printed as JSON lines ``[kind, path]``, in the order they started.
+    """
+    import signal
+    import threading
+
+    import trinity_dbapi
+    from trinity_dbapi.storage.local import LocalStorage
+
+    kind_at, _, number = kill_at.rpartition(":")
+    target, count, lock = int(number), {"": 0, "root": 0}, threading.Lock()
+    started: list[tuple[str, str]] = []
+
+    def counted(kind: str, method: Any) -> Any:
+        def wrapper(self: LocalStorage, path: str, *args: Any) -> Any:
+            with lock:  # node files of one level are created in parallel threads
+                count[""] += 1
+                count["root"] += kind == "root"
+                started.append((kind, path))  # numbered as counted: in the order they start
+                hit = count[kind_at] == target and kind_at in ("", kind)
+                if hit and when == "before":
+                    os.kill(os.getpid(), signal.SIGKILL)
+            result = method(self, path, *args)
+            if hit:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return result
+
+        return wrapper
+
+    branch, _ = KILL_SCENARIOS[scenario]
+    with trinity_dbapi.connect(uri, autocommit=True, create=False, branch=branch) as conn:
+        conn.execute("SELECT count(*) FROM t").fetchall()  # the engine is loaded: no writes
+    for kind, name in (
+        ("root", "_publish"),
+        ("file", "_create_unique"),
+        ("hint", "_write"),
+        ("delete", "_delete"),
+    ):
+        setattr(LocalStorage, name, counted(kind, getattr(LocalStorage, name)))
+    run_scenario(uri, scenario)
+    if target == 0:
+        print("\n".join(json.dumps(op) for op in started))
+
+
 def _log_line(log: Any, line: str) -> None:
     log.write(line + "\n")
     log.flush()
@@ -165,11 +236,18 @@ def _log_line(log: Any, line: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Command line entry: ``crash-writer URI LOG [OPTIONS [BRANCH]]``."""
+    """Command line entry: ``crash-writer URI LOG [OPTIONS [BRANCH]]`` or ``kill-at ...``."""
     if len(argv) in (3, 4, 5) and argv[0] == "crash-writer":
         crash_writer(*argv[1:])
         return 0
-    print("usage: python -m tests.lakehouse.workers crash-writer URI LOG", file=sys.stderr)
+    if len(argv) == 5 and argv[0] == "kill-at":
+        kill_at(*argv[1:])
+        return 0
+    print(
+        "usage: python -m tests.lakehouse.workers crash-writer URI LOG [OPTIONS [BRANCH]]\n"
+        "       python -m tests.lakehouse.workers kill-at SCENARIO URI K before|after",
+        file=sys.stderr,
+    )
     return 2
 
 

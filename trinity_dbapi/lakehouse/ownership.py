@@ -11,7 +11,7 @@ asks this module first, for every file it lists:
   object definition and claim files at their path-optimized place, whose
   murmur3 prefix must be the one :func:`~trinity_dbapi.format.paths.optimize_path`
   gives their name (a file of the same shape elsewhere is someone else's);
-  a local writer's temporary files in those folders;
+  a local writer's temporary files in those folders and in a branch's folder;
 * **group files** of a table format (a managed table's dataset): a name the
   format writes (:class:`~trinity_dbapi.lakehouse.table_formats.FileRules`),
   in a group the lakehouse proves it owns: a retained version's table owns
@@ -84,6 +84,10 @@ def catalog_kind(path: str) -> str | None:
         return TEMPORARY if path.startswith(_TEMP_PREFIX) else None
     folder, _, name = path.rpartition("/")
     if name.startswith(_TEMP_PREFIX):
+        # Beside node files, or beside a branch's roots: a writer killed while
+        # creating a branch's root leaves its temporary file there.
+        if branch_folder_problem(folder + "/") is None:
+            return TEMPORARY
         return TEMPORARY if _OPTIMIZED_FOLDER.fullmatch(folder + "/") else None
     match = _OPTIMIZED.fullmatch(path)
     if match is None or optimize_path(match["name"]) != path:

@@ -1,4 +1,7 @@
-"""Workers for the multi-process data tests (importable, so ``spawn`` finds them)."""
+"""Workers for the multi-process data tests (importable, so ``spawn`` finds them).
+
+``branch`` (a keyword): the branch a worker's connection is on (None: main).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +14,23 @@ from trinity_dbapi.lakehouse.transaction import RetryPolicy
 RETRY = RetryPolicy(max_attempts=200, base_delay=0.002, max_delay=0.05)
 
 
-def appender(uri: str, worker: int, batches: int, rows: int, start: Any, results: Any) -> None:
-    """Append ``batches`` batches of ``rows`` rows (k = worker) to ns.t, one commit each."""
+def appender(
+    uri: str,
+    worker: int,
+    batches: int,
+    rows: int,
+    start: Any,
+    results: Any,
+    *,
+    branch: str | None = None,
+    retry: RetryPolicy = RETRY,
+) -> None:
+    """Append ``batches`` batches of ``rows`` rows (k = worker) to ns.t, one commit each.
+
+    ``retry``: the connection's (``max_attempts=1`` makes a lost race an error).
+    """
     try:
-        conn = trinity_dbapi.connect(uri, autocommit=True, create=False, retry=RETRY)
+        conn = trinity_dbapi.connect(uri, autocommit=True, create=False, retry=retry, branch=branch)
         cur = conn.cursor()
         start.wait()
         for batch in range(batches):
@@ -25,11 +41,18 @@ def appender(uri: str, worker: int, batches: int, rows: int, start: Any, results
         results.put((worker, "error", traceback.format_exc()))
 
 
-def deleter(uri: str, worker: int, target: int, start: Any, results: Any) -> None:
+def deleter(
+    uri: str, worker: int, target: int, start: Any, results: Any, *, branch: str | None = None
+) -> None:
     """Delete every row of ns.t with k = target, retrying on conflicts."""
     try:
         conn = trinity_dbapi.connect(
-            uri, autocommit=True, create=False, retry=RETRY, isolation_level="SNAPSHOT"
+            uri,
+            autocommit=True,
+            create=False,
+            retry=RETRY,
+            isolation_level="SNAPSHOT",
+            branch=branch,
         )
         cur = conn.cursor()
         start.wait()
@@ -60,5 +83,27 @@ def compactor(uri: str, worker: int, rounds: int, isolation: str, start: Any, re
             except trinity_dbapi.OperationalError:
                 continue  # a concurrent rewrite of one of its files: the next round plans anew
         results.put((worker, "ok", rewritten))
+    except Exception:  # noqa: BLE001 - reported to the parent
+        results.put((worker, "error", traceback.format_exc()))
+
+
+def merger(uri: str, worker: int, rounds: int, start: Any, results: Any) -> None:
+    """``MERGE BRANCH dev`` into main ``rounds`` times while others write; report the merges.
+
+    A merge that loses to a concurrent commit on what it changes is run again
+    (as a user would): the next round merges from the new state.
+    """
+    try:
+        conn = trinity_dbapi.connect(uri, autocommit=True, create=False, retry=RETRY)
+        cur = conn.cursor()
+        start.wait()
+        merged = 0
+        for _ in range(rounds):
+            try:
+                cur.execute("MERGE BRANCH dev")
+                merged += 1
+            except trinity_dbapi.OperationalError:
+                continue
+        results.put((worker, "ok", merged))
     except Exception:  # noqa: BLE001 - reported to the parent
         results.put((worker, "error", traceback.format_exc()))

@@ -232,18 +232,24 @@ def test_gc_keeps_a_saved_transactions_files_until_it_expires(tmp_path: Path) ->
     assert _count(_connect(path), "u") == 0
 
 
-def test_save_in_one_process_load_and_commit_in_another(tmp_path: Path) -> None:
+@pytest.mark.parametrize("branch", [None, "dev"], ids=["main", "branch"])
+def test_save_in_one_process_load_and_commit_in_another(tmp_path: Path, branch: str | None) -> None:
+    """Either way round, on main and on a branch: the other process's changes are committed
+    on the chain they were saved on, and only there."""
     path = _lake(tmp_path)
+    if branch is not None:
+        with _connect(path) as conn:
+            conn.execute(f"CREATE BRANCH {branch}")
     script = textwrap.dedent(
         """
         import sys, trinity_dbapi
-        conn = trinity_dbapi.connect(sys.argv[1], autocommit=True)
-        if sys.argv[2] == "save":
+        conn = trinity_dbapi.connect(sys.argv[1], autocommit=True, branch=sys.argv[2] or None)
+        if sys.argv[3] == "save":
             conn.execute("BEGIN")
             conn.execute("INSERT INTO t VALUES (20)")
             print(conn.execute("SAVE TRANSACTION").fetchone()[0])
         else:
-            conn.execute("LOAD TRANSACTION ?", [sys.argv[3]])
+            conn.execute("LOAD TRANSACTION ?", [sys.argv[4]])
             conn.execute("INSERT INTO t VALUES (30)")
             conn.execute("COMMIT")
             print("committed")
@@ -252,7 +258,7 @@ def test_save_in_one_process_load_and_commit_in_another(tmp_path: Path) -> None:
 
     def run(*args: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-c", script, str(path), *args],
+            [sys.executable, "-c", script, str(path), branch or "", *args],
             capture_output=True,
             text=True,
             timeout=120,
@@ -262,13 +268,15 @@ def test_save_in_one_process_load_and_commit_in_another(tmp_path: Path) -> None:
 
     # A child saves; this process loads and commits.
     child_txn = run("save")
-    conn = _connect(path)
+    conn = _connect(path, branch=branch)
     conn.execute("LOAD TRANSACTION ?", [child_txn])
     conn.execute("COMMIT")
     # This process saves; a child loads, goes on and commits.
-    mine = _save(_connect(path), "INSERT INTO t VALUES (40)")
+    mine = _save(_connect(path, branch=branch), "INSERT INTO t VALUES (40)")
     assert run("load", mine) == "committed"
     assert sorted(r[0] for r in conn.execute("SELECT a FROM t").fetchall()) == [1, 20, 30, 40]
+    if branch is not None:  # main never saw them
+        assert [r[0] for r in _connect(path).execute("SELECT a FROM t").fetchall()] == [1]
 
 
 def test_the_sql_page_example_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
