@@ -265,7 +265,19 @@ def _drop(main: VersionChain, kind: str, field: str, name: str, *, if_exists: bo
                 dropped = False
                 return definition
             raise NoSuchRefError(kind, name)
-        return definition.replace(**{field: {k: v for k, v in refs.items() if k != name}})
+        kept = {k: v for k, v in refs.items() if k != name}
+        if field == "branches":
+            # The other branches forget their last merge with this one: a
+            # branch created later under the same name has another history,
+            # so that root must not be its merge base (the merge would undo
+            # what the old branch brought) nor be kept alive for it.
+            kept = {
+                k: v.replace(merged_roots={o: r for o, r in v.merged_roots.items() if o != name})
+                if name in v.merged_roots
+                else v
+                for k, v in kept.items()
+            }
+        return definition.replace(**{field: kept})
 
     txn = _begin(main)
     txn.change_definition(remove)

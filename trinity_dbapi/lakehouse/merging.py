@@ -33,14 +33,21 @@ Imports from lakehouse/: branches, chain, table_formats, transaction.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain as concat
 from typing import TYPE_CHECKING
 
-from trinity_dbapi.errors import Error, MergeConflictError, NoSuchRefError, ProgrammingError
+from trinity_dbapi.errors import (
+    CommitConflictError,
+    Error,
+    MergeConflictError,
+    NoSuchRefError,
+    ProgrammingError,
+)
 from trinity_dbapi.format.definitions import MAIN, LakehouseDefinition, TableDefinition
 from trinity_dbapi.format.definitions.branches import lineage_of
 from trinity_dbapi.format.keys import decode_key, is_table_key
-from trinity_dbapi.format.paths import root_node_version
+from trinity_dbapi.format.paths import root_node_version, table_definition_path
 from trinity_dbapi.lakehouse.branches import require_main
 from trinity_dbapi.lakehouse.chain import Snapshot
 from trinity_dbapi.lakehouse.table_formats import table_merge_of
@@ -121,25 +128,22 @@ def merge_branch(
     from_source = diff.changed_keys(nodes, base.root, head_s.root)
     if not from_source:
         return MergeResult(head_t.version, False, 0, base.version)
-    from_target = diff.changed_keys(nodes, base.root, head_t.root)
     txn = Transaction(tgt, head_t)
     if author is not None:
         txn.author = author
     txn.message = message or f"merge {source} into {target}"
-    conflicts: list[tuple[str, str]] = []
-    changed = 0
+    merger = _Merger(txn)
     for key, (before, theirs) in from_source.items():
-        ours = from_target[key][1] if key in from_target else before
-        txn.require(key)  # a concurrent change to it on the target conflicts
-        if key not in from_target:
-            _set(txn, key, theirs)
-            changed += 1
-        elif ours != theirs and _merge_both(txn, key, before, theirs, ours, conflicts):
-            changed += 1
-    if conflicts:
+        # A merge of the key, not a write after a read: rebased over a
+        # concurrent commit on the target, it is worked out again against
+        # that commit's value (a concurrent append to a table the branch
+        # also appended to merges, as two appends do).
+        txn.merge(key, partial(merger.change, key, before, theirs))
+    merger.staging = False
+    if merger.conflicts:
         txn.abort()
-        raise MergeConflictError(source, target, conflicts)
-    if not changed:
+        raise MergeConflictError(source, target, merger.conflicts)
+    if not merger.changed:
         # Both sides made the same changes: nothing to commit, and no new
         # merge base worth a version of its own.
         txn.abort()
@@ -152,7 +156,12 @@ def merge_branch(
         record = Transaction(main, main.snapshot())
         record.change_definition(lambda d: _recorded(d, source, target, root))
         record.commit()
-    return MergeResult(committed.version, not from_target, changed, base.version)
+    # A fast-forward: the target had not moved since the base at all (it
+    # changed nothing the source changed, so only the rest may differ).
+    forward = merger.fast_forward and (
+        head_t.root.path == base.root.path or not diff.candidate_keys(nodes, base.root, head_t.root)
+    )
+    return MergeResult(committed.version, forward, len(merger.changed), base.version)
 
 
 def merge_base(
@@ -191,49 +200,87 @@ def _fork_version(
     return min(head_s, head_t)
 
 
-def _set(txn: Transaction, key: str, value: str | None) -> None:
-    if value is None:
-        txn.delete(key)
-    else:
-        txn.put(key, value)
+class _Merger:
+    """Works out each object's merged value against the target's (again, on a rebase)."""
+
+    def __init__(self, txn: Transaction) -> None:
+        self.txn = txn
+        #: While the merge is staged: conflicts are gathered, to list them all.
+        self.staging = True
+        self.conflicts: list[tuple[str, str]] = []
+        #: Keys whose value the merge changes on the target.
+        self.changed: set[str] = set()
+        #: Whether the target had changed nothing the source changed (a
+        #: fast-forward needs it unchanged altogether).
+        self.fast_forward = True
+
+    def change(
+        self, key: str, base: str | None, theirs: str | None, ours: str | None
+    ) -> str | None:
+        """The merged value of ``key``, given the target's current value ``ours``."""
+        if ours == base:  # changed on the source only: taken
+            self._changed(key, theirs != ours)
+            return theirs
+        self.fast_forward = False
+        if ours == theirs:
+            return ours  # the same change on both sides
+        reasons: list[str] = []
+        value = _merged(self.txn, key, base, theirs, ours, reasons)
+        if not reasons:
+            self._changed(key, value != ours)
+            return value
+        what = self.txn.describe_key(key)
+        if self.staging:
+            self.conflicts.extend((what, reason) for reason in reasons)
+            return ours
+        raise CommitConflictError(
+            f"commit conflict: a commit on the merge's target, made while it ran, changed "
+            f"{what} so that it no longer merges ({'; '.join(reasons)}). Nothing was "
+            "committed; run MERGE BRANCH again",
+            key=key,
+        )
+
+    def _changed(self, key: str, changed: bool) -> None:
+        if changed:
+            self.changed.add(key)
+        else:
+            self.changed.discard(key)
 
 
-def _merge_both(
+def _merged(
     txn: Transaction,
     key: str,
     base: str | None,
     theirs: str | None,
     ours: str | None,
-    conflicts: list[tuple[str, str]],
-) -> bool:
-    """An object both sides changed, differently: merge it (True: changed) or record why not."""
-    what = txn.describe_key(key)
+    reasons: list[str],
+) -> str | None:
+    """An object both sides changed, differently: its merged value, or ``reasons`` why not."""
     if theirs is None or ours is None:
         side = "the source" if theirs is None else "the target"
-        conflicts.append((what, f"dropped on {side} and changed on the other side"))
-        return False
-    if _same_definition(txn, theirs, ours):
-        # The same definition written twice, created on both sides too (the
-        # default namespace a first CREATE TABLE makes on each side).
-        return False
+        reasons.append(f"dropped on {side} and changed on the other side")
+        return ours
     if base is None:
-        conflicts.append((what, "created on both sides"))
-        return False
+        reasons.append("created on both sides")
+        return ours
+    if _same_definition(txn, theirs, ours):
+        return ours  # the same definition written twice
     if not is_table_key(key):
-        conflicts.append((what, "changed differently on both sides"))
-        return False
+        reasons.append("changed differently on both sides")
+        return ours
     kinds = [txn.read_object_definition(p, TableDefinition) for p in (base, theirs, ours)]
     merge = table_merge_of(kinds[2].table_format)
     if merge is None:
-        conflicts.append((what, f"table format {kinds[2].table_format!r} merges no data"))
-        return False
+        reasons.append(f"table format {kinds[2].table_format!r} merges no data")
+        return ours
     merged = merge(txn, kinds[0], kinds[1], kinds[2])
     if merged.definition is None:
-        conflicts.extend((what, reason) for reason in merged.conflicts)
-        return False
-    namespace = decode_key(key, txn.snapshot.definition.key_limits).namespace
-    txn.replace_table(namespace, merged.definition)
-    return True
+        reasons.extend(merged.conflicts)
+        return ours
+    obj = decode_key(key, txn.snapshot.definition.key_limits)
+    path = table_definition_path(obj.namespace, merged.definition.name)
+    txn.stage_file(path, merged.definition.to_bytes())
+    return path
 
 
 def _same_definition(txn: Transaction, theirs: str, ours: str) -> bool:
