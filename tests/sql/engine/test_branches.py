@@ -536,3 +536,28 @@ def test_drop_branch_the_session_is_on(refs_lake: Path) -> None:
         with pytest.raises(ProgrammingError, match="this session is on it; run USE BRANCH main"):
             dev.execute("DROP BRANCH dev")
         assert [n for n, *_ in _refs(dev)] == ["main", "dev", "eod", "exp"]
+
+
+def test_a_merge_is_rebased_over_an_append_made_while_it_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trinity_dbapi.lakehouse import merging
+    from trinity_dbapi.lakehouse.transaction import Transaction
+
+    uri = str(tmp_path / "lake")
+    con = trinity_dbapi.connect(uri, autocommit=True)
+    con.execute("CREATE TABLE t (k INT8)")
+    con.execute("INSERT INTO t VALUES (1)")
+    con.execute("CREATE BRANCH dev")
+    trinity_dbapi.connect(uri, autocommit=True, branch="dev").execute("INSERT INTO t VALUES (2)")
+    other = trinity_dbapi.connect(uri, autocommit=True)
+
+    class Racing(Transaction):
+        def commit(self, *args: Any, **kwargs: Any) -> Any:
+            other.execute("INSERT INTO t VALUES (3)")  # lands first: the merge rebases
+            return super().commit(*args, **kwargs)
+
+    monkeypatch.setattr(merging, "Transaction", Racing)
+    (row,) = con.execute("MERGE BRANCH dev").fetchall()
+    assert row[:2] == ("dev", "main")
+    assert con.execute("SELECT k FROM t ORDER BY k").fetchall() == [(1,), (2,), (3,)]
