@@ -25,7 +25,7 @@ EXPECTED = [
     (
         "views: ['information_schema_columns', 'information_schema_schemata', "
         "'information_schema_tables', 'information_schema_views', 'sales_orders', "
-        "'system_columns', 'system_data_files', 'system_namespaces', 'system_tables', "
+        "'system_columns', 'system_data_files', 'system_namespaces', 'system_refs', 'system_tables', "
         "'system_versions']"
     ),
     "day_two_rows_from_spark_sql: 4",

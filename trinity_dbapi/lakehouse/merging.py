@@ -260,11 +260,13 @@ def _merged(
         side = "the source" if theirs is None else "the target"
         reasons.append(f"dropped on {side} and changed on the other side")
         return ours
+    if _same_definition(txn, theirs, ours):
+        # The same definition written twice, created on both sides too (the
+        # default namespace a first CREATE TABLE makes on each side).
+        return ours
     if base is None:
         reasons.append("created on both sides")
         return ours
-    if _same_definition(txn, theirs, ours):
-        return ours  # the same definition written twice
     if not is_table_key(key):
         reasons.append("changed differently on both sides")
         return ours
