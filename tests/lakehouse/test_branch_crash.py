@@ -38,6 +38,9 @@ import trinity_dbapi
 from tests.lakehouse import workers
 from trinity_dbapi.format.paths import LATEST_HINT_FILE, root_node_file_name
 
+# A process killed per case: CI's process leg runs them (.ci/run).
+pytestmark = pytest.mark.processes
+
 REPO_ROOT = Path(tests.__file__).resolve().parent.parent
 CHAINS = ("main", "dev", "qa")
 SCENARIOS = tuple(workers.KILL_SCENARIOS)

@@ -36,7 +36,8 @@ REPO_ROOT = Path(tests.__file__).resolve().parent.parent
 READY_TIMEOUT = 60.0
 
 
-@pytest.fixture(params=["main", "branch"])
+# The branch runs (a process killed per trial) go to CI's process leg.
+@pytest.fixture(params=["main", pytest.param("branch", marks=pytest.mark.processes)])
 def chain(request: pytest.FixtureRequest) -> str | None:
     """The chain the writer commits on: main (None), or branch ``dev``."""
     return None if request.param == "main" else "dev"

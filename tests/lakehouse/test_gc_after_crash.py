@@ -44,7 +44,9 @@ def _kill_writer_midway(uri: str, log: Path, rng: random.Random, branch: str | N
     proc.wait()
 
 
-@pytest.mark.parametrize("branch", [None, "dev"], ids=["main", "branch"])
+@pytest.mark.parametrize(
+    "branch", [None, pytest.param("dev", marks=pytest.mark.processes)], ids=["main", "branch"]
+)
 def test_gc_after_killed_writers_keeps_exactly_the_reachable_files(
     tmp_path: Path, branch: str | None
 ) -> None:

@@ -30,7 +30,9 @@ def _table(uri: str) -> trinity_dbapi.Cursor:
     return cur
 
 
-@pytest.mark.parametrize("branch", [None, "dev"], ids=["main", "branch"])
+@pytest.mark.parametrize(
+    "branch", [None, pytest.param("dev", marks=pytest.mark.processes)], ids=["main", "branch"]
+)
 def test_processes_append_and_delete_concurrently(tmp_path: Path, branch: str | None) -> None:
     uri = str(tmp_path / "lake")
     cur = _table(uri)
@@ -100,6 +102,7 @@ def test_appenders_on_main_and_a_branch_never_contend(tmp_path: Path) -> None:
         ], chain
 
 
+@pytest.mark.processes
 def test_merges_while_main_and_the_branch_take_writes(tmp_path: Path) -> None:
     """MERGE BRANCH dev, six times, while one process appends on main and two work on dev
     (one appends, one deletes what the branch was made with): no commit is lost, no row is
@@ -134,6 +137,7 @@ def test_merges_while_main_and_the_branch_take_writes(tmp_path: Path) -> None:
     assert cur.execute(count).fetchall() == [(1, BATCHES * ROWS, BATCHES * ROWS)]
 
 
+@pytest.mark.processes
 def test_concurrent_merges_of_one_branch_merge_it_once(tmp_path: Path) -> None:
     """Three processes run MERGE BRANCH dev three times each, all at once: one merge commit
     lands, the others find nothing left to merge (or lose the race and run again), and main

@@ -232,7 +232,9 @@ def test_gc_keeps_a_saved_transactions_files_until_it_expires(tmp_path: Path) ->
     assert _count(_connect(path), "u") == 0
 
 
-@pytest.mark.parametrize("branch", [None, "dev"], ids=["main", "branch"])
+@pytest.mark.parametrize(
+    "branch", [None, pytest.param("dev", marks=pytest.mark.processes)], ids=["main", "branch"]
+)
 def test_save_in_one_process_load_and_commit_in_another(tmp_path: Path, branch: str | None) -> None:
     """Either way round, on main and on a branch: the other process's changes are committed
     on the chain they were saved on, and only there."""
