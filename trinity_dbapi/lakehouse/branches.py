@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from trinity_dbapi.errors import (
     CommitConflictError,
+    InvalidNameError,
     NoSuchRefError,
     ObjectExistsError,
     ProgrammingError,
@@ -288,11 +290,10 @@ def _drop(main: VersionChain, kind: str, field: str, name: str, *, if_exists: bo
 def branch_head(main: VersionChain, record: BranchRecord) -> int:
     """A branch's head version: its latest own root, or its base (one probe, as for main)."""
 
-    def root_name(version: int) -> str:
-        return root_node_file_name(version, record.folder_of(version))
-
     hint = latest_hint_file(record.folder)
-    return roots.find_branch_latest(main.storage, root_name, hint, record.base_version)
+    return roots.find_branch_latest(
+        main.storage, partial(_root_of, record), hint, record.base_version
+    )
 
 
 def list_refs(chain: VersionChain, at: Snapshot | None = None) -> list[Ref]:
@@ -376,6 +377,17 @@ def _begin(main: VersionChain, source: Snapshot | None = None) -> Transaction:
 
 
 def _check_new_ref(definition: LakehouseDefinition, name: str) -> None:
+    # A ref name obeys the object-name rules, its length too: the
+    # definition's bound on a table name (every ref is read on every open).
+    limit = definition.table_name_max_size_bytes
+    if len(name.encode("utf-8", "surrogatepass")) > limit:
+        raise InvalidNameError(
+            name[:64] + "...",
+            f"branch or tag name {name[:40]!r}... is too long: a ref name is at most {limit} "
+            "bytes of UTF-8 (the lakehouse's "
+            f"table_name_max_size_bytes), this one has {len(name.encode('utf-8', 'surrogatepass'))}; "
+            "choose a shorter name",
+        )
     if name == MAIN or name.lower() == MAIN:
         raise ObjectExistsError("branch", name)
     if name in definition.branches:

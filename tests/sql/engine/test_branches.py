@@ -21,6 +21,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 import trinity_dbapi
 from trinity_dbapi.errors import (
     InvalidDefinitionError,
+    InvalidNameError,
     MergeConflictError,
     NoSuchRefError,
     NoSuchVersionError,
@@ -561,3 +562,16 @@ def test_a_merge_is_rebased_over_an_append_made_while_it_ran(
     (row,) = con.execute("MERGE BRANCH dev").fetchall()
     assert row[:2] == ("dev", "main")
     assert con.execute("SELECT k FROM t ORDER BY k").fetchall() == [(1,), (2,), (3,)]
+
+
+@pytest.mark.parametrize("statement", ["CREATE BRANCH", "CREATE TAG"])
+def test_a_ref_name_longer_than_a_table_name_is_refused(tmp_path: Path, statement: str) -> None:
+    con = trinity_dbapi.connect(str(tmp_path / "lake"), autocommit=True)
+    con.execute("CREATE TABLE t (k INT8)")
+    before = con.execute("SELECT max(version) FROM system.versions").fetchall()
+    long = "x" * 101  # table_name_max_size_bytes is 100 by default
+    with pytest.raises(InvalidNameError, match="is too long: a ref name is at most 100 bytes"):
+        con.execute(f'{statement} "{long}"')
+    con.execute(f'{statement} "{"x" * 100}"')  # at the bound: taken
+    assert con.execute("SELECT max(version) FROM system.versions").fetchall() != before
+    assert len(con.execute("SELECT * FROM system.refs").fetchall()) == 2
